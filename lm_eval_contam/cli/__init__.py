@@ -1,0 +1,53 @@
+"""``lm-eval-contam``: the project's command line.
+
+Each subcommand lives in its own module exposing ``register(subparsers)``, which
+adds the subparser and sets ``func`` to a callable taking the parsed namespace
+and returning an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from lm_eval_contam import __version__
+from lm_eval_contam.errors import ContamError
+
+# Module names under lm_eval_contam.cli, in the order `--help` lists them.
+SUBCOMMANDS = ["run", "tasks", "default_model"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lm-eval-contam",
+        description="Data-contamination evidence inside lm-evaluation-harness runs.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        importlib.import_module(f"lm_eval_contam.cli.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    # Only pass-through commands (run) accept flags they do not declare themselves.
+    if extra and not getattr(args, "accepts_extra", False):
+        parser.error(f"unrecognized arguments for {args.command!r}: {' '.join(extra)}")
+    args.extra = extra
+    try:
+        return int(args.func(args) or 0)
+    except ContamError as error:
+        print(f"lm-eval-contam {args.command}: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

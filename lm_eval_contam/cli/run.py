@@ -1,0 +1,95 @@
+"""``lm-eval-contam run``: ``lm_eval run`` with the project's tasks on the include path.
+
+Every flag is lm-eval's own and is parsed by lm-eval's own parser, so outputs
+(results JSON, samples, printed table) are exactly lm-eval's. The one seam is
+``simple_evaluate``: its results pass through :func:`post_process` before lm-eval
+saves and prints them. Under ``accelerate launch`` non-zero ranks get ``None``
+from ``simple_evaluate`` and are left alone, so only rank 0 post-processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from lm_eval_contam import task_dir
+
+ResultsHook = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="run lm_eval with the lm-eval-contam tasks available (all lm_eval run flags accepted)",
+        add_help=False,
+        description=__doc__,
+    )
+    parser.set_defaults(func=_main, accepts_extra=True)
+
+
+def include_paths(user_value: str | list[str] | None) -> list[str]:
+    """The user's include path(s) first, then the project's task directory."""
+    ours = str(task_dir())
+    if user_value is None:
+        return [ours]
+    given = [user_value] if isinstance(user_value, str) else list(user_value)
+    return [p for p in given if p != ours] + [ours]
+
+
+def lm_eval_run_parser() -> argparse.ArgumentParser:
+    from lm_eval._cli.harness import HarnessCLI
+
+    run_parser = HarnessCLI()._subparsers.choices["run"]
+    run_parser.prog = "lm-eval-contam run"
+    return run_parser
+
+
+def post_process(results: dict[str, Any]) -> dict[str, Any]:
+    """Add the project's derived rows to lm-eval's results (identity until a hook applies)."""
+    return results
+
+
+def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook) -> Callable[..., Any]:
+    @functools.wraps(simple_evaluate)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        results = simple_evaluate(*args, **kwargs)
+        return hook(results) if results is not None else results
+
+    return wrapped
+
+
+def run_lm_eval(argv: Sequence[str], hook: ResultsHook = post_process) -> int:
+    """Parse ``argv`` as ``lm_eval run`` flags and run it with our include path and hook."""
+    import lm_eval
+    from lm_eval.evaluator import simple_evaluate
+    from lm_eval.utils import setup_logging
+
+    parser = lm_eval_run_parser()
+    if not argv or "-h" in argv or "--help" in argv:
+        print("lm-eval-contam run: lm_eval run with the lm-eval-contam task directory on --include_path.\n")
+        parser.print_help()
+        return 0 if argv else 2
+    args = parser.parse_args(list(argv))
+    args.include_path = include_paths(getattr(args, "include_path", None))
+    setup_logging()
+    original = lm_eval.__dict__.get("simple_evaluate")
+    lm_eval.simple_evaluate = _with_hook(simple_evaluate, hook)
+    try:
+        args.func(args)
+    finally:
+        if original is None:
+            del lm_eval.simple_evaluate
+        else:
+            lm_eval.simple_evaluate = original
+    return 0
+
+
+def _main(args: argparse.Namespace) -> int:
+    return run_lm_eval(args.extra)
+
+
+if __name__ == "__main__":
+    sys.exit(run_lm_eval(sys.argv[1:]))

@@ -1,0 +1,51 @@
+"""Shared fixtures: offline models and the project's task manager."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lm_eval_contam import task_dir
+from lm_eval_contam.models import build_tiny_model
+
+# English-ish text for the tiny tokenizer; the model itself stays untrained.
+TINY_CORPUS = [
+    "The quick brown fox jumps over the lazy dog.",
+    "What is the capital of France? Answer with one word.",
+    "INSTRUCTION: You are provided with the FIRST PIECE of an instance from the train split of the dataset.",
+    "SECOND PIECE: ANSWER: None of the provided options. A) B) C) D) E)",
+    "Label: 0 (negative) 1 (positive) 2 (Business) 3 (Sci/Tech) entailment not_entailment",
+    "Numbers 0 1 2 3 4 5 6 7 8 9 10 100 1000 and words like question summary sentence.",
+] * 4
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An untrained tiny GPT-2 with a byte-level BPE tokenizer and chat template (built in ~1 s)."""
+    return build_tiny_model(tmp_path_factory.mktemp("tiny_model"), TINY_CORPUS)
+
+
+@pytest.fixture(scope="session")
+def default_model_dir() -> Path:
+    """The embedded default model (SmolLM2-135M-Instruct), converted once into the cache."""
+    from lm_eval_contam.models import default_model_path
+
+    return default_model_path()
+
+
+@pytest.fixture(scope="session")
+def project_task_dir() -> Path:
+    return task_dir()
+
+
+@pytest.fixture
+def task_manager_for():
+    """Factory: a TaskManager over the project's tasks (plus extra dirs) without lm-eval's built-ins."""
+    from lm_eval.tasks import TaskManager
+
+    def make(*extra_dirs: str | Path, metadata: dict | None = None) -> TaskManager:
+        paths = [str(p) for p in extra_dirs] + [str(task_dir())]
+        return TaskManager(include_path=paths, include_defaults=False, metadata=metadata)
+
+    return make
