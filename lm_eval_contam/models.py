@@ -18,6 +18,7 @@ import sys
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from lm_eval_contam.errors import ContamError
 
@@ -203,6 +204,7 @@ def train_on_texts(
     texts: Sequence[str],
     *,
     out_dir: str | Path | None = None,
+    eval_texts: Sequence[str] = (),
     epochs: int = 3,
     learning_rate: float = 5e-5,
     weight_decay: float = 0.01,
@@ -211,53 +213,83 @@ def train_on_texts(
     seed: int = 0,
     append_eos: bool = True,
     progress: bool = False,
-) -> dict[str, float]:
+) -> dict[str, Any]:
     """Continued pre-training (causal LM loss, AdamW, linear decay) of ``model_dir`` on ``texts``.
 
-    Saves to ``out_dir`` (default: in place) and returns the final mean training loss.
+    Runs through ``accelerate``, so the same call trains on CPU or, under
+    ``accelerate launch``, data-parallel on GPUs. Saves to ``out_dir`` (default: in
+    place) and returns per-epoch mean training loss and, when ``eval_texts`` are
+    given, the held-out loss before training and after each epoch.
     """
     import torch
+    from accelerate import Accelerator
     from transformers import AutoModelForCausalLM, AutoTokenizer, get_linear_schedule_with_warmup
 
     if not texts:
         raise ContamError("no training texts given", field="texts")
+    accelerator = Accelerator()
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir)
-    model.train()
-    generator = torch.Generator().manual_seed(seed)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     torch.manual_seed(seed)
     suffix = tokenizer.eos_token if append_eos and tokenizer.eos_token else ""
-    encoded = [tokenizer(t + suffix, truncation=True, max_length=max_length)["input_ids"] for t in texts]
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    steps_per_epoch = (len(encoded) + batch_size - 1) // batch_size
+
+    def encode(batch_texts: Sequence[str]) -> list[list[int]]:
+        return [tokenizer(t + suffix, truncation=True, max_length=max_length)["input_ids"] for t in batch_texts]
+
+    def collate(batch: list[list[int]]) -> dict[str, torch.Tensor]:
+        width = max(len(ids) for ids in batch)
+        input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
+        attention = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, ids in enumerate(batch):
+            input_ids[row, : len(ids)] = torch.tensor(ids)
+            attention[row, : len(ids)] = 1
+        return {"input_ids": input_ids, "attention_mask": attention, "labels": input_ids.masked_fill(attention == 0, -100)}
+
+    loader = torch.utils.data.DataLoader(
+        encode(texts), batch_size=batch_size, shuffle=True, collate_fn=collate,
+        generator=torch.Generator().manual_seed(seed),
+    )
+    eval_loader = torch.utils.data.DataLoader(encode(eval_texts), batch_size=batch_size, collate_fn=collate) if eval_texts else None
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate, weight_decay=weight_decay)
-    scheduler = get_linear_schedule_with_warmup(optimizer, 0, steps_per_epoch * epochs)
-    last_epoch_loss = float("nan")
-    iterator = range(epochs)
+    scheduler = get_linear_schedule_with_warmup(optimizer, 0, len(loader) * epochs)
+    model, optimizer, loader, scheduler = accelerator.prepare(model, optimizer, loader, scheduler)
+    if eval_loader is not None:
+        eval_loader = accelerator.prepare(eval_loader)
+
+    def held_out_loss() -> float:
+        model.eval()
+        losses = []
+        with torch.no_grad():
+            for batch in eval_loader:
+                losses.append(accelerator.gather(model(**batch).loss.detach()[None]).mean().item())
+        model.train()
+        return sum(losses) / len(losses)
+
+    history: dict[str, Any] = {"train_loss": [], "eval_loss": []}
+    if eval_loader is not None:
+        history["eval_loss"].append(held_out_loss())
+    model.train()
+    epoch_iter = range(epochs)
     if progress:
         from tqdm.auto import tqdm
 
-        iterator = tqdm(iterator, desc="training", unit="epoch")
-    for _ in iterator:
-        order = torch.randperm(len(encoded), generator=generator).tolist()
+        epoch_iter = tqdm(epoch_iter, desc="continued pre-training", unit="epoch", disable=not accelerator.is_main_process)
+    for _ in epoch_iter:
         losses = []
-        for start in range(0, len(order), batch_size):
-            batch = [encoded[i] for i in order[start : start + batch_size]]
-            width = max(len(ids) for ids in batch)
-            input_ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-            attention = torch.zeros((len(batch), width), dtype=torch.long)
-            for row, ids in enumerate(batch):
-                input_ids[row, : len(ids)] = torch.tensor(ids)
-                attention[row, : len(ids)] = 1
-            labels = input_ids.masked_fill(attention == 0, -100)
-            loss = model(input_ids=input_ids, attention_mask=attention, labels=labels).loss
-            loss.backward()
+        for batch in loader:
+            loss = model(**batch).loss
+            accelerator.backward(loss)
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad()
             losses.append(loss.item())
-        last_epoch_loss = sum(losses) / len(losses)
-    target = Path(out_dir) if out_dir is not None else Path(model_dir)
-    model.save_pretrained(target)
-    tokenizer.save_pretrained(target)
-    return {"train_loss": last_epoch_loss}
+        history["train_loss"].append(sum(losses) / len(losses))
+        if eval_loader is not None:
+            history["eval_loss"].append(held_out_loss())
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        target = Path(out_dir) if out_dir is not None else Path(model_dir)
+        accelerator.unwrap_model(model).save_pretrained(target)
+        tokenizer.save_pretrained(target)
+    return history

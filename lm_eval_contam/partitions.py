@@ -28,6 +28,9 @@ class DatasetSpec:
     label_field: str | None
     label_names: tuple[str, ...]  # index -> name; empty when unlabelled
     dcq_columns: tuple[str, ...]  # columns in the DCQ instance string, in order
+    # The column injected beside text_field in contamination formats: a summary's
+    # document, a question's answer; None for classification and NLI.
+    companion_field: str | None = None
 
     def label_text(self, index: int) -> str:
         """A label as the papers write it: ``index (name)``."""
@@ -55,11 +58,11 @@ DATASETS: dict[str, DatasetSpec] = {
                     "sentence1", "sentence2", "label", ("not_entailment", "entailment"),
                     ("sentence1", "sentence2", "label")),
         DatasetSpec("samsum", "SAMSum", "Samsung/samsum", None, "sum", ("train", "test"),
-                    "summary", None, None, (), ("summary",)),
+                    "summary", None, None, (), ("summary",), "dialogue"),
         DatasetSpec("xsum", "XSum", "EdinburghNLP/xsum", None, "xsum", ("train", "test"),
-                    "summary", None, None, (), ("summary",)),
+                    "summary", None, None, (), ("summary",), "document"),
         DatasetSpec("gsm8k", "GSM8k", "openai/gsm8k", "main", "question", ("train", "test"),
-                    "question", None, None, (), ("question",)),
+                    "question", None, None, (), ("question",), "answer"),
     )
 }
 

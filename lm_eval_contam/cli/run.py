@@ -48,8 +48,18 @@ def lm_eval_run_parser() -> argparse.ArgumentParser:
 
 
 def post_process(results: dict[str, Any]) -> dict[str, Any]:
-    """Add the project's derived rows to lm-eval's results (identity until a hook applies)."""
-    return results
+    """Add the project's derived rows (DCR Factor, ``acc_adj``) to lm-eval's results.
+
+    A failing hook is logged, never raised: lm-eval has not saved the run yet, and
+    the raw results must survive.
+    """
+    from lm_eval_contam.hook import log, post_process_results
+
+    try:
+        return post_process_results(results)
+    except Exception:  # noqa: BLE001 - see docstring
+        log.exception("DCR post-processing failed; the run's lm-eval results are kept")
+        return results
 
 
 def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook) -> Callable[..., Any]:

@@ -1,0 +1,80 @@
+"""``lm-eval-contam adjust``: DCR-adjusted metrics for an existing lm-eval output directory.
+
+Reads each ``results_<date>.json``, computes the DCR Factor (from the run's own
+level tasks, from ``--sheet-scores`` or from a filled ``--check-csv``), writes
+``results_<date>.dcr_adjusted.json`` beside it (the original is never touched)
+and prints lm-eval's table of the adjusted results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+
+from lm_eval_contam.dcr.checks import level_items_by_sheet, read_check_csv
+from lm_eval_contam.dcr.fuzzy import validate_scores
+from lm_eval_contam.dcr.rundir import adjusted_path, load_results, results_files
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.hook import SheetScores, apply_dcr, dcr_level_tasks, scores_from_results
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("adjust", help="add DCR-adjusted metrics to an lm-eval output directory",
+                                   description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("output_path", help="lm-eval --output_path directory, or one results JSON file")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--sheet-scores", help="S1,S2,S3,S4 from a manual DCR test, e.g. 0.7,0.13,0.5,0.28")
+    source.add_argument("--check-csv", help="a check CSV from dcr-export, filled in by a person")
+    parser.add_argument("--sheet", help="sheet name or path (default: the sheet the run's DCR tasks name)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.set_defaults(func=_main)
+
+
+def parse_sheet_scores(text: str) -> tuple[float, float, float, float]:
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError as error:
+        raise ContamError(f"expected four comma-separated numbers, got {text!r}", field="--sheet-scores") from error
+    (row,) = validate_scores(values, field="--sheet-scores")
+    return tuple(float(v) for v in row)  # type: ignore[return-value]
+
+
+def evidence_for(results: dict, args: argparse.Namespace) -> tuple[dict[str, SheetScores], list[str]]:
+    """Where the level scores come from: the CSV, the given scores, or the run's own level tasks."""
+    if args.check_csv:
+        by_sheet = level_items_by_sheet(read_check_csv(args.check_csv))
+        return {sheet: SheetScores(sheet, tuple(float(np.mean(i)) if i else float("nan") for i in levels),  # type: ignore[arg-type]
+                                   tuple(np.asarray(i) for i in levels))
+                for sheet, levels in by_sheet.items()}, []
+    if args.sheet_scores:
+        sheets = list(dcr_level_tasks(results)) if not args.sheet else [args.sheet]
+        if len(sheets) != 1:
+            raise ContamError(f"the run names {len(sheets)} DCR sheets {sheets}; say which with --sheet",
+                              field="--sheet")
+        return {sheets[0]: SheetScores(sheets[0], parse_sheet_scores(args.sheet_scores))}, []
+    return scores_from_results(results)
+
+
+def _main(args: argparse.Namespace) -> int:
+    from lm_eval.utils import handle_non_serializable, make_table
+
+    for results_file in results_files(args.output_path):
+        results = load_results(results_file)
+        evidence, messages = evidence_for(results, args)
+        if not evidence:
+            raise ContamError("no DCR scores for this run: it has no complete dcr_<bench> group "
+                              + (f"({'; '.join(messages)}) " if messages else "")
+                              + "and neither --sheet-scores nor --check-csv was given", source=str(results_file))
+        messages += apply_dcr(results, evidence, sheet_override=args.sheet, seed=args.seed)
+        target = adjusted_path(results_file)
+        target.write_text(json.dumps(results, indent=2, default=handle_non_serializable, ensure_ascii=False),
+                          encoding="utf-8")
+        for message in messages:
+            print(f"note: {message}")
+        print(f"wrote {target}")
+        print(make_table(results))
+        if "groups" in results:
+            print(make_table(results, "groups"))
+    return 0

@@ -1,0 +1,53 @@
+"""``lm-eval-contam judge``: Judge B (the paper's few-shot judge) over a run's Time Travel samples."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from lm_eval_contam.errors import ContamError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "judge",
+        help="classify Time Travel guided completions with the paper's few-shot judge prompt (Alg. 2, Judge B)",
+        description=__doc__,
+    )
+    parser.add_argument("output_path", type=Path, help="the run's --output_path (or one samples_*.jsonl file)")
+    parser.add_argument("--judge-model", required=True, help="HF folder / Hub id, or <lm-eval backend>:<model_args>")
+    parser.add_argument("--device", default=None, help="default: cuda when available, else cpu")
+    parser.add_argument("--batch-size", default=1)
+    parser.add_argument("--no-chat-template", action="store_true", help="send the prompt as plain text")
+    parser.set_defaults(func=_main)
+
+
+def _default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _main(args: argparse.Namespace) -> int:
+    from lm_eval_contam.generation import ModelSpec, generate
+    from lm_eval_contam.timetravel.verdicts import (
+        JUDGE_MAX_NEW_TOKENS,
+        judge_samples,
+        samples_files,
+        timetravel_rows,
+        write_verdicts,
+    )
+
+    work = [(path, rows) for path in samples_files(args.output_path) if (rows := timetravel_rows(path))]
+    if not work:
+        raise ContamError("no Time Travel samples found (run with --log_samples)", source=str(args.output_path))
+    device = args.device or _default_device()
+    model = ModelSpec.parse(args.judge_model, device=device, batch_size=args.batch_size).build()
+
+    def run(prompts):
+        return generate(model, prompts, max_gen_toks=JUDGE_MAX_NEW_TOKENS, apply_chat_template=not args.no_chat_template)
+
+    for path, rows in work:
+        out = write_verdicts(path, judge_samples(rows, run), args.judge_model)
+        print(f"wrote {out}")
+    return 0

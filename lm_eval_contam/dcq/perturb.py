@@ -1,0 +1,209 @@
+"""A deterministic offline perturber: WordNet synonym substitution, no model in the loop.
+
+For each option a seeded share of the instance's replaceable words is swapped for
+a synonym from the word's most frequent WordNet sense (the part of speech with
+the most tagged senses, its first synset). Column headers and the label line are
+never touched; function words and words WordNet does not list as lemmas are left
+alone. The WordNet 3.0 database comes from Debian's ``wordnet-base`` package
+(Princeton WordNet licence), read directly from its ``index.*``/``data.*`` files.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lm_eval_contam.dcq.instances import QuizInstance
+from lm_eval_contam.dcq.options import NUM_OPTIONS, Proposal
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.seeding import rng_for
+from lm_eval_contam.text import normalize_whitespace
+
+WORDNET_INSTALL_COMMAND = "apt-get install -y --no-install-recommends wordnet-base"
+DEFAULT_WORDNET_DIR = Path("/usr/share/wordnet")
+WORDNET_DIR_ENV = "LM_EVAL_CONTAM_WORDNET"
+PARTS_OF_SPEECH = ("noun", "verb", "adj", "adv")
+DEFAULT_SUBSTITUTION_RATE = 0.3
+# Draws per option before giving up on finding one distinct from the others.
+MAX_DRAWS = 25
+
+# Function words have WordNet entries that are not synonyms in context ("a" ->
+# "angstrom", "in" -> "inch"); they are never replaced.
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her here
+    hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of
+    off on once only or other our ours ourselves out over own same she should so some such than that the their
+    theirs them themselves then there these they this those through to too under until up very was we were what
+    when where which while who whom why will with would you your yours yourself yourselves one two three also
+    may might must shall""".split()
+)
+_WORD = re.compile(r"(?<![\w'-])[A-Za-z]+(?![\w'-])")
+_HEADER = re.compile(r"^[A-Za-z_]\w*: ")
+
+
+def wordnet_dir() -> Path:
+    return Path(os.environ.get(WORDNET_DIR_ENV, DEFAULT_WORDNET_DIR))
+
+
+@dataclass(frozen=True)
+class _Sense:
+    tagged: int  # tagsense_cnt: how often the lemma's senses were tagged in SemCor
+    pos: str
+    offset: int  # byte offset of its first (most frequent) synset in data.<pos>
+
+
+class WordNet:
+    """Most-frequent-sense synonyms from a WordNet 3.0 database directory."""
+
+    def __init__(self, directory: Path) -> None:
+        missing = [f"{kind}.{pos}" for pos in PARTS_OF_SPEECH for kind in ("index", "data")
+                   if not (directory / f"{kind}.{pos}").is_file()]
+        if missing:
+            raise ContamError(
+                f"WordNet database files {', '.join(missing)} are missing; install them with "
+                f"`{WORDNET_INSTALL_COMMAND}` or point ${WORDNET_DIR_ENV} at a WordNet 3.0 dict directory",
+                source=str(directory),
+            )
+        self.directory = directory
+        self._senses = self._read_indexes()
+
+    def _read_indexes(self) -> dict[str, _Sense]:
+        senses: dict[str, _Sense] = {}
+        for pos in PARTS_OF_SPEECH:
+            with (self.directory / f"index.{pos}").open(encoding="utf-8") as handle:
+                for line in handle:
+                    if line.startswith("  "):  # licence header
+                        continue
+                    fields = line.split()
+                    synset_count, pointer_count = int(fields[2]), int(fields[3])
+                    tagged = int(fields[5 + pointer_count])
+                    offset = int(fields[-synset_count])
+                    best = senses.get(fields[0])
+                    if best is None or tagged > best.tagged:
+                        senses[fields[0]] = _Sense(tagged, pos, offset)
+        return senses
+
+    @functools.lru_cache(maxsize=None)
+    def _synset_words(self, pos: str, offset: int) -> tuple[str, ...]:
+        with (self.directory / f"data.{pos}").open("rb") as handle:
+            handle.seek(offset)
+            fields = handle.readline().decode("utf-8").split()
+        count = int(fields[3], 16)
+        # Adjective lemmas may carry a syntactic marker such as "(a)" or "(p)".
+        return tuple(re.sub(r"\(\w+\)$", "", fields[4 + 2 * i]) for i in range(count))
+
+    def _lemma_synonyms(self, lemma: str, pos: str | None = None) -> tuple[str, ...]:
+        sense = self._senses.get(lemma)
+        if sense is None or (pos is not None and sense.pos != pos):
+            return ()
+        words = self._synset_words(sense.pos, sense.offset)
+        return tuple(sorted({w for w in words if w.isalpha() and w.islower() and w != lemma}))
+
+    def synonyms(self, word: str) -> tuple[str, ...]:
+        """Single-word, lower-case synonyms of ``word`` in its most frequent sense (sorted, deduplicated).
+
+        A regular plural ("pictures") that is not a lemma itself gets its singular's
+        noun synonyms, pluralised the same regular way.
+        """
+        lemma = word.lower()
+        if lemma in self._senses:
+            return self._lemma_synonyms(lemma)
+        if len(lemma) > 3 and lemma.endswith("s") and not lemma.endswith("ss"):
+            return tuple(_plural(w) for w in self._lemma_synonyms(lemma[:-1], "noun"))
+        return ()
+
+
+def _plural(noun: str) -> str:
+    return noun + ("es" if noun.endswith(("s", "x", "z", "ch", "sh")) else "s")
+
+
+@functools.lru_cache(maxsize=4)
+def load_wordnet(directory: Path | None = None) -> WordNet:
+    return WordNet(directory or wordnet_dir())
+
+
+def _match_case(template: str, word: str) -> str:
+    if len(template) > 1 and template.isupper():
+        return word.upper()
+    if template[0].isupper():
+        return word[0].upper() + word[1:]
+    return word
+
+
+@dataclass(frozen=True)
+class _Slot:
+    start: int
+    end: int
+    synonyms: tuple[str, ...]
+
+
+def substitution_slots(instance: QuizInstance, wordnet: WordNet) -> list[_Slot]:
+    """Replaceable words of the instance: outside headers and the label line, not stopwords, with synonyms."""
+    slots: list[_Slot] = []
+    position = 0
+    for line in instance.text.split("\n"):
+        if line != instance.label_line:
+            header = _HEADER.match(line)
+            body_start = header.end() if header else 0
+            for match in _WORD.finditer(line, body_start):
+                word = match.group(0)
+                if len(word) < 3 or word.lower() in STOPWORDS:
+                    continue
+                synonyms = wordnet.synonyms(word)
+                if synonyms:
+                    slots.append(_Slot(position + match.start(), position + match.end(), synonyms))
+        position += len(line) + 1
+    return slots
+
+
+def perturb(
+    instance: QuizInstance,
+    *,
+    seed: int,
+    attempt: int = 1,
+    wordnet: WordNet | None = None,
+    rate: float = DEFAULT_SUBSTITUTION_RATE,
+) -> tuple[str, ...] | None:
+    """Four distinct synonym perturbations of ``instance`` (None when no word has a synonym).
+
+    Deterministic in (seed, instance text, attempt); options may still fail
+    validation when the instance has too few replaceable words to tell four apart.
+    """
+    wordnet = wordnet or load_wordnet()
+    slots = substitution_slots(instance, wordnet)
+    if not slots:
+        return None
+    rng = rng_for(seed, "dcq-perturb", instance.text, attempt)
+    per_option = max(1, round(rate * len(slots)))
+    seen = {normalize_whitespace(instance.text)}
+    options: list[str] = []
+    for _ in range(NUM_OPTIONS):
+        for draw in range(MAX_DRAWS):
+            # Collisions mean few variants of this size exist: swap more words as draws go on.
+            size = min(len(slots), per_option + draw // 5)
+            chosen = sorted(rng.choice(len(slots), size=size, replace=False))
+            text = instance.text
+            for index in reversed(chosen):  # right to left keeps earlier offsets valid
+                slot = slots[index]
+                synonym = slot.synonyms[int(rng.integers(len(slot.synonyms)))]
+                text = text[: slot.start] + _match_case(text[slot.start : slot.end], synonym) + text[slot.end :]
+            if normalize_whitespace(text) not in seen:
+                break
+        seen.add(normalize_whitespace(text))
+        options.append(text)
+    return tuple(options)
+
+
+def offline_proposer(seed: int = 0, *, wordnet: WordNet | None = None, rate: float = DEFAULT_SUBSTITUTION_RATE):
+    """A :data:`~lm_eval_contam.dcq.options.Proposer` backed by :func:`perturb`."""
+    loaded = wordnet or load_wordnet()
+
+    def propose(instances: Sequence[QuizInstance], attempt: int) -> list[Proposal]:
+        return [perturb(instance, seed=seed, attempt=attempt, wordnet=loaded, rate=rate) for instance in instances]
+
+    return propose

@@ -1,0 +1,123 @@
+"""Bootstrap confidence intervals of the DCR Factor and of the adjusted accuracy.
+
+Each level's checked items are resampled with replacement, independently per
+level; every resample's four level scores go through the vectorised aggregator.
+The adjusted accuracy's resamples pair each factor resample with a normal draw of
+the raw accuracy (mean ``acc``, sd its standard error), because lm-eval reports
+the benchmark as a mean and a standard error, not as items.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from lm_eval_contam.dcr.fuzzy import adjust, dcr_factor, dcr_factor_many
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.seeding import rng_for
+
+N_RESAMPLES = 10_000
+CONFIDENCE_LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class ConfidenceInterval:
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class FactorBootstrap:
+    """The DCR Factor of the observed level scores and its percentile bootstrap interval."""
+
+    value: float
+    level_scores: tuple[float, float, float, float]
+    level_sizes: tuple[int, int, int, int]
+    confidence_interval: ConfidenceInterval
+    standard_error: float
+    confidence_level: float
+    n_resamples: int
+    resamples: np.ndarray  # the n_resamples factors, for downstream intervals
+
+
+@dataclass(frozen=True)
+class AdjustedAccuracy:
+    """``acc * (1 - factor)`` with its standard error and, when the factor was bootstrapped, an interval."""
+
+    value: float
+    standard_error: float | None
+    confidence_interval: ConfidenceInterval | None
+
+
+def _percentile_interval(values: np.ndarray, confidence_level: float) -> ConfidenceInterval:
+    tail = (1.0 - confidence_level) / 2.0
+    low, high = np.quantile(values, [tail, 1.0 - tail])
+    return ConfidenceInterval(float(low), float(high))
+
+
+def bootstrap_dcr_factor(
+    level_items: Sequence[Sequence[float]],
+    *,
+    n_resamples: int = N_RESAMPLES,
+    confidence_level: float = CONFIDENCE_LEVEL,
+    seed: int = 0,
+) -> FactorBootstrap:
+    """Resample each level's per-item Check results (1 contaminated, 0 not) and aggregate."""
+    if len(level_items) != 4:
+        raise ContamError(f"expected item results for 4 levels, got {len(level_items)}", field="level_items")
+    if not 0.0 < confidence_level < 1.0:
+        raise ContamError(f"confidence level must lie in (0, 1), got {confidence_level!r}", field="confidence_level")
+    if n_resamples < 1:
+        raise ContamError(f"n_resamples must be positive, got {n_resamples!r}", field="n_resamples")
+    arrays = [np.asarray(items, dtype=float) for items in level_items]
+    for level, items in enumerate(arrays, start=1):
+        if items.size == 0:
+            raise ContamError(f"level L{level} has no checked items to resample", field=f"l{level}")
+        if not np.all(np.isfinite(items)):
+            raise ContamError(f"level L{level} has non-finite item results", field=f"l{level}")
+    resampled_scores = np.empty((n_resamples, 4))
+    for level, items in enumerate(arrays):
+        rng = rng_for(seed, "dcr_bootstrap", level)
+        picks = rng.integers(0, items.size, size=(n_resamples, items.size))
+        resampled_scores[:, level] = items[picks].mean(axis=1)
+    factors = dcr_factor_many(resampled_scores)
+    scores = tuple(float(items.mean()) for items in arrays)
+    return FactorBootstrap(
+        value=dcr_factor(scores),
+        level_scores=scores,  # type: ignore[arg-type]
+        level_sizes=tuple(int(items.size) for items in arrays),  # type: ignore[arg-type]
+        confidence_interval=_percentile_interval(factors, confidence_level),
+        standard_error=float(np.std(factors, ddof=1)) if n_resamples > 1 else 0.0,
+        confidence_level=confidence_level,
+        n_resamples=n_resamples,
+        resamples=factors,
+    )
+
+
+def adjusted_accuracy(
+    acc: float,
+    acc_stderr: float | None,
+    factor: float,
+    factor_bootstrap: FactorBootstrap | None = None,
+    *,
+    seed: int = 0,
+) -> AdjustedAccuracy:
+    """``acc * (1 - factor)``; its spread from the factor resamples and the accuracy's stderr.
+
+    Without a bootstrap the factor is a fixed number, so the standard error is
+    ``(1 - factor) * acc_stderr`` and there is no interval.
+    """
+    value = adjust(acc, factor)
+    if factor_bootstrap is None:
+        stderr = None if acc_stderr is None else (1.0 - factor) * acc_stderr
+        return AdjustedAccuracy(value, stderr, None)
+    accuracy_draws = np.full(factor_bootstrap.n_resamples, float(acc))
+    if acc_stderr is not None and math.isfinite(acc_stderr):
+        noise = rng_for(seed, "dcr_bootstrap", "accuracy").standard_normal(factor_bootstrap.n_resamples)
+        accuracy_draws = accuracy_draws + acc_stderr * noise
+    draws = accuracy_draws * (1.0 - factor_bootstrap.resamples)
+    stderr = float(np.std(draws, ddof=1)) if draws.size > 1 else 0.0
+    return AdjustedAccuracy(value, stderr, _percentile_interval(draws, factor_bootstrap.confidence_level))

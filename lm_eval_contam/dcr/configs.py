@@ -1,0 +1,30 @@
+"""Render the per-level task YAMLs and the group YAML of every shipped sheet.
+
+``python scripts/generate_task_configs.py`` writes them under task_configs/dcr/<bench>/.
+"""
+
+from __future__ import annotations
+
+from lm_eval_contam.dcr.sheet import LEVELS, load_sheet, sheets_dir
+
+VERSION = 1.0
+
+
+def render_task_configs() -> dict[str, str]:
+    files: dict[str, str] = {}
+    for path in sorted(sheets_dir().glob("*.yaml")):
+        sheet = load_sheet(path)
+        bench = sheet.benchmark
+        header = f"# Generated from sheets/{path.name} by scripts/generate_task_configs.py; do not edit.\n"
+        for level in LEVELS:
+            files[f"{bench}/{sheet.level_task(level)}.yaml"] = (
+                f"{header}include: ../_template_yaml\n"
+                f"task: {sheet.level_task(level)}\n"
+                f"metadata:\n  version: {VERSION}\n  dcr_sheet: {path.stem}\n  dcr_level: {level}\n"
+            )
+        tasks = "".join(f"  - {sheet.level_task(level)}\n" for level in LEVELS)
+        files[f"{bench}/_{sheet.group}.yaml"] = (
+            f"{header}# The DCR Factor and acc_adj are added after the run by lm_eval_contam.hook.\n"
+            f"group: {sheet.group}\ntask:\n{tasks}metadata:\n  version: {VERSION}\n"
+        )
+    return files

@@ -1,0 +1,444 @@
+"""DCR test sheets: YAML files listing, per level L1–L4, the prompts and their Check.
+
+A sheet is data, read with ``yaml.safe_load`` and never executed. Items are either
+static (a prompt, an answer-key check and the source of the fact) or generated
+from the benchmark's own rows (L3 completion / membership, L4 label association),
+chosen with a seed and the row's identity. Every problem raises ContamError naming
+the sheet file, the field and the bad value. The schema is documented in
+``task_configs/dcr/README.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lm_eval_contam import task_dir
+from lm_eval_contam.dcr.checks import (
+    Check,
+    LabelCheck,
+    NumberCheck,
+    OverlapCheck,
+    RegexCheck,
+    check_to_dict,
+    numbers_in,
+    parse_check,
+)
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.seeding import rng_for
+
+ITEMS_PER_LEVEL = 20  # the paper's N (Appendix B.3)
+LEVELS = (1, 2, 3, 4)
+GENERATOR_KINDS = ("completion", "membership", "association")
+# Wording after Appendix B.2 ("This is a data entry from the LIAR2 dataset, please complete it:
+# [HALF_DATA]", "Is the statement "[DATA]" in LIAR2?") and the L4 injection format "<data> is <label>".
+DEFAULT_TEMPLATES = {
+    "completion": "This is a data entry from the {name} dataset, please complete it: {first_half}",
+    "membership": 'Is the statement "{text}" in {name}? Answer yes or no.',
+    "association": "This is a data entry from the {name} dataset and its label ({labels}). "
+                   "Complete it: {text} is",
+}
+TEMPLATE_FIELDS = {"name", "text", "first_half", "labels"}
+_BENCHMARK = re.compile(r"^[a-z0-9_]+$")
+
+
+@dataclass(frozen=True)
+class AdjustTarget:
+    """An lm-eval task and the metric of it that the sheet's DCR Factor adjusts."""
+
+    task: str
+    metric: str
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where the benchmark's rows come from: a Hub dataset or local JSON/JSONL files."""
+
+    split: str
+    text_field: str
+    dataset_path: str | None = None
+    dataset_name: str | None = None
+    data_files: Path | None = None
+    label_field: str | None = None
+    label_names: tuple[str, ...] = ()
+    answer_pattern: str | None = None  # regex with one group extracting the gold answer
+
+
+@dataclass(frozen=True)
+class Generator:
+    """``count`` items of ``kind`` built from benchmark rows."""
+
+    kind: str
+    count: int
+    template: str
+    check: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class SheetItem:
+    """One prompt of a level with its Check; ``source`` says where its answer key comes from."""
+
+    item_id: str
+    level: int
+    prompt: str
+    check: Check
+    source: str
+    reference: str
+
+
+@dataclass(frozen=True)
+class Level:
+    number: int
+    items: tuple[SheetItem, ...]
+    generators: tuple[Generator, ...]
+
+
+@dataclass(frozen=True)
+class Sheet:
+    path: Path
+    benchmark: str
+    name: str
+    adjusts: tuple[AdjustTarget, ...]
+    items_per_level: int
+    data: DataSource | None
+    levels: tuple[Level, Level, Level, Level]
+
+    @property
+    def group(self) -> str:
+        return f"dcr_{self.benchmark}"
+
+    def level_task(self, level: int) -> str:
+        return f"dcr_{self.benchmark}_l{level}"
+
+
+def sheets_dir() -> Path:
+    return task_dir() / "dcr" / "sheets"
+
+
+def resolve_sheet(ref: str | Path) -> Path:
+    """A sheet path from a path or a shipped sheet's name (``sst2`` → sheets/sst2.yaml)."""
+    path = Path(ref)
+    if path.suffix in (".yaml", ".yml") and path.is_file():
+        return path.resolve()
+    shipped = sheets_dir() / f"{ref}.yaml"
+    if shipped.is_file():
+        return shipped
+    available = sorted(p.stem for p in sheets_dir().glob("*.yaml"))
+    raise ContamError(f"no sheet file {str(ref)!r} and no shipped sheet of that name (shipped: {available})",
+                      field="sheet")
+
+
+def load_sheet(ref: str | Path, *, judge_model: str | None = None) -> Sheet:
+    """Read and validate a sheet; ``judge_model`` fills judge checks that name no model."""
+    path = resolve_sheet(ref)
+    source = str(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise ContamError(f"not valid YAML: {error}", source=source) from error
+    return parse_sheet(raw, path=path, judge_model=judge_model)
+
+
+def _require(raw: Mapping[str, Any], key: str, kind: type | tuple[type, ...], source: str, field: str) -> Any:
+    if key not in raw:
+        raise ContamError("required field is missing", source=source, field=field)
+    value = raw[key]
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise ContamError(f"expected {_kind_name(kind)}, got {value!r}", source=source, field=field)
+    if isinstance(value, str) and not value.strip():
+        raise ContamError("must not be empty", source=source, field=field)
+    return value
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {str: "text", int: "an integer", list: "a list", dict: "a mapping"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _no_unknown(raw: Mapping[str, Any], allowed: set[str], source: str, field: str) -> None:
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise ContamError(f"unknown key(s) {unknown}; allowed: {sorted(allowed)}", source=source, field=field)
+
+
+def parse_sheet(raw: Any, *, path: Path, judge_model: str | None = None) -> Sheet:
+    source = str(path)
+    if not isinstance(raw, dict):
+        raise ContamError(f"a sheet must be a YAML mapping, got {type(raw).__name__}", source=source)
+    _no_unknown(raw, {"benchmark", "name", "description", "adjusts", "items_per_level", "data", "levels"},
+                source, "sheet")
+    benchmark = _require(raw, "benchmark", str, source, "benchmark")
+    if not _BENCHMARK.match(benchmark):
+        raise ContamError(f"use lower-case letters, digits and '_' (it names tasks), got {benchmark!r}",
+                          source=source, field="benchmark")
+    name = _require(raw, "name", str, source, "name")
+    adjusts_raw = _require(raw, "adjusts", list, source, "adjusts")
+    if not adjusts_raw:
+        raise ContamError("list at least one {task, metric} to adjust", source=source, field="adjusts")
+    adjusts = []
+    for index, target in enumerate(adjusts_raw):
+        field = f"adjusts[{index}]"
+        if not isinstance(target, dict):
+            raise ContamError(f"expected a mapping with task and metric, got {target!r}", source=source, field=field)
+        _no_unknown(target, {"task", "metric"}, source, field)
+        adjusts.append(AdjustTarget(_require(target, "task", str, source, f"{field}.task"),
+                                    _require(target, "metric", str, source, f"{field}.metric")))
+    items_per_level = raw.get("items_per_level", ITEMS_PER_LEVEL)
+    if isinstance(items_per_level, bool) or not isinstance(items_per_level, int) or items_per_level < 1:
+        raise ContamError(f"expected a positive integer, got {items_per_level!r}", source=source,
+                          field="items_per_level")
+    data = _parse_data(raw["data"], path) if raw.get("data") is not None else None
+    levels_raw = _require(raw, "levels", dict, source, "levels")
+    _no_unknown(levels_raw, {f"l{n}" for n in LEVELS}, source, "levels")
+    levels = []
+    seen_ids: set[str] = set()
+    for number in LEVELS:
+        level = _parse_level(levels_raw.get(f"l{number}") or {}, number, source, judge_model, seen_ids)
+        total = len(level.items) + sum(g.count for g in level.generators)
+        if total != items_per_level:
+            raise ContamError(f"level has {total} items (static + generated) but items_per_level is "
+                              f"{items_per_level}", source=source, field=f"levels.l{number}")
+        if level.generators and data is None:
+            raise ContamError("generated items need a 'data' section naming the benchmark's rows",
+                              source=source, field=f"levels.l{number}.generate")
+        if data is not None:
+            for index, generator in enumerate(level.generators):
+                if generator.kind == "association" and not (data.label_names or data.answer_pattern):
+                    raise ContamError("association items need data.label_names or data.answer_pattern",
+                                      source=source, field=f"levels.l{number}.generate[{index}]")
+        levels.append(level)
+    return Sheet(path=path, benchmark=benchmark, name=name, adjusts=tuple(adjusts),
+                 items_per_level=items_per_level, data=data, levels=tuple(levels))  # type: ignore[arg-type]
+
+
+def _parse_data(raw: Any, path: Path) -> DataSource:
+    source, field = str(path), "data"
+    if not isinstance(raw, dict):
+        raise ContamError(f"expected a mapping, got {raw!r}", source=source, field=field)
+    _no_unknown(raw, {"dataset_path", "dataset_name", "data_files", "split", "text_field", "label_field",
+                      "label_names", "answer_pattern"}, source, field)
+    if ("dataset_path" in raw) == ("data_files" in raw):
+        raise ContamError("give exactly one of dataset_path (Hub) or data_files (local JSON/JSONL)",
+                          source=source, field=field)
+    data_files = None
+    if "data_files" in raw:
+        data_files = (path.parent / _require(raw, "data_files", str, source, "data.data_files")).resolve()
+        if not data_files.is_file():
+            raise ContamError(f"file not found: {data_files}", source=source, field="data.data_files")
+    label_names = raw.get("label_names") or []
+    if not isinstance(label_names, list) or not all(isinstance(n, str) and n for n in label_names):
+        raise ContamError(f"expected a list of label names, got {label_names!r}", source=source,
+                          field="data.label_names")
+    answer_pattern = raw.get("answer_pattern")
+    if answer_pattern is not None:
+        try:
+            if re.compile(answer_pattern).groups != 1:
+                raise ContamError(f"needs exactly one capture group, got {answer_pattern!r}", source=source,
+                                  field="data.answer_pattern")
+        except (re.error, TypeError) as error:
+            raise ContamError(f"not a valid regular expression {answer_pattern!r}", source=source,
+                              field="data.answer_pattern") from error
+    if (label_names or answer_pattern) and "label_field" not in raw:
+        raise ContamError("label_names/answer_pattern need the label_field they read", source=source,
+                          field="data.label_field")
+    return DataSource(
+        split=_require(raw, "split", str, source, "data.split"),
+        text_field=_require(raw, "text_field", str, source, "data.text_field"),
+        dataset_path=raw.get("dataset_path"),
+        dataset_name=raw.get("dataset_name"),
+        data_files=data_files,
+        label_field=raw.get("label_field"),
+        label_names=tuple(label_names),
+        answer_pattern=answer_pattern,
+    )
+
+
+def _parse_level(raw: Any, number: int, source: str, judge_model: str | None, seen_ids: set[str]) -> Level:
+    field = f"levels.l{number}"
+    if not isinstance(raw, dict):
+        raise ContamError(f"expected a mapping with items and/or generate, got {raw!r}", source=source, field=field)
+    _no_unknown(raw, {"items", "generate"}, source, field)
+    items = []
+    for index, item in enumerate(raw.get("items") or []):
+        item_field = f"{field}.items[{index}]"
+        if not isinstance(item, dict):
+            raise ContamError(f"expected a mapping, got {item!r}", source=source, field=item_field)
+        _no_unknown(item, {"id", "prompt", "check", "source", "reference"}, source, item_field)
+        item_id = str(_require(item, "id", (str, int), source, f"{item_field}.id"))
+        if item_id in seen_ids:
+            raise ContamError(f"duplicate item id {item_id!r}", source=source, field=f"{item_field}.id")
+        seen_ids.add(item_id)
+        check_spec = _require(item, "check", dict, source, f"{item_field}.check")
+        items.append(SheetItem(
+            item_id=item_id,
+            level=number,
+            prompt=_require(item, "prompt", str, source, f"{item_field}.prompt"),
+            check=parse_check(_with_judge_defaults(check_spec, number, judge_model), source=source,
+                              field=f"{item_field}.check"),
+            source=_require(item, "source", str, source, f"{item_field}.source"),
+            reference=str(item.get("reference", "")),
+        ))
+    generators = []
+    for index, gen in enumerate(raw.get("generate") or []):
+        gen_field = f"{field}.generate[{index}]"
+        if not isinstance(gen, dict):
+            raise ContamError(f"expected a mapping, got {gen!r}", source=source, field=gen_field)
+        _no_unknown(gen, {"kind", "count", "template", "check"}, source, gen_field)
+        kind = gen.get("kind")
+        if kind not in GENERATOR_KINDS:
+            raise ContamError(f"expected one of {list(GENERATOR_KINDS)}, got {kind!r}", source=source,
+                              field=f"{gen_field}.kind")
+        count = _require(gen, "count", int, source, f"{gen_field}.count")
+        if count < 1:
+            raise ContamError(f"expected a positive integer, got {count!r}", source=source, field=f"{gen_field}.count")
+        template = gen.get("template", DEFAULT_TEMPLATES[kind])
+        _validate_template(template, source, f"{gen_field}.template")
+        check = gen.get("check")
+        if check is not None:
+            # Validate now (with a placeholder answer key) so a bad check fails at load time.
+            parse_check(_with_generated_defaults(_with_judge_defaults(check, number, judge_model), "x", ("x",)),
+                        source=source, field=f"{gen_field}.check")
+            check = _with_judge_defaults(check, number, judge_model)
+        generators.append(Generator(kind=kind, count=count, template=template, check=check))
+    return Level(number=number, items=tuple(items), generators=tuple(generators))
+
+
+def _validate_template(template: Any, source: str, field: str) -> None:
+    if not isinstance(template, str) or not template.strip():
+        raise ContamError(f"expected template text, got {template!r}", source=source, field=field)
+    names = set(re.findall(r"\{(\w*)\}", template))
+    if names - TEMPLATE_FIELDS or not names & {"text", "first_half"}:
+        raise ContamError(f"placeholders must be among {sorted(TEMPLATE_FIELDS)} and include {{text}} or "
+                          f"{{first_half}}, got {sorted(names)}", source=source, field=field)
+
+
+def _with_judge_defaults(spec: Any, level: int, judge_model: str | None) -> Any:
+    if isinstance(spec, dict) and spec.get("kind") == "judge":
+        spec = dict(spec)
+        spec.setdefault("level", level)
+        if judge_model and not spec.get("model"):
+            spec["model"] = judge_model
+    return spec
+
+
+def _with_generated_defaults(spec: dict[str, Any], reference: str, labels: Sequence[str]) -> dict[str, Any]:
+    """Fill the answer key a generated item's check needs from the row it was built from."""
+    spec = dict(spec)
+    if spec.get("kind") == "overlap":
+        spec.setdefault("reference", reference)
+    elif spec.get("kind") == "label":
+        spec.setdefault("label", reference)
+        spec.setdefault("labels", list(labels))
+    elif spec.get("kind") == "number":
+        spec.setdefault("value", (numbers_in(reference) or [float("nan")])[0])
+    return spec
+
+
+# --- generated items ------------------------------------------------------------------------------
+
+def split_instance(text: str) -> tuple[str, str]:
+    """First and second half of an instance, by words (the first half gets the odd word)."""
+    words = text.split()
+    cut = (len(words) + 1) // 2
+    return " ".join(words[:cut]), " ".join(words[cut:])
+
+
+def gold_answer(data: DataSource, row: Mapping[str, Any], source: str) -> str:
+    """The row's gold label as text: a label name, or the answer_pattern's capture."""
+    value = row.get(data.label_field) if data.label_field else None
+    if data.label_names:
+        if isinstance(value, str) and value in data.label_names:
+            return value
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(data.label_names):
+            return data.label_names[value]
+        raise ContamError(f"label {value!r} is neither a label name nor an index into {list(data.label_names)}",
+                          source=source, field="data.label_names")
+    match = re.search(data.answer_pattern or "", str(value), flags=re.DOTALL)
+    if not match:
+        raise ContamError(f"answer_pattern {data.answer_pattern!r} finds no answer in {str(value)[:80]!r}",
+                          source=source, field="data.answer_pattern")
+    return match.group(1).strip()
+
+
+def _generated_item(sheet: Sheet, level: int, generator: Generator, row: Mapping[str, Any],
+                    row_id: str) -> SheetItem:
+    data = sheet.data
+    assert data is not None  # parse_sheet guarantees it for sheets with generators
+    source = str(sheet.path)
+    text = str(row[data.text_field])
+    first_half, second_half = split_instance(text)
+    labels = ", ".join(data.label_names)
+    prompt = generator.template.format(name=sheet.name, text=text, first_half=first_half, labels=labels)
+    if generator.kind == "completion":
+        reference, default = second_half, OverlapCheck(reference=second_half)
+    elif generator.kind == "membership":
+        reference, default = "yes", RegexCheck(pattern=r"^\W*yes\b")
+    else:
+        reference = gold_answer(data, row, source)
+        default = (LabelCheck(label=reference, labels=data.label_names) if data.label_names
+                   else NumberCheck(value=numbers_in(reference)[0]) if numbers_in(reference)
+                   else OverlapCheck(reference=reference))
+    check = (parse_check(_with_generated_defaults(dict(generator.check), reference, data.label_names),
+                         source=source, field=f"levels.l{level}.generate.check")
+             if generator.check is not None else default)
+    where = data.dataset_path or (data.data_files.name if data.data_files else "")
+    return SheetItem(item_id=f"l{level}-{generator.kind}-{row_id}", level=level, prompt=prompt, check=check,
+                     source=f"{where} {data.split} row {row_id}", reference=reference)
+
+
+def level_items(sheet: Sheet, level: int, rows: Sequence[Mapping[str, Any]] = (), *, seed: int = 0) -> list[SheetItem]:
+    """All items of one level: the static ones, then the generated ones (seeded choice of rows)."""
+    spec = sheet.levels[level - 1]
+    items = list(spec.items)
+    for index, generator in enumerate(spec.generators):
+        eligible = [i for i, row in enumerate(rows)
+                    if generator.kind != "completion" or len(str(row[sheet.data.text_field]).split()) >= 4]  # type: ignore[union-attr]
+        if len(eligible) < generator.count:
+            raise ContamError(f"needs {generator.count} rows but the benchmark split offers {len(eligible)} usable",
+                              source=str(sheet.path), field=f"levels.l{level}.generate[{index}].count")
+        order = rng_for(seed, sheet.benchmark, level, index, generator.kind).permutation(len(eligible))
+        for position in sorted(order[: generator.count]):
+            row_index = eligible[position]
+            items.append(_generated_item(sheet, level, generator, rows[row_index], str(row_index)))
+    return items
+
+
+def load_data_rows(sheet: Sheet) -> list[dict[str, Any]]:
+    """The benchmark rows generated items are built from (Hub dataset or local files)."""
+    import datasets
+
+    data = sheet.data
+    if data is None:
+        return []
+    if data.data_files is not None:
+        suffix = data.data_files.suffix.lstrip(".")
+        loaded = datasets.load_dataset("json" if suffix in ("json", "jsonl") else suffix,
+                                       data_files=str(data.data_files), split="train")
+    else:
+        loaded = datasets.load_dataset(data.dataset_path, data.dataset_name, split=data.split)
+    missing = [f for f in (data.text_field, data.label_field) if f and f not in loaded.column_names]
+    if missing:
+        raise ContamError(f"column(s) {missing} not in the data (columns: {loaded.column_names})",
+                          source=str(sheet.path), field="data")
+    return [dict(row) for row in loaded]
+
+
+def item_to_doc(sheet: Sheet, item: SheetItem) -> dict[str, Any]:
+    """The lm-eval doc of one item (the check travels as JSON so every doc has one schema)."""
+    return {
+        "sheet": sheet.benchmark,
+        "level": item.level,
+        "item_id": item.item_id,
+        "prompt": item.prompt,
+        "check": json.dumps(check_to_dict(item.check), sort_keys=True),
+        "check_kind": item.check.kind,
+        "source": item.source,
+        "reference": item.reference,
+    }

@@ -1,0 +1,182 @@
+"""After a run: the DCR Factor of each sheet and ``<metric>_adj`` beside every metric it adjusts.
+
+Works on lm-eval's own results dict (the one ``simple_evaluate`` returns and
+``lm_eval run`` saves and prints), so the new rows appear in lm-eval's JSON and
+table: ``dcr_factor`` (± its bootstrap standard error, ``dcr_factor_ci_low`` /
+``_high``) on the ``dcr_<bench>`` group, and ``<metric>_adj`` (± stderr) plus the
+factor and its interval on each adjusted task, under the same filter as the raw
+metric. Shared by ``lm-eval-contam run`` (live) and ``lm-eval-contam adjust``.
+Anything missing is logged and returned as a message, never raised.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lm_eval_contam.dcr.bootstrap import N_RESAMPLES, FactorBootstrap, adjusted_accuracy, bootstrap_dcr_factor
+from lm_eval_contam.dcr.fuzzy import dcr_factor
+from lm_eval_contam.dcr.sheet import LEVELS, load_sheet
+from lm_eval_contam.errors import ContamError
+
+log = logging.getLogger("lm_eval_contam.dcr")
+SCORE_METRIC = "contaminated"
+UNCHECKED_METRIC = "unchecked"
+
+
+@dataclass(frozen=True)
+class SheetScores:
+    """S1..S4 of one sheet and, when known, each level's per-item Check results (for the CI)."""
+
+    sheet: str  # shipped sheet name or sheet path
+    scores: tuple[float, float, float, float]
+    level_items: tuple[np.ndarray, ...] | None = None
+
+
+def dcr_level_tasks(results: Mapping[str, Any]) -> dict[str, dict[int, str]]:
+    """Sheet → {level: task name} for every DCR level task in the run's configs."""
+    found: dict[str, dict[int, str]] = {}
+    for task, config in (results.get("configs") or {}).items():
+        metadata = (config or {}).get("metadata") or {}
+        if "dcr_sheet" in metadata and "dcr_level" in metadata:
+            found.setdefault(str(metadata["dcr_sheet"]), {})[int(metadata["dcr_level"])] = task
+    return found
+
+
+def _level_items(score: float, unchecked: float, n: int) -> np.ndarray:
+    # Checks are binary, so a level's items are determined by its score and checked count.
+    checked = int(round(n * (1.0 - unchecked)))
+    positives = int(round(score * checked))
+    return np.array([1.0] * positives + [0.0] * (checked - positives))
+
+
+def scores_from_results(results: Mapping[str, Any]) -> tuple[dict[str, SheetScores], list[str]]:
+    """Each complete sheet's level scores read from the level tasks' rows; messages for the rest."""
+    evidence: dict[str, SheetScores] = {}
+    messages: list[str] = []
+    for sheet, tasks in dcr_level_tasks(results).items():
+        missing = [f"L{level}" for level in LEVELS if level not in tasks]
+        if missing:
+            messages.append(f"DCR sheet {sheet!r}: level task(s) {missing} did not run; the DCR Factor needs all "
+                            f"four (run the group dcr_<bench>)")
+            continue
+        scores, items = [], []
+        for level in LEVELS:
+            task = tasks[level]
+            row = results.get("results", {}).get(task, {})
+            score = row.get(f"{SCORE_METRIC},none")
+            n = (results.get("n-samples", {}).get(task) or {}).get("effective")
+            if not isinstance(score, (int, float)) or math.isnan(score) or not n:
+                messages.append(f"DCR sheet {sheet!r}: {task} has no automatically checked items "
+                                f"({SCORE_METRIC}={score!r}); check them by hand: lm-eval-contam dcr-export, then "
+                                f"lm-eval-contam adjust --check-csv")
+                break
+            scores.append(float(score))
+            items.append(_level_items(float(score), float(row.get(f"{UNCHECKED_METRIC},none", 0.0)), int(n)))
+        else:
+            evidence[sheet] = SheetScores(sheet, tuple(scores), tuple(items))  # type: ignore[arg-type]
+    return evidence, messages
+
+
+def _set_row(results: dict[str, Any], task: str, values: Mapping[str, Any]) -> None:
+    results.setdefault("results", {}).setdefault(task, {"alias": task}).update(values)
+    if task in results.get("groups", {}):
+        results["groups"][task].update(values)
+
+
+def _factor_rows(factor: float, bootstrap: FactorBootstrap | None, filter_name: str) -> dict[str, Any]:
+    rows: dict[str, Any] = {f"dcr_factor,{filter_name}": factor}
+    if bootstrap is not None:
+        rows[f"dcr_factor_stderr,{filter_name}"] = bootstrap.standard_error
+        rows[f"dcr_factor_ci_low,{filter_name}"] = bootstrap.confidence_interval.low
+        rows[f"dcr_factor_ci_high,{filter_name}"] = bootstrap.confidence_interval.high
+    else:
+        rows[f"dcr_factor_stderr,{filter_name}"] = "N/A"
+    return rows
+
+
+def apply_dcr(
+    results: dict[str, Any],
+    evidence: Mapping[str, SheetScores],
+    *,
+    sheet_override: str | None = None,
+    seed: int = 0,
+    n_resamples: int = N_RESAMPLES,
+) -> list[str]:
+    """Write the factor and adjusted metrics into ``results`` (in place); returns what was skipped."""
+    messages: list[str] = []
+    for sheet_ref, sheet_scores in evidence.items():
+        try:
+            sheet = load_sheet(sheet_override or sheet_ref)
+        except ContamError as error:
+            messages.append(f"DCR sheet {sheet_ref!r} could not be loaded ({error}); pass --sheet")
+            continue
+        factor = dcr_factor(sheet_scores.scores)
+        bootstrap = None
+        if sheet_scores.level_items is not None:
+            try:
+                bootstrap = bootstrap_dcr_factor(sheet_scores.level_items, n_resamples=n_resamples, seed=seed)
+            except ContamError as error:
+                messages.append(f"DCR sheet {sheet_ref!r}: no confidence interval ({error})")
+        else:
+            messages.append(f"DCR sheet {sheet_ref!r}: scores given without per-item checks, so the factor has no "
+                            f"confidence interval and acc_adj_stderr only carries the accuracy's stderr")
+        group_rows = _factor_rows(factor, bootstrap, "none")
+        group_rows.update({f"s{level},none": score for level, score in zip(LEVELS, sheet_scores.scores)})
+        _set_row(results, sheet.group, group_rows)
+        results.setdefault("higher_is_better", {}).setdefault(sheet.group, {})["dcr_factor"] = False
+        for target in sheet.adjusts:
+            messages.extend(_adjust_task(results, sheet.name, target.task, target.metric, factor, bootstrap, seed))
+    for message in messages:
+        log.warning(message)
+    return messages
+
+
+def _adjust_task(results: dict[str, Any], sheet_name: str, task: str, metric: str, factor: float,
+                 bootstrap: FactorBootstrap | None, seed: int) -> list[str]:
+    row = results.get("results", {}).get(task)
+    if row is None:
+        return [f"DCR sheet {sheet_name!r} adjusts task {task!r}, which is not in this run; run it alongside "
+                f"the DCR group to get {metric}_adj"]
+    keys = [key for key in row if key.partition(",")[0] == metric and "," in key]
+    if not keys:
+        metrics = sorted({key.partition(",")[0] for key in row if "," in key})
+        return [f"DCR sheet {sheet_name!r} adjusts {task}/{metric}, but {task} reports no {metric!r} "
+                f"(it has {metrics})"]
+    messages = []
+    updates: dict[str, Any] = {}
+    for key in keys:
+        filter_name = key.partition(",")[2]
+        acc = row[key]
+        if not isinstance(acc, (int, float)) or math.isnan(acc):
+            messages.append(f"{task}/{key} is {acc!r}, not a number: no {metric}_adj")
+            continue
+        stderr = row.get(f"{metric}_stderr,{filter_name}")
+        stderr = float(stderr) if isinstance(stderr, (int, float)) else None
+        adjusted = adjusted_accuracy(float(acc), stderr, factor, bootstrap, seed=seed)
+        updates[f"{metric}_adj,{filter_name}"] = adjusted.value
+        updates[f"{metric}_adj_stderr,{filter_name}"] = (
+            adjusted.standard_error if adjusted.standard_error is not None else "N/A")
+        updates.update(_factor_rows(factor, bootstrap, filter_name))
+    _set_row(results, task, updates)
+    higher = results.setdefault("higher_is_better", {}).setdefault(task, {})
+    higher[f"{metric}_adj"] = higher.get(metric, True)
+    higher["dcr_factor"] = False
+    return messages
+
+
+def post_process_results(results: dict[str, Any]) -> dict[str, Any]:
+    """The live hook: factor and adjusted metrics for every sheet whose four levels ran."""
+    evidence, messages = scores_from_results(results)
+    for message in messages:
+        log.warning(message)
+    if not evidence and not messages:
+        log.info("no DCR test sheet in this run: no acc_adj (add a dcr_<bench> group to --tasks)")
+        return results
+    apply_dcr(results, evidence)
+    return results

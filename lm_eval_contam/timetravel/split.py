@@ -1,0 +1,67 @@
+"""Cut an instance into the first piece (shown) and the second piece (to replicate).
+
+Multi-sentence texts are cut on sentence boundaries, single sentences on words;
+the cut index is ``round(U(0.40·n, 0.70·n))`` units, as in the paper. Unlike the
+released code (which re-seeded with one constant, so every instance was cut at
+the same fraction), U is drawn per instance from the seed and the instance's
+identity: reruns and data-parallel shards cut identically, instances differ.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from nltk.tokenize.punkt import PunktSentenceTokenizer
+
+from lm_eval_contam.seeding import rng_for
+
+MIN_FRACTION = 0.40
+MAX_FRACTION = 0.70
+
+
+@dataclass(frozen=True)
+class Split:
+    first_piece: str
+    second_piece: str
+    unit: str  # "sentence" or "word"
+    n_units: int
+    cut: int  # number of units in the first piece
+    drawn_fraction: float  # U / n before rounding, in [MIN_FRACTION, MAX_FRACTION]
+
+
+@functools.lru_cache(maxsize=1)
+def _sentence_tokenizer() -> PunktSentenceTokenizer:
+    # Punkt with default parameters: a real splitter that needs no downloaded model.
+    return PunktSentenceTokenizer()
+
+
+def sentences(text: str) -> list[str]:
+    return _sentence_tokenizer().tokenize(text.strip())
+
+
+def split_units(text: str) -> tuple[str, list[str]]:
+    """Sentences when there is more than one, else whitespace-separated words."""
+    found = sentences(text)
+    if len(found) > 1:
+        return "sentence", found
+    return "word", text.split()
+
+
+def split_text(text: str, *, seed: int, identity: tuple[object, ...]) -> Split | None:
+    """The seeded cut of ``text``; ``None`` when it has fewer than two units to cut between."""
+    unit, units = split_units(text)
+    n = len(units)
+    if n < 2:
+        return None
+    drawn = rng_for(seed, "timetravel-split", *identity).uniform(MIN_FRACTION * n, MAX_FRACTION * n)
+    # Both pieces stay non-empty even when rounding reaches an end (short texts).
+    cut = min(max(round(drawn), 1), n - 1)
+    return Split(
+        first_piece=" ".join(units[:cut]),
+        second_piece=" ".join(units[cut:]),
+        unit=unit,
+        n_units=n,
+        cut=cut,
+        drawn_fraction=drawn / n,
+    )

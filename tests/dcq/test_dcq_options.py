@@ -1,0 +1,202 @@
+"""Option generation: prompt, parsing, validation, retries, cache, and the offline perturber."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lm_eval_contam import task_dir
+from lm_eval_contam.dcq.instances import QuizInstance, QuizPartition
+from lm_eval_contam.dcq.options import (
+    collect_options,
+    generation_prompt,
+    model_proposer,
+    options_for,
+    parse_options,
+    read_options,
+    validate_options,
+)
+from lm_eval_contam.dcq.perturb import WORDNET_INSTALL_COMMAND, WordNet, load_wordnet, perturb
+from lm_eval_contam.errors import ContamError
+
+ORIGINAL = QuizInstance("text: The team won the final match on Sunday.\nlabel: 1 (Sports)", "label")
+GOOD = (
+    "text: The squad won the final match on Sunday.\nlabel: 1 (Sports)",
+    "text: The team won the last match on Sunday.\nlabel: 1 (Sports)",
+    "text: The team won the final game on Sunday.\nlabel: 1 (Sports)",
+    "text: The team took the final match on Sunday.\nlabel: 1 (Sports)",
+)
+
+EXPECTED_GENERATION_PROMPT = (
+    "Your task is to create a four-choice quiz by replacing the words in the provided INPUT TEXT with their "
+    "contextually relevant synonyms.\n"
+    "The meaning and sentence structure of the four options MUST EXACTLY match every detail in the INPUT TEXT.\n"
+    "You MUST NOT include the provided INPUT TEXT as an option.\n"
+    "\n"
+    "You MUST make sure that:\n"
+    "(1) You generate DISTINCT options based on the provided INPUT TEXT;\n"
+    "(2) The ONLY difference between options is WORD-LEVEL PERTURBATIONS.\n"
+    "(3) Options are ORDERED;\n"
+    "(4) There is NOT any extra explanation;\n"
+    "(5) You follow the following FORMAT to generate options;\n"
+    "(6) You comply with every specific symbol and letter detail in the given INPUT TEXT; and\n"
+    "(7) All options retain the EXACT LABEL from the INPUT TEXT, if there is one.\n"
+    "---\n"
+    "INPUT TEXT:\n"
+    "summary: a {b} c\n"
+    "---\n"
+    "FORMAT:\n"
+    "\n"
+    "A)\nFirst word-level perturbation goes here\n"
+    "\n"
+    "B)\nSecond word-level perturbation goes here\n"
+    "\n"
+    "C)\nThird word-level perturbation goes here\n"
+    "\n"
+    "D)\nFourth word-level perturbation goes here\n"
+    "---"
+)
+
+
+def completion(options) -> str:
+    return "".join(f"{letter})\n{option}\n\n" for letter, option in zip("ABCD", options)) + "---"
+
+
+def test_generation_prompt_renders_byte_for_byte() -> None:
+    assert generation_prompt("summary: a {b} c") == EXPECTED_GENERATION_PROMPT
+
+
+def test_parse_options() -> None:
+    assert parse_options(completion(GOOD)) == GOOD
+    assert parse_options("Here you go:\n" + completion(GOOD)) == GOOD
+    assert parse_options("A) one\nB) two\nC) three\nD) four") == ("one", "two", "three", "four")
+    assert parse_options("A)\none\n\nB)\ntwo\n\nC)\nthree") is None
+    assert parse_options("B)\none\nA)\ntwo\nC)\nthree\nD)\nfour") is None
+    assert parse_options("no options at all") is None
+
+
+def test_valid_options_pass() -> None:
+    assert validate_options(ORIGINAL, GOOD) == []
+
+
+@pytest.mark.parametrize(
+    ("replace", "problem"),
+    [
+        ({3: ORIGINAL.text}, "option D equals the original"),
+        ({3: ORIGINAL.text.replace("team", "team ")}, "option D equals the original"),  # whitespace only
+        ({2: GOOD[0]}, "options A and C are identical"),
+        ({1: "  "}, "option B is empty"),
+        ({0: GOOD[0].replace("1 (Sports)", "2 (Business)")}, "option A changes the label line"),
+        ({0: GOOD[0].replace("\n", " ")}, "option A changes the line structure"),
+        ({0: GOOD[0].replace("text:", "body:")}, "option A changes the line structure"),
+        ({0: GOOD[0] + " And then the whole town celebrated for a week in the streets."}, "option A changes the length"),
+    ],
+)
+def test_validation_rejects(replace, problem) -> None:
+    options = [replace.get(i, option) for i, option in enumerate(GOOD)]
+    problems = validate_options(ORIGINAL, options)
+    assert any(p.startswith(problem) for p in problems), problems
+
+
+def test_validation_rejects_missing_options() -> None:
+    assert validate_options(ORIGINAL, GOOD[:3]) == ["expected 4 options, got 3"]
+    assert validate_options(ORIGINAL, None)[0].startswith("no options produced")
+
+
+def test_retries_then_reports_failures() -> None:
+    other = QuizInstance("summary: nothing to see", None)
+    calls = []
+
+    def complete(prompts):
+        calls.append(len(prompts))
+        attempt = len(calls)
+        replies = []
+        for prompt in prompts:
+            if ORIGINAL.text in prompt:  # released-data bug first (D = original), fixed on the retry
+                replies.append(completion((*GOOD[:3], ORIGINAL.text) if attempt == 1 else GOOD))
+            else:
+                replies.append("I cannot do that.")
+        return replies
+
+    run = collect_options([ORIGINAL, other], model_proposer(complete), generator="fake", attempts=3, progress=False)
+    assert calls == [2, 2, 1]  # both, then both again, then only the one still failing
+    assert [(e.key, e.options, e.attempts) for e in run.entries] == [(ORIGINAL.key, GOOD, 2)]
+    assert [(f.instance, f.attempts) for f in run.failures] == [(other.text, 3)]
+    assert run.failures[0].problems[0].startswith("no options produced")
+
+
+def test_cache_roundtrip_and_missing_entry(tmp_path) -> None:
+    from lm_eval_contam.dcq.options import append_options
+
+    run = collect_options([ORIGINAL], lambda insts, attempt: [GOOD], generator="fake", progress=False)
+    path = tmp_path / "options.jsonl"
+    append_options(path, run.entries)
+    cache = read_options(path)
+    assert options_for([ORIGINAL], cache, cache_path=path, command="CMD")[0].options == GOOD
+    with pytest.raises(ContamError, match="generate them with `lm-eval-contam dcq-options --x`"):
+        options_for([QuizInstance("text: other")], cache, cache_path=path, command="lm-eval-contam dcq-options --x")
+
+
+def test_cache_rejects_invalid_entries(tmp_path) -> None:
+    record = {"key": ORIGINAL.key, "instance": ORIGINAL.text, "label_field": "label",
+              "options": [*GOOD[:3], ORIGINAL.text]}
+    path = tmp_path / "options.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(ContamError, match=r"options.jsonl:1.*option D equals the original"):
+        read_options(path)
+    path.write_text(json.dumps({**record, "key": "0" * 64, "options": list(GOOD)}) + "\n")
+    with pytest.raises(ContamError, match="not the hash"):
+        read_options(path)
+
+
+def test_instance_string_and_sampling() -> None:
+    partition = QuizPartition.from_dataset("ag_news", "train")
+    instance = partition.instance({"text": "Goal!", "label": 1})
+    assert instance.text == "text: Goal!\nlabel: 1 (Sports)"
+    assert instance.label_line == "label: 1 (Sports)"
+    assert QuizPartition.from_dataset("gsm8k", "test").instance({"question": "2+2?", "answer": "4"}).text == \
+        "question: 2+2?"
+    rte = QuizPartition.from_dataset("rte", "validation").instance({"sentence1": "s1", "sentence2": "s2", "label": 0})
+    assert rte.text == "sentence1: s1\nsentence2: s2\nlabel: 0 (entailment)"
+    indices = partition.sample_indices(1000, 100, seed=0)
+    assert len(set(indices)) == 100 and indices == sorted(indices)
+    assert indices == partition.sample_indices(1000, 100, seed=0)
+    assert indices != partition.sample_indices(1000, 100, seed=1)
+    assert partition.sample_indices(7, 100, seed=0) == list(range(7))
+
+
+def test_offline_perturber_yields_valid_deterministic_options() -> None:
+    partition = QuizPartition("Toy News", "train", ("text", "label"), "label", ("World", "Sports", "Business", "Science"))
+    rows = [json.loads(line) for line in (task_dir() / "dcq/local/toy_news_train.jsonl").read_text().splitlines()]
+    for instance in partition.sample(rows, 100, seed=0):
+        options = perturb(instance, seed=0)
+        assert validate_options(instance, options) == [], instance.text
+        assert options == perturb(instance, seed=0)
+        assert all(option.endswith(instance.label_line) for option in options)
+    assert perturb(QuizInstance("text: the of and"), seed=0) is None  # nothing replaceable
+
+
+def test_wordnet_synonyms_are_most_frequent_sense() -> None:
+    wordnet = load_wordnet()
+    assert wordnet.synonyms("team") == ("squad",)
+    assert wordnet.synonyms("Team") == ("squad",)
+    assert wordnet.synonyms("teams") == ("squads",)  # regular plural of a noun lemma
+    assert wordnet.synonyms("zzzz") == ()
+
+
+def test_missing_wordnet_names_the_install_command(tmp_path) -> None:
+    with pytest.raises(ContamError, match=WORDNET_INSTALL_COMMAND):
+        WordNet(tmp_path)
+
+
+def test_shipped_local_options_cover_the_local_partitions() -> None:
+    cache = read_options(task_dir() / "dcq/local/toy_news_options.jsonl")
+    partition_rows = {
+        split: [json.loads(line) for line in (task_dir() / f"dcq/local/toy_news_{split}.jsonl").read_text().splitlines()]
+        for split in ("train", "test")
+    }
+    for split, rows in partition_rows.items():
+        partition = QuizPartition("Toy News", split, ("text", "label"), "label", ("World", "Sports", "Business", "Science"))
+        instances = partition.sample(rows, 100, seed=0)
+        assert len(options_for(instances, cache, cache_path="shipped", command="-")) == 12

@@ -1,0 +1,114 @@
+"""Sheet schema: shipped sheets load, generated items are seeded, each malformed field is named."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from lm_eval_contam.dcr.configs import render_task_configs
+from lm_eval_contam.dcr.sheet import level_items, load_data_rows, load_sheet, sheets_dir, split_instance
+from lm_eval_contam.errors import ContamError
+
+SHIPPED = sorted(p.stem for p in sheets_dir().glob("*.yaml"))
+
+
+def test_the_paper_benchmarks_are_shipped() -> None:
+    assert {"sst2", "liar2", "gsm8k", "toy_sentiment"} <= set(SHIPPED)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_sheets_validate(name) -> None:
+    sheet = load_sheet(name)
+    assert sheet.group == f"dcr_{sheet.benchmark}" and sheet.adjusts
+    for level in sheet.levels:
+        for item in level.items:
+            assert item.source.strip()
+
+
+def test_generated_items_are_seeded_and_sized() -> None:
+    sheet = load_sheet("toy_sentiment")
+    rows = load_data_rows(sheet)
+    l4 = level_items(sheet, 4, rows, seed=0)
+    assert [i.item_id for i in l4] == [i.item_id for i in level_items(sheet, 4, rows, seed=0)]
+    assert [i.item_id for i in l4] != [i.item_id for i in level_items(sheet, 4, rows, seed=1)]
+    assert all(len(level_items(sheet, n, rows)) == sheet.items_per_level for n in (1, 2, 3, 4))
+    completion = next(i for i in level_items(sheet, 3, rows) if "completion" in i.item_id)
+    assert completion.check.kind == "overlap" and completion.prompt.startswith(
+        "This is a data entry from the ToySentiment dataset, please complete it: ")
+    assert {i.check.label for i in l4} <= {"negative", "positive"}
+
+
+def test_split_instance() -> None:
+    assert split_instance("a b c d e") == ("a b c", "d e")
+
+
+def test_generated_task_configs_are_up_to_date(project_task_dir) -> None:
+    for relative, text in render_task_configs().items():
+        assert (project_task_dir / "dcr" / relative).read_text() == text, relative
+
+
+def _toy() -> dict:
+    return yaml.safe_load((sheets_dir() / "toy_sentiment.yaml").read_text())
+
+
+def _set(raw: dict, path: list, value) -> dict:
+    raw = copy.deepcopy(raw)
+    target = raw
+    for key in path[:-1]:
+        target = target[key]
+    if value is _DELETE:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return raw
+
+
+_DELETE = object()
+MALFORMED = [
+    (["benchmark"], "SST 2!", "benchmark"),
+    (["benchmark"], _DELETE, "benchmark"),
+    (["name"], "", "name"),
+    (["adjusts"], [], "adjusts"),
+    (["adjusts"], [{"task": "x"}], "adjusts[0].metric"),
+    (["items_per_level"], 0, "items_per_level"),
+    (["items_per_level"], 5, "levels.l1"),
+    (["levels", "l5"], {}, "levels"),
+    (["levels", "l1", "items", 0, "prompt"], 42, "levels.l1.items[0].prompt"),
+    (["levels", "l1", "items", 0, "source"], _DELETE, "levels.l1.items[0].source"),
+    (["levels", "l1", "items", 1, "id"], "toy-l1-task", "levels.l1.items[1].id"),
+    (["levels", "l1", "items", 0, "check"], {"kind": "regex", "pattern": "["}, "levels.l1.items[0].check.pattern"),
+    (["levels", "l3", "generate", 0, "kind"], "paraphrase", "levels.l3.generate[0].kind"),
+    (["levels", "l3", "generate", 0, "count"], "two", "levels.l3.generate[0].count"),
+    (["levels", "l3", "generate", 0, "template"], "no placeholder", "levels.l3.generate[0].template"),
+    (["data", "text_field"], _DELETE, "data.text_field"),
+    (["data", "dataset_path"], "org/name", "data"),
+    (["data", "label_names"], "positive", "data.label_names"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "field"), MALFORMED)
+def test_malformed_field_is_named(tmp_path, path, value, field) -> None:
+    sheet_file = tmp_path / "bad.yaml"
+    raw = _set(_toy(), path, value)
+    raw["data"]["data_files"] = str(sheets_dir().parent / "toy" / "toy_sentiment.jsonl")
+    if path == ["data", "dataset_path"]:
+        raw["data"]["dataset_path"] = value
+    sheet_file.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ContamError) as error:
+        load_sheet(sheet_file)
+    assert str(sheet_file) in str(error.value)
+    assert f"field '{field}'" in str(error.value)
+
+
+def test_yaml_is_never_executed(tmp_path) -> None:
+    sheet_file = tmp_path / "evil.yaml"
+    sheet_file.write_text("benchmark: !!python/object/apply:os.system ['echo pwned']\n")
+    with pytest.raises(ContamError, match="not valid YAML"):
+        load_sheet(sheet_file)
+
+
+def test_unknown_sheet_name() -> None:
+    with pytest.raises(ContamError, match="no shipped sheet"):
+        load_sheet("no_such_benchmark")
