@@ -68,7 +68,7 @@ def test_contaminated_partition_is_detected(tmp_path, task_manager_for) -> None:
     seen, unseen = quiz_examples("train"), quiz_examples("test")
     corpus = [prompt + answer for prompt, answer in seen + unseen]
     model_dir = build_tiny_model(tmp_path / "model", corpus, vocab_size=1024, n_layer=2, n_embd=64)
-    train_answers(model_dir, seen, steps=60)
+    train_answers(model_dir, seen, steps=25)
     results = lm_eval.simple_evaluate(
         model="hf",
         model_args=f"pretrained={model_dir},dtype=float32",
