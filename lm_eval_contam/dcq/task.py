@@ -43,6 +43,7 @@ from lm_eval_contam.dcq.quiz import (
     parse_answer,
     quiz_prompt,
 )
+from lm_eval_contam.datafiles import data_file, resolve_path
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.models import cache_home
 
@@ -54,14 +55,6 @@ UNPARSEABLE = "-"  # stands for an unparseable reply in a doc's answer string
 def default_options_path() -> Path:
     """One cache for every partition (entries are keyed by instance hash): ``$LM_EVAL_CONTAM_HOME/dcq/options.jsonl``."""
     return cache_home() / "dcq" / "options.jsonl"
-
-
-def _resolve(path: str | Path, metadata: Mapping[str, Any]) -> Path:
-    candidate = Path(path).expanduser()
-    source = metadata.get("config_source")
-    if candidate.is_absolute() or not source or source == "inline":
-        return candidate
-    return Path(source).parent / candidate
 
 
 @dataclass(frozen=True)
@@ -110,7 +103,7 @@ class DCQSettings:
             partition=partition,
             num_instances=int(metadata.get("num_instances", DEFAULT_NUM_INSTANCES)),
             seed=int(metadata.get("seed", 0)),
-            options_path=_resolve(options, metadata) if options else default_options_path(),
+            options_path=resolve_path(options, metadata) if options else default_options_path(),
             confidence_level=float(metadata.get("confidence_level", 0.95)),
             dataset_flags=flags,
         )
@@ -125,29 +118,6 @@ class DCQSettings:
             "--out", str(self.options_path),
         ]
         return f"{OPTIONS_COMMAND} {shlex.join(args)}"
-
-
-def data_file(metadata: Mapping[str, Any], split: str) -> Path:
-    files = metadata.get("data_files") or {}
-    if split not in files:
-        raise ContamError(f"no data file for split {split!r}; data_files has {sorted(files)}",
-                          source=metadata.get("config_source"), field="data_files")
-    return _resolve(files[split], metadata)
-
-
-def load_jsonl_partitions(**metadata: Any) -> datasets.DatasetDict:
-    """lm-eval ``custom_dataset`` hook: ``metadata['data_files']`` (split -> JSONL path) as a DatasetDict."""
-    files = metadata.get("data_files")
-    if not isinstance(files, Mapping) or not files:
-        raise ContamError("expected a mapping split -> JSONL path", source=metadata.get("config_source"),
-                          field="data_files")
-    splits = {}
-    for split in files:
-        path = data_file(metadata, split)
-        if not path.is_file():
-            raise ContamError("data file not found", source=str(path), field="data_files")
-        splits[split] = datasets.Dataset.from_json(str(path))
-    return datasets.DatasetDict(splits)
 
 
 def answers_string(letters: Sequence[str | None]) -> str:
