@@ -19,7 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from lm_eval_contam.dcr.bootstrap import N_RESAMPLES, FactorBootstrap, adjusted_accuracy, bootstrap_dcr_factor
+from lm_eval_contam.dcr.bootstrap import (
+    N_RESAMPLES,
+    FactorBootstrap,
+    adjusted_accuracy,
+    bootstrap_dcr_factor,
+)
 from lm_eval_contam.dcr.fuzzy import dcr_factor
 from lm_eval_contam.dcr.sheet import LEVELS, load_sheet
 from lm_eval_contam.errors import ContamError

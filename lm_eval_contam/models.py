@@ -223,7 +223,11 @@ def train_on_texts(
     """
     import torch
     from accelerate import Accelerator
-    from transformers import AutoModelForCausalLM, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers import (
+        AutoModelForCausalLM,
+        AutoTokenizer,
+        get_linear_schedule_with_warmup,
+    )
 
     if not texts:
         raise ContamError("no training texts given", field="texts")

@@ -17,7 +17,12 @@ from lm_eval_contam.dcr.checks import level_items_by_sheet, read_check_csv
 from lm_eval_contam.dcr.fuzzy import validate_scores
 from lm_eval_contam.dcr.rundir import adjusted_path, load_results, results_files
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.hook import SheetScores, apply_dcr, dcr_level_tasks, scores_from_results
+from lm_eval_contam.hook import (
+    SheetScores,
+    apply_dcr,
+    dcr_level_tasks,
+    scores_from_results,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

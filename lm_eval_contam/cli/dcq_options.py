@@ -88,8 +88,14 @@ def partition_and_rows(args: argparse.Namespace):
 
 
 def _main(args: argparse.Namespace) -> int:
-    from lm_eval_contam.dcq.options import append_options, collect_options, model_completer, model_proposer, \
-        read_options, write_failures
+    from lm_eval_contam.dcq.options import (
+        append_options,
+        collect_options,
+        model_completer,
+        model_proposer,
+        read_options,
+        write_failures,
+    )
     from lm_eval_contam.dcq.task import default_options_path
 
     out = args.out or default_options_path()

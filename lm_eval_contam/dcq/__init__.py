@@ -11,7 +11,13 @@ validation, cache), :mod:`~.perturb` (offline WordNet perturber),
 :mod:`~.instances` (sampling, instance strings), :mod:`~.task` (lm-eval glue).
 """
 
-from lm_eval_contam.dcq.estimate import ConfidenceInterval, DCQEstimate, InstanceAnswers, estimate, estimate_from_counts
+from lm_eval_contam.dcq.estimate import (
+    ConfidenceInterval,
+    DCQEstimate,
+    InstanceAnswers,
+    estimate,
+    estimate_from_counts,
+)
 from lm_eval_contam.dcq.quiz import parse_answer
 
 __all__ = [

@@ -28,13 +28,7 @@ from scipy import stats
 
 from lm_eval_contam.dcq.quiz import LETTERS, POSITIONS
 from lm_eval_contam.errors import ContamError
-
-
-@dataclass(frozen=True)
-class ConfidenceInterval:
-    low: float
-    high: float
-    confidence_level: float
+from lm_eval_contam.intervals import ConfidenceInterval
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 from lm_eval.api.task import ConfigurableTask
 
+from lm_eval_contam.datafiles import data_file, resolve_path
 from lm_eval_contam.dcq.estimate import DCQEstimate, InstanceAnswers, estimate
 from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, QuizPartition
 from lm_eval_contam.dcq.options import options_for, read_options
@@ -43,7 +44,6 @@ from lm_eval_contam.dcq.quiz import (
     parse_answer,
     quiz_prompt,
 )
-from lm_eval_contam.datafiles import data_file, resolve_path
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.models import cache_home
 

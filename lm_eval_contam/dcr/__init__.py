@@ -19,7 +19,12 @@ from lm_eval_contam.dcr.bootstrap import (
     adjusted_accuracy,
     bootstrap_dcr_factor,
 )
-from lm_eval_contam.dcr.fuzzy import adjust, dcr_factor, dcr_factor_many, dcr_factor_reference
+from lm_eval_contam.dcr.fuzzy import (
+    adjust,
+    dcr_factor,
+    dcr_factor_many,
+    dcr_factor_reference,
+)
 from lm_eval_contam.dcr.sheet import Sheet, load_sheet
 
 __all__ = [

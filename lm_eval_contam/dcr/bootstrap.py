@@ -17,16 +17,11 @@ import numpy as np
 
 from lm_eval_contam.dcr.fuzzy import adjust, dcr_factor, dcr_factor_many
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.intervals import ConfidenceInterval
 from lm_eval_contam.seeding import rng_for
 
 N_RESAMPLES = 10_000
 CONFIDENCE_LEVEL = 0.95
-
-
-@dataclass(frozen=True)
-class ConfidenceInterval:
-    low: float
-    high: float
 
 
 @dataclass(frozen=True)
@@ -55,7 +50,7 @@ class AdjustedAccuracy:
 def _percentile_interval(values: np.ndarray, confidence_level: float) -> ConfidenceInterval:
     tail = (1.0 - confidence_level) / 2.0
     low, high = np.quantile(values, [tail, 1.0 - tail])
-    return ConfidenceInterval(float(low), float(high))
+    return ConfidenceInterval(float(low), float(high), confidence_level)
 
 
 def bootstrap_dcr_factor(

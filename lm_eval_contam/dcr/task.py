@@ -19,7 +19,12 @@ import datasets
 
 from lm_eval_contam import task_dir
 from lm_eval_contam.dcr.checks import parse_check
-from lm_eval_contam.dcr.sheet import item_to_doc, level_items, load_data_rows, load_sheet
+from lm_eval_contam.dcr.sheet import (
+    item_to_doc,
+    level_items,
+    load_data_rows,
+    load_sheet,
+)
 
 
 def load_level_dataset(dcr_sheet: str, dcr_level: int, seed: int = 0, judge_model: str | None = None,

@@ -4,10 +4,19 @@ Public API: :func:`bootstrap_test` (Algorithm 1), :func:`classify_match`
 (Algorithm 2, Judge A), :func:`render_prompt` (the paper's prompts).
 """
 
-from lm_eval_contam.timetravel.judge import PartitionVerdict, classify_match, parse_judge_reply, partition_verdict
+from lm_eval_contam.timetravel.judge import (
+    PartitionVerdict,
+    classify_match,
+    parse_judge_reply,
+    partition_verdict,
+)
 from lm_eval_contam.timetravel.prompts import render_judge_prompt, render_prompt
 from lm_eval_contam.timetravel.split import split_text
-from lm_eval_contam.timetravel.stats import BootstrapResult, ConfidenceInterval, bootstrap_test
+from lm_eval_contam.timetravel.stats import (
+    BootstrapResult,
+    ConfidenceInterval,
+    bootstrap_test,
+)
 
 __all__ = [
     "BootstrapResult",

@@ -8,15 +8,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.intervals import ConfidenceInterval
 from lm_eval_contam.seeding import rng_for
 
 ALPHA = 0.05
-
-
-@dataclass(frozen=True)
-class ConfidenceInterval:
-    low: float
-    high: float
 
 
 @dataclass(frozen=True)
@@ -83,7 +78,7 @@ def bootstrap_test(
     return BootstrapResult(
         statistic=float(guided_scores.mean() - general_scores.mean()),
         pvalue=pvalue,
-        confidence_interval=ConfidenceInterval(float(low), float(high)),
+        confidence_interval=ConfidenceInterval(float(low), float(high), confidence_level),
         n_resamples=n_resamples,
         paired=paired,
     )

@@ -16,7 +16,11 @@ from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.text import rouge_l_f
-from lm_eval_contam.timetravel.instances import DEFAULT_NUM_INSTANCES, Partition, sample_docs
+from lm_eval_contam.timetravel.instances import (
+    DEFAULT_NUM_INSTANCES,
+    Partition,
+    sample_docs,
+)
 from lm_eval_contam.timetravel.judge import classify_match, partition_verdict
 from lm_eval_contam.timetravel.stats import ALPHA, bootstrap_test
 
