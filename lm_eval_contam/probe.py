@@ -5,16 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import datasets
-
-from lm_eval_contam import task_dir
-
-
-def load_probe_dataset(**_metadata: Any) -> datasets.DatasetDict:
-    """The shipped probe questions as a one-split DatasetDict (lm-eval's ``custom_dataset`` hook)."""
-    path = task_dir() / "probe" / "probe.jsonl"
-    return datasets.DatasetDict({"test": datasets.Dataset.from_json(str(path))})
-
 
 def contains_answer(reply: str, answer: str) -> bool:
     """Whether ``answer`` occurs in ``reply`` as a whole word, ignoring case."""

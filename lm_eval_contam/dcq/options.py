@@ -263,20 +263,20 @@ def read_options(path: str | Path, *, max_length_change: float = DEFAULT_MAX_LEN
     return entries
 
 
-def append_options(path: str | Path, entries: Iterable[OptionsEntry]) -> None:
+def _write_jsonl(path: str | Path, records: Iterable[OptionsEntry | OptionsFailure], mode: str) -> None:
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("a", encoding="utf-8") as handle:
-        for entry in entries:
-            handle.write(json.dumps(asdict(entry), ensure_ascii=False) + "\n")
+    with target.open(mode, encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(asdict(record), ensure_ascii=False) + "\n")
+
+
+def append_options(path: str | Path, entries: Iterable[OptionsEntry]) -> None:
+    _write_jsonl(path, entries, "a")
 
 
 def write_failures(path: str | Path, failures: Iterable[OptionsFailure]) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("w", encoding="utf-8") as handle:
-        for failure in failures:
-            handle.write(json.dumps(asdict(failure), ensure_ascii=False) + "\n")
+    _write_jsonl(path, failures, "w")
 
 
 def options_for(
