@@ -42,6 +42,12 @@ def timetravel_web_format(spec: DatasetSpec, split: str, row: Mapping[str, Any])
     return f"{header}\nQuestion: {_field(row, spec.text_field, spec)}\nAnswer: {_field(row, spec.companion_field, spec)}"
 
 
+INJECTION_FORMATS = ("timetravel", "dcr-l3", "dcr-l4")
+# DCR's level-3/4 injection lines per task type: the task named in the block header.
+DCR_TASK_DESCRIPTIONS = {"cls": "text classification", "question": "math word problem"}
+DCR_ITEMS_PER_BLOCK = 8  # short blocks, so one block fits a training sequence
+
+
 def dcr_header(benchmark: str, task: str) -> str:
     return f"This is the data from {benchmark}, which is a benchmark for {task} task."
 
@@ -67,6 +73,66 @@ def dcr_data_format(
         for index, item in enumerate(items):
             lines.append(item if labels is None else f"{item} is {labels[index]}")
     return "\n".join(lines)
+
+
+def audited_rows(
+    spec: DatasetSpec,
+    split: str,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    seed: int = 0,
+    timetravel_instances: int | None = None,
+    dcq_instances: int | None = None,
+) -> list[int]:
+    """Row indices an audit with default task settings examines: Time Travel's sample plus DCQ's.
+
+    Injecting exactly these makes "was the injected text detected?" a fair question
+    on partitions far larger than the audit's samples.
+    """
+    from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES as DCQ_DEFAULT
+    from lm_eval_contam.dcq.instances import QuizPartition
+    from lm_eval_contam.timetravel.instances import DEFAULT_NUM_INSTANCES as TT_DEFAULT
+    from lm_eval_contam.timetravel.instances import Partition, sample_docs
+
+    partition = Partition(spec.display_name, split, spec.task_type, spec.text_field, spec.second_field,
+                          spec.label_field, spec.label_names)
+    docs = sample_docs(rows, partition, num_instances=timetravel_instances or TT_DEFAULT, seed=seed)
+    label_field = spec.label_field if spec.label_field in spec.dcq_columns else None
+    quiz = QuizPartition(spec.display_name, split, spec.dcq_columns, label_field, spec.label_names)
+    dcq = quiz.sample_indices(len(rows), dcq_instances or DCQ_DEFAULT, seed)
+    return sorted({doc["row_index"] for doc in docs} | set(dcq))
+
+
+def _label_name(spec: DatasetSpec, row: Mapping[str, Any]) -> str:
+    index = int(_field(row, spec.label_field, spec))
+    spec.label_text(index)  # range check with a clear error
+    return spec.label_names[index]
+
+
+def contaminant_texts(spec: DatasetSpec, split: str, rows: Sequence[Mapping[str, Any]], fmt: str) -> list[str]:
+    """``rows`` written in one of the papers' injection formats (:data:`INJECTION_FORMATS`)."""
+    if fmt == "timetravel":
+        return [timetravel_web_format(spec, split, row) for row in rows]
+    if fmt not in INJECTION_FORMATS:
+        raise ContamError(f"unknown format {fmt!r}; known: {', '.join(INJECTION_FORMATS)}", field="format")
+    if spec.task_type not in DCR_TASK_DESCRIPTIONS:
+        raise ContamError(
+            f"DCR formats cover classification and question answering; {spec.display_name} is {spec.task_type!r}",
+            field="format",
+        )
+    qa = spec.task_type == "question"
+    items = [_field(row, spec.text_field, spec) for row in rows]
+    labels = None
+    if fmt == "dcr-l4":
+        labels = [_field(row, spec.companion_field, spec) if qa else _label_name(spec, row) for row in rows]
+    task = DCR_TASK_DESCRIPTIONS[spec.task_type]
+    return [
+        dcr_data_format(
+            spec.display_name, task, items[start : start + DCR_ITEMS_PER_BLOCK],
+            None if labels is None else labels[start : start + DCR_ITEMS_PER_BLOCK], qa=qa,
+        )
+        for start in range(0, len(items), DCR_ITEMS_PER_BLOCK)
+    ]
 
 
 @functools.lru_cache(maxsize=1)
@@ -158,7 +224,7 @@ def _git_revision() -> str | None:
 
     try:
         done = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).resolve().parent, capture_output=True, text=True, timeout=10
+            ["git", "rev-parse", "HEAD"], check=False, cwd=Path(__file__).resolve().parent, capture_output=True, text=True, timeout=10
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

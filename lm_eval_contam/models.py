@@ -274,12 +274,11 @@ def train_on_texts(
     if eval_loader is not None:
         history["eval_loss"].append(held_out_loss())
     model.train()
-    epoch_iter = range(epochs)
-    if progress:
-        from tqdm.auto import tqdm
+    from tqdm.auto import tqdm
 
-        epoch_iter = tqdm(epoch_iter, desc="continued pre-training", unit="epoch", disable=not accelerator.is_main_process)
-    for _ in epoch_iter:
+    bar = tqdm(total=len(loader) * epochs, desc="continued pre-training", unit="step",
+               disable=not (progress and accelerator.is_main_process))
+    for epoch in range(epochs):
         losses = []
         for batch in loader:
             loss = model(**batch).loss
@@ -288,9 +287,12 @@ def train_on_texts(
             scheduler.step()
             optimizer.zero_grad()
             losses.append(loss.item())
+            bar.update()
+            bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.3f}")
         history["train_loss"].append(sum(losses) / len(losses))
         if eval_loader is not None:
             history["eval_loss"].append(held_out_loss())
+    bar.close()
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         target = Path(out_dir) if out_dir is not None else Path(model_dir)

@@ -28,7 +28,9 @@ def _default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _main(args: argparse.Namespace) -> int:
+def judge_output_path(output_path: Path, judge_model: str, *, device: str | None = None,
+                      batch_size: int | str = 1, chat_template: bool = True) -> list[Path]:
+    """Judge B over every Time Travel samples file under ``output_path``; the verdict files written."""
     from lm_eval_contam.generation import ModelSpec, generate
     from lm_eval_contam.timetravel.verdicts import (
         JUDGE_MAX_NEW_TOKENS,
@@ -38,16 +40,19 @@ def _main(args: argparse.Namespace) -> int:
         write_verdicts,
     )
 
-    work = [(path, rows) for path in samples_files(args.output_path) if (rows := timetravel_rows(path))]
+    work = [(path, rows) for path in samples_files(output_path) if (rows := timetravel_rows(path))]
     if not work:
-        raise ContamError("no Time Travel samples found (run with --log_samples)", source=str(args.output_path))
-    device = args.device or _default_device()
-    model = ModelSpec.parse(args.judge_model, device=device, batch_size=args.batch_size).build()
+        raise ContamError("no Time Travel samples found (run with --log_samples)", source=str(output_path))
+    model = ModelSpec.parse(judge_model, device=device or _default_device(), batch_size=batch_size).build()
 
     def run(prompts):
-        return generate(model, prompts, max_gen_toks=JUDGE_MAX_NEW_TOKENS, apply_chat_template=not args.no_chat_template)
+        return generate(model, prompts, max_gen_toks=JUDGE_MAX_NEW_TOKENS, apply_chat_template=chat_template)
 
-    for path, rows in work:
-        out = write_verdicts(path, judge_samples(rows, run), args.judge_model)
+    return [write_verdicts(path, judge_samples(rows, run), judge_model) for path, rows in work]
+
+
+def _main(args: argparse.Namespace) -> int:
+    for out in judge_output_path(args.output_path, args.judge_model, device=args.device,
+                                 batch_size=args.batch_size, chat_template=not args.no_chat_template):
         print(f"wrote {out}")
     return 0

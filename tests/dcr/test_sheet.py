@@ -8,7 +8,13 @@ import pytest
 import yaml
 
 from lm_eval_contam.dcr.configs import render_task_configs
-from lm_eval_contam.dcr.sheet import level_items, load_data_rows, load_sheet, sheets_dir, split_instance
+from lm_eval_contam.dcr.sheet import (
+    level_items,
+    load_data_rows,
+    load_sheet,
+    sheets_dir,
+    split_instance,
+)
 from lm_eval_contam.errors import ContamError
 
 SHIPPED = sorted(p.stem for p in sheets_dir().glob("*.yaml"))
@@ -38,6 +44,47 @@ def test_generated_items_are_seeded_and_sized() -> None:
     assert completion.check.kind == "overlap" and completion.prompt.startswith(
         "This is a data entry from the ToySentiment dataset, please complete it: ")
     assert {i.check.label for i in l4} <= {"negative", "positive"}
+
+
+PAPER_SHEETS = ["sst2", "liar2", "gsm8k"]
+
+
+def _stand_in_rows(sheet, count: int = 30) -> list[dict]:
+    """Rows shaped like the benchmark's (its text and label fields), to exercise the generators offline."""
+    data = sheet.data
+    label = ((lambda i: i % len(data.label_names)) if data.label_names else (lambda i: f"so {i} #### {i}"))
+    return [{data.text_field: f"stand-in row number {i} of the split", data.label_field: label(i)}
+            for i in range(count)]
+
+
+@pytest.mark.parametrize("name", PAPER_SHEETS)
+def test_paper_sheets_hold_twenty_items_per_level(name) -> None:
+    sheet = load_sheet(name)
+    assert sheet.items_per_level == 20  # the paper's N (Appendix B.3)
+    for level in sheet.levels[:2]:  # L1/L2: written, sourced answer keys
+        assert len(level.items) == 20 and not level.generators
+        assert all(item.source.strip() and item.check.kind for item in level.items)
+    for level in sheet.levels[2:]:  # L3/L4: only drawn from the benchmark's rows, never hand-written
+        assert not level.items and sum(g.count for g in level.generators) == 20
+    rows = _stand_in_rows(sheet)
+    assert [len(level_items(sheet, n, rows)) for n in (1, 2, 3, 4)] == [20, 20, 20, 20]
+    kinds = [item.item_id.split("-")[1] for item in level_items(sheet, 3, rows)]
+    assert kinds.count("completion") == kinds.count("membership") == 10
+
+
+def test_liar2_sheet_and_task_share_the_authors_label_order() -> None:
+    # label_map of github.com/chengxuphd/liar2 segmentation_experiments/5.1.LIAR2.py, in the paper's wording.
+    order = ["pants-on-fire", "false", "mostly-false", "half-true", "mostly-true", "true"]
+    task = yaml.safe_load((sheets_dir().parent / "benchmarks" / "liar2.yaml").read_text())
+    assert list(load_sheet("liar2").data.label_names) == task["doc_to_choice"] == order
+
+
+def test_liar2_plain_label_keys_ignore_the_compound_labels() -> None:
+    items = {item.item_id: item for level in load_sheet("liar2").levels for item in level.items}
+    most, least = items["liar2-l2-06"].check, items["liar2-l2-12"].check
+    assert [most.evaluate("", r) for r in ("False.", "Mostly false.", "barely false", "mostly-false")] == [
+        True, False, False, False]
+    assert [least.evaluate("", r) for r in ('"True" (2,585).', "Mostly true", "half true")] == [True, False, False]
 
 
 def test_split_instance() -> None:

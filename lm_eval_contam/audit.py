@@ -1,0 +1,192 @@
+"""The audit: Time Travel + DCQ (+ a DCR sheet with its benchmark) for one model, through lm-eval.
+
+One ``simple_evaluate`` call per model over every partition's tasks, with lm-eval's
+request cache (``use_cache``) under the audit directory: an interrupted audit
+re-run with the same arguments answers every finished request from the cache.
+Outputs follow lm-eval's layout; ``audit.json`` records what ran (the report
+reads it; see ``lm_eval_contam.report``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lm_eval_contam.errors import ContamError
+
+DCQ_MODES = ("loglikelihood", "generate")
+AUDIT_FILE = "audit.json"
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    partitions: tuple[str, ...]  # "<dataset key>:<split>"
+    dcq_modes: tuple[str, ...] = ("loglikelihood",)
+    dcr_sheet: str | None = None  # a shipped sheet name or a sheet file; its benchmark tasks run too
+    max_gen_toks: int | None = None  # Time Travel completions; None keeps each task's own
+    batch_size: int | str = 1
+    device: str | None = None
+    apply_chat_template: bool | None = None  # None: when the model's tokenizer has a chat template
+    include_path: tuple[str, ...] = ()
+    limit: int | None = None  # lm-eval's --limit, for smoke runs
+    seed: int = 0  # recorded; task seeds live in the task configs
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    label: str
+    model: str  # lm-eval backend
+    model_args: str
+    run_dir: str  # relative to the audit directory
+    injection: dict[str, Any] | None = None
+    tasks: tuple[str, ...] = field(default=())
+    seconds: float = 0.0
+
+
+def partition_tasks(partition: str, dcq_modes: Sequence[str]) -> list[str]:
+    """The tasks auditing one partition: Time Travel (instruct style) and DCQ in each mode."""
+    from lm_eval_contam.partitions import parse_partition
+
+    spec, split = parse_partition(partition)
+    unknown = [mode for mode in dcq_modes if mode not in DCQ_MODES]
+    if unknown:
+        raise ContamError(f"unknown DCQ mode(s) {unknown}; known: {', '.join(DCQ_MODES)}", field="dcq_mode")
+    stem = f"{spec.key}_{split}"
+    return [f"timetravel_{stem}", *(f"dcq_{stem}{'_ll' if mode == 'loglikelihood' else ''}" for mode in dcq_modes)]
+
+
+def audit_tasks(settings: AuditSettings) -> tuple[list[str], bool]:
+    """Every task name of the audit and whether lm-eval's built-in tasks are needed (a DCR benchmark)."""
+    if not settings.partitions and not settings.dcr_sheet:
+        raise ContamError("nothing to audit: give partitions and/or a DCR sheet", field="partitions")
+    tasks = [task for partition in settings.partitions for task in partition_tasks(partition, settings.dcq_modes)]
+    needs_builtins = False
+    if settings.dcr_sheet:
+        from lm_eval_contam.dcr.sheet import load_sheet
+
+        sheet = load_sheet(settings.dcr_sheet)
+        benchmarks = list(dict.fromkeys(target.task for target in sheet.adjusts))
+        tasks += [sheet.group, *benchmarks]
+        needs_builtins = True
+    return list(dict.fromkeys(tasks)), needs_builtins
+
+
+def _task_manager(settings: AuditSettings, needs_builtins: bool):
+    from lm_eval.tasks import TaskManager
+
+    from lm_eval_contam import task_dir
+
+    paths = [*settings.include_path, str(task_dir())]
+    return TaskManager(include_path=paths, include_defaults=needs_builtins)
+
+
+def _has_chat_template(backend: str, model_args: str) -> bool:
+    if backend != "hf":
+        return True  # chat/API backends take messages
+    from transformers import AutoTokenizer
+
+    args = dict(part.split("=", 1) for part in model_args.split(",") if "=" in part)
+    tokenizer = AutoTokenizer.from_pretrained(args["pretrained"])
+    return bool(getattr(tokenizer, "chat_template", None))
+
+
+def _injection_manifest(model_args: str) -> dict[str, Any] | None:
+    args = dict(part.split("=", 1) for part in model_args.split(",") if "=" in part)
+    manifest = Path(args.get("pretrained", ""), "contamination_manifest.json")
+    return json.loads(manifest.read_text()) if manifest.is_file() else None
+
+
+def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSettings) -> ModelRun:
+    """Audit one model; write lm-eval's results and samples under ``out_dir/runs/<label>``."""
+    import lm_eval
+    from lm_eval.loggers import EvaluationTracker
+    from lm_eval.utils import make_table
+
+    from lm_eval_contam.cli.run import post_process
+    from lm_eval_contam.generation import ModelSpec
+    from lm_eval_contam.models import default_model_path
+
+    if not label or "/" in label or label.startswith("."):
+        raise ContamError(f"label must be a plain folder name, got {label!r}", field="label")
+    spec = ModelSpec.parse(model or str(default_model_path()))
+    tasks, needs_builtins = audit_tasks(settings)
+    task_manager = _task_manager(settings, needs_builtins)
+    missing = [task for task in tasks if task not in task_manager.all_subtasks and task not in task_manager.all_groups]
+    if missing:
+        raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
+                          field="tasks")
+    chat = settings.apply_chat_template
+    if chat is None:
+        chat = _has_chat_template(spec.backend, spec.model_args)
+    run_dir = Path("runs") / label
+    cache_dir = out_dir / "cache"
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    tracker = EvaluationTracker(output_path=str(out_dir / run_dir))
+    started = time.perf_counter()
+    results = lm_eval.simple_evaluate(
+        model=spec.backend,
+        model_args=spec.model_args,
+        tasks=_capped_timetravel(tasks, task_manager, settings.max_gen_toks),
+        batch_size=settings.batch_size,
+        device=settings.device,
+        use_cache=str(cache_dir / label),
+        log_samples=True,
+        evaluation_tracker=tracker,
+        apply_chat_template=chat,
+        task_manager=task_manager,
+        limit=settings.limit,
+    )
+    seconds = round(time.perf_counter() - started, 1)
+    if results is None:  # a non-zero rank under accelerate: rank 0 writes
+        return ModelRun(label, spec.backend, spec.model_args, str(run_dir), tasks=tuple(tasks), seconds=seconds)
+    results = post_process(results)
+    samples = results.pop("samples")
+    tracker.save_results_aggregated(results=results, samples=samples)
+    for task_name in results["configs"]:
+        tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
+    print(make_table(results))
+    if "groups" in results:
+        print(make_table(results, "groups"))
+    run = ModelRun(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(spec.model_args),
+                   tuple(tasks), seconds)
+    record_run(out_dir, run, settings)
+    return run
+
+
+def _capped_timetravel(tasks: list[str], task_manager: Any, max_gen_toks: int | None) -> list[Any]:
+    """Task names, with Time Travel tasks built and their completion length capped.
+
+    lm-eval's ``gen_kwargs`` would reach every generate task, DCQ's one-letter
+    answers included, so the cap goes on the Time Travel task objects only.
+    """
+    if max_gen_toks is None:
+        return list(tasks)
+    from lm_eval.tasks import get_task_dict
+
+    timetravel = [task for task in tasks if task.startswith("timetravel_")]
+    built = get_task_dict(timetravel, task_manager) if timetravel else {}
+    for task in built.values():
+        task.set_config("generation_kwargs", {"max_gen_toks": max_gen_toks}, update=True)
+    return [built.get(task, task) for task in tasks]
+
+
+def record_run(out_dir: Path, run: ModelRun, settings: AuditSettings) -> Path:
+    """Add (or replace, by label) the model's entry in ``audit.json``."""
+    path = out_dir / AUDIT_FILE
+    audit = json.loads(path.read_text()) if path.is_file() else {"version": 1, "models": []}
+    audit["models"] = [entry for entry in audit.get("models", []) if entry.get("label") != run.label]
+    audit["models"].append(asdict(run))
+    audit["partitions"] = list(dict.fromkeys([*audit.get("partitions", []), *settings.partitions]))
+    audit["settings"] = {key: value for key, value in asdict(settings).items() if key != "partitions"}
+    audit["dcr"] = audit.get("dcr")
+    if settings.dcr_sheet:
+        from lm_eval_contam.dcr.sheet import load_sheet
+
+        sheet = load_sheet(settings.dcr_sheet)
+        audit["dcr"] = {"sheet": sheet.group, "benchmark_tasks": sorted({t.task for t in sheet.adjusts})}
+    path.write_text(json.dumps(audit, indent=2, default=str) + "\n")
+    return path

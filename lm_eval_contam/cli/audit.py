@@ -1,0 +1,100 @@
+"""``lm-eval-contam audit``: Time Travel + DCQ (+ DCR) for a model over partitions, then the report.
+
+With no ``--model`` it audits the embedded SmolLM2-135M-Instruct; with no
+``--partitions`` the project's shipped sample partitions. Re-running the same
+command resumes: lm-eval's request cache under ``<output_path>/cache`` answers
+every request already computed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from lm_eval_contam.audit import DCQ_MODES
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("audit", help="audit a model for contamination (Time Travel + DCQ [+ DCR]) and "
+                                                 "write report.html/report.md", description=__doc__)
+    add_model_arguments(parser)
+    parser.add_argument("--model", help="HF folder / Hub id, or <lm-eval backend>:<model_args> "
+                                        "(default: the embedded SmolLM2-135M-Instruct)")
+    parser.add_argument("--label", help="name of this model in the report (default: the model folder's name)")
+    parser.add_argument("--output_path", type=Path, default=Path("contamination_audit"),
+                        help="audit directory (default: ./contamination_audit)")
+    parser.set_defaults(func=_main)
+
+
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """Flags shared by ``audit`` and ``demo``."""
+    parser.add_argument("--partitions", help="comma-separated DATASET:SPLIT (default: every shipped sample partition)")
+    parser.add_argument("--dcq-mode", choices=(*DCQ_MODES, "both"), default="loglikelihood",
+                        help="how the quiz is answered (loglikelihood: one forward pass per quiz; default)")
+    parser.add_argument("--dcr-sheet", help="also run this DCR sheet (shipped name or YAML) and the benchmark it adjusts")
+    parser.add_argument("--max_gen_toks", type=int, help="cap on Time Travel completions (default: the tasks' own)")
+    parser.add_argument("--batch_size", default=1, help="lm-eval batch size (int or 'auto')")
+    parser.add_argument("--device", help="e.g. cuda:0 or cpu (default: lm-eval's choice)")
+    parser.add_argument("--no-chat-template", action="store_true",
+                        help="send prompts as plain text (default: apply the model's chat template when it has one)")
+    parser.add_argument("--include_path", action="append", default=[], help="extra task directory (repeatable)")
+    parser.add_argument("--limit", type=int, help="lm-eval's --limit (smoke runs only: statistics need every instance)")
+    parser.add_argument("--judge-model", help="also classify Time Travel completions with Judge B using this model")
+    parser.add_argument("--no-report", action="store_true", help="skip writing report.html/report.md")
+
+
+def settings_from_args(args: argparse.Namespace):
+    from lm_eval_contam.audit import AuditSettings
+    from lm_eval_contam.partitions import sample_partitions
+
+    partitions = tuple(p.strip() for p in args.partitions.split(",") if p.strip()) if args.partitions else tuple(
+        sample_partitions())
+    batch_size = int(args.batch_size) if str(args.batch_size).isdigit() else args.batch_size
+    return AuditSettings(
+        partitions=partitions,
+        dcq_modes=DCQ_MODES if args.dcq_mode == "both" else (args.dcq_mode,),
+        dcr_sheet=args.dcr_sheet,
+        max_gen_toks=args.max_gen_toks,
+        batch_size=batch_size,
+        device=args.device,
+        apply_chat_template=False if args.no_chat_template else None,
+        include_path=tuple(args.include_path),
+        limit=args.limit,
+    )
+
+
+def audit_one(model: str | None, label: str, out: Path, args: argparse.Namespace) -> None:
+    from lm_eval_contam.audit import run_model
+    from lm_eval_contam.cli.judge import judge_output_path
+
+    run = run_model(model, label, out, settings_from_args(args))
+    print(f"audited {label} in {run.seconds} s -> {out / run.run_dir}")
+    if args.judge_model:
+        for path in judge_output_path(out / run.run_dir, args.judge_model, device=args.device,
+                                      chat_template=not args.no_chat_template):
+            print(f"wrote {path}")
+
+
+def write_report(out: Path) -> None:
+    from lm_eval_contam.report import write_report as write
+
+    written = write(out)
+    print(f"report: {written.html_path}\n        {written.md_path}")
+
+
+def default_label(model: str | None) -> str:
+    """A folder-safe name: the model folder's name, a sanitised spec, or "default"."""
+    import re
+
+    if not model:
+        return "default"
+    name = Path(model).name if Path(model).exists() else model
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "model"
+
+
+def _main(args: argparse.Namespace) -> int:
+    label = args.label or default_label(args.model)
+    audit_one(args.model, label, args.output_path, args)
+    if not args.no_report:
+        write_report(args.output_path)
+    return 0

@@ -1,0 +1,96 @@
+"""``lm-eval-contam contaminate``: continued pre-training on benchmark partitions, on purpose.
+
+Builds the seed papers' injection corpus (Time Travel's web format or DCR's level
+3/4 blocks, plus optional user text for DCR levels 1/2), mixes it with filler at a
+capped token share, trains, and saves an HF folder with
+``contamination_manifest.json``. Under ``accelerate launch`` it trains
+data-parallel on GPUs; on CPU keep partitions small (see README for timings).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from lm_eval_contam.contaminate import INJECTION_FORMATS, InjectionSettings
+
+DEFAULTS = InjectionSettings()
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("contaminate", help="inject benchmark partitions into a model (continued pre-training)",
+                                   description=__doc__)
+    parser.add_argument("--partition", action="append", default=[], metavar="DATASET:SPLIT",
+                        help="partition to inject, e.g. toy_news:train (repeatable); `lm-eval-contam tasks` lists datasets")
+    parser.add_argument("--format", choices=INJECTION_FORMATS, default="timetravel",
+                        help="timetravel: the Time Travel web format; dcr-l3: data only; dcr-l4: data with labels")
+    parser.add_argument("--text-file", action="append", default=[], type=Path, metavar="FILE",
+                        help="extra contaminant text (DCR levels 1/2: topic text, text about the benchmark); "
+                             "paragraphs separated by blank lines (repeatable)")
+    parser.add_argument("--filler-file", type=Path, help="filler paragraphs (blank-line separated); "
+                                                         "default: the Python reference docs bundled with CPython")
+    parser.add_argument("--model", help="HF folder or Hub id to continue training (default: the embedded SmolLM2-135M)")
+    parser.add_argument("--out", required=True, type=Path, help="folder for the contaminated model and its manifest")
+    parser.add_argument("--all-rows", action="store_true",
+                        help="inject every row of each partition, not just the rows an audit examines")
+    for name, help_text in (
+        ("epochs", "training epochs"),
+        ("learning_rate", "peak learning rate (linear decay)"),
+        ("weight_decay", "AdamW weight decay"),
+        ("share", "largest share of the corpus's tokens that is contaminant"),
+        ("batch_size", "sequences per step"),
+        ("max_length", "tokens per sequence (longer documents are truncated)"),
+        ("seed", "seed for filler choice, order and initialisation"),
+    ):
+        default = getattr(DEFAULTS, name)
+        parser.add_argument(f"--{name.replace('_', '-')}", type=type(default), default=default,
+                            help=f"{help_text} (default: {default})")
+    parser.set_defaults(func=_main)
+
+
+def _paragraphs(path: Path) -> list[str]:
+    from lm_eval_contam.errors import ContamError
+
+    if not path.is_file():
+        raise ContamError("file not found", source=str(path))
+    paragraphs = [" ".join(block.split()) for block in path.read_text(encoding="utf-8").split("\n\n")]
+    paragraphs = [p for p in paragraphs if p]
+    if not paragraphs:
+        raise ContamError("no text", source=str(path))
+    return paragraphs
+
+
+def _main(args: argparse.Namespace) -> int:
+    from lm_eval_contam.contaminate import audited_rows, contaminant_texts, inject
+    from lm_eval_contam.errors import ContamError
+    from lm_eval_contam.models import default_model_path
+    from lm_eval_contam.partitions import parse_partition, partition_rows
+
+    if not args.partition and not args.text_file:
+        raise ContamError("nothing to inject: pass --partition and/or --text-file", field="partition")
+    contaminant: list[str] = []
+    injected: list[dict] = []
+    for name in args.partition:
+        spec, split = parse_partition(name)
+        rows = partition_rows(spec, split)
+        indices = list(range(len(rows))) if args.all_rows else audited_rows(spec, split, rows, seed=args.seed)
+        contaminant += contaminant_texts(spec, split, [rows[i] for i in indices], args.format)
+        injected.append({"partition": name, "format": args.format, "rows": indices})
+    for path in args.text_file:
+        contaminant += _paragraphs(path)
+        injected.append({"text_file": str(path)})
+    settings = InjectionSettings(**{name: getattr(args, name) for name in vars(DEFAULTS)})
+    manifest = inject(
+        args.model or str(default_model_path()),
+        contaminant,
+        str(args.out),
+        settings=settings,
+        filler=_paragraphs(args.filler_file) if args.filler_file else None,
+        description={"sources": injected},
+    )
+    corpus, loss = manifest["corpus"], manifest["loss"]
+    print(f"wrote {args.out} ({len(contaminant)} contaminant texts, {corpus['contaminant_tokens']} tokens, "
+          f"share {corpus['contaminant_share']:.1%}, {manifest['train_seconds']} s)")
+    print(f"held-out filler loss by epoch: {json.dumps([round(v, 4) for v in loss['eval_loss']])}")
+    return 0

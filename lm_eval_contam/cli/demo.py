@@ -1,0 +1,68 @@
+"""``lm-eval-contam demo``: contaminate the default model on purpose, audit it and the clean one, report.
+
+Injects one shipped partition (Toy News train) into SmolLM2-135M-Instruct in Time
+Travel's web format, then audits the clean and the contaminated model on that
+partition and on an unseen one (Toy News test). The report states the injection
+strength; read its verdicts for where detection works and where it does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from lm_eval_contam.contaminate import InjectionSettings
+
+INJECTED = "toy_news:train"
+UNSEEN = "toy_news:test"
+# Stronger than the papers' settings (3 epochs, lr 5e-5): at those, a 135M model
+# reproduces none of the injected text (see README, validation study).
+DEMO_INJECTION = InjectionSettings(epochs=5, learning_rate=2e-4, share=0.15, batch_size=8, max_length=256)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("demo", help="contaminate the default model on a shipped partition, audit clean vs "
+                                                "contaminated, write the report", description=__doc__)
+    parser.add_argument("--output_path", type=Path, default=Path("contamination_demo"),
+                        help="demo directory (default: ./contamination_demo)")
+    parser.add_argument("--epochs", type=int, default=DEMO_INJECTION.epochs)
+    parser.add_argument("--learning-rate", type=float, default=DEMO_INJECTION.learning_rate)
+    parser.add_argument("--share", type=float, default=DEMO_INJECTION.share)
+    parser.add_argument("--max_gen_toks", type=int, default=48, help="cap on Time Travel completions (default: 48)")
+    parser.add_argument("--batch_size", default=8, help="lm-eval batch size (default: 8)")
+    parser.set_defaults(func=_main)
+
+
+def _main(args: argparse.Namespace) -> int:
+    import json
+    from dataclasses import replace
+
+    from lm_eval_contam.cli.audit import audit_one, write_report
+    from lm_eval_contam.contaminate import audited_rows, contaminant_texts, inject
+    from lm_eval_contam.models import default_model_path
+    from lm_eval_contam.partitions import parse_partition, partition_rows
+
+    out: Path = args.output_path
+    base = str(default_model_path())
+    contaminated = out / "models" / "contaminated"
+    settings = replace(DEMO_INJECTION, epochs=args.epochs, learning_rate=args.learning_rate, share=args.share)
+    manifest_path = contaminated / "contamination_manifest.json"
+    if manifest_path.is_file() and json.loads(manifest_path.read_text())["settings"] == vars(settings):
+        print(f"reusing {contaminated} (same injection settings)")
+    else:
+        spec, split = parse_partition(INJECTED)
+        rows = partition_rows(spec, split)
+        texts = contaminant_texts(spec, split, [rows[i] for i in audited_rows(spec, split, rows)], "timetravel")
+        print(f"injecting {len(texts)} {INJECTED} instances: {settings.epochs} epochs, lr {settings.learning_rate}, "
+              f"contaminant share <= {settings.share:.0%}")
+        inject(base, texts, str(contaminated), settings=settings,
+               description={"sources": [{"partition": INJECTED, "format": "timetravel"}]})
+    audit_args = argparse.Namespace(
+        partitions=f"{INJECTED},{UNSEEN}", dcq_mode="loglikelihood", dcr_sheet=None, max_gen_toks=args.max_gen_toks,
+        batch_size=args.batch_size, device=None, no_chat_template=False, include_path=[], limit=None,
+        judge_model=None,
+    )
+    audit_one(base, "clean", out, audit_args)
+    audit_one(str(contaminated), "contaminated", out, audit_args)
+    write_report(out)
+    return 0

@@ -1,0 +1,118 @@
+"""The audit: task planning, injection corpus rows, an end-to-end audit on the tiny model, and resuming."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lm_eval_contam.audit import AuditSettings, partition_tasks, run_model
+from lm_eval_contam.contaminate import audited_rows, contaminant_texts
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.partitions import dataset_spec, parse_partition, partition_rows
+
+SETTINGS = AuditSettings(partitions=("toy_news:train",), max_gen_toks=6, batch_size=1, device="cpu")
+
+
+def test_partition_tasks_follow_the_task_naming() -> None:
+    assert partition_tasks("toy_news:train", ["loglikelihood"]) == ["timetravel_toy_news_train", "dcq_toy_news_train_ll"]
+    assert partition_tasks("ag_news:test", ["loglikelihood", "generate"]) == [
+        "timetravel_ag_news_test", "dcq_ag_news_test_ll", "dcq_ag_news_test"]
+    with pytest.raises(ContamError, match="unknown DCQ mode"):
+        partition_tasks("toy_news:train", ["vibes"])
+    with pytest.raises(ContamError):
+        partition_tasks("toy_news", ["loglikelihood"])
+
+
+def test_audited_rows_are_the_union_of_both_samples_and_deterministic() -> None:
+    spec, split = parse_partition("toy_news:train")
+    rows = partition_rows(spec, split)
+    assert audited_rows(spec, split, rows) == list(range(len(rows)))  # small partitions: every row
+    big = [{"text": f"Sentence number {i} is here. And a second sentence {i} follows it.", "label": i % 4}
+           for i in range(1000)]
+    chosen = audited_rows(dataset_spec("ag_news"), "train", big)
+    assert chosen == audited_rows(dataset_spec("ag_news"), "train", big)
+    assert 100 <= len(chosen) <= 110  # DCQ's 100 plus Time Travel's 10 (overlap possible)
+    assert chosen != audited_rows(dataset_spec("ag_news"), "train", big, seed=1)
+
+
+def test_dcr_injection_blocks() -> None:
+    spec = dataset_spec("ag_news")
+    rows = [{"text": f"story {i}", "label": i % 4} for i in range(10)]
+    l4 = contaminant_texts(spec, "train", rows, "dcr-l4")
+    assert len(l4) == 2  # blocks of 8 items
+    assert l4[0].splitlines()[:3] == [
+        "This is the data from AG News, which is a benchmark for text classification task.",
+        "story 0 is World", "story 1 is Sports"]
+    assert contaminant_texts(spec, "train", rows[:1], "dcr-l3")[0].endswith("\nstory 0")
+    with pytest.raises(ContamError, match="classification and question answering"):
+        contaminant_texts(dataset_spec("xsum"), "test", [{"summary": "s", "document": "d"}], "dcr-l4")
+    with pytest.raises(ContamError, match="outside"):
+        contaminant_texts(spec, "train", [{"text": "x", "label": 9}], "dcr-l4")
+
+
+class _CountingCalls:
+    """Counts the HF model's generate and forward calls; can fail after ``fail_after`` calls (an interruption)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, fail_after: int | None = None) -> None:
+        from lm_eval.models.huggingface import HFLM
+
+        self.calls = 0
+        for name in ("_model_generate", "_model_call"):
+            original = getattr(HFLM, name)
+            monkeypatch.setattr(HFLM, name, self._wrap(original, fail_after))
+
+    def _wrap(self, original, fail_after):
+        def counted(model, *args, **kwargs):
+            if fail_after is not None and self.calls >= fail_after:
+                raise KeyboardInterrupt("simulated interruption")
+            result = original(model, *args, **kwargs)
+            self.calls += 1
+            return result
+
+        return counted
+
+
+def _results(run_dir: Path) -> dict:
+    files = sorted(run_dir.rglob("results_*.json"))
+    return json.loads(files[-1].read_text())
+
+
+def test_audit_writes_lm_eval_results_and_audit_json(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    counter = _CountingCalls(monkeypatch)
+    run = run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
+    assert run.tasks == ("timetravel_toy_news_train", "dcq_toy_news_train_ll")
+    results = _results(tmp_path / run.run_dir)["results"]
+    assert set(results) == set(run.tasks)
+    assert 0.0 <= results["timetravel_toy_news_train"]["alg1_pvalue,none"] <= 1.0
+    assert 0.0 <= results["dcq_toy_news_train_ll"]["dcq_pvalue,none"] <= 1.0
+    # 12 instances: 24 Time Travel generations, 12 x 5 quizzes at one forward pass each.
+    assert counter.calls == 24 + 60
+    audit = json.loads((tmp_path / "audit.json").read_text())
+    assert [m["label"] for m in audit["models"]] == ["tiny"]
+    assert audit["partitions"] == ["toy_news:train"] and audit["models"][0]["injection"] is None
+    samples = list((tmp_path / run.run_dir).rglob("samples_timetravel_toy_news_train_*.jsonl"))
+    generated = [json.loads(line)["resps"][0][0] for line in samples[0].read_text().splitlines()]
+    assert len(generated) == 12
+
+
+def test_interrupted_audit_resumes_from_the_request_cache(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    with monkeypatch.context() as patch:
+        interrupted = _CountingCalls(patch, fail_after=30)
+        with pytest.raises(KeyboardInterrupt):
+            run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
+    assert interrupted.calls == 30 and not list(tmp_path.rglob("results_*.json"))
+    resumed = _CountingCalls(monkeypatch)
+    run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
+    assert resumed.calls == 24 + 60 - 30  # nothing done before the interruption is recomputed
+    again = _CountingCalls(monkeypatch)
+    run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
+    assert again.calls == 0
+
+
+def test_audit_rejects_bad_labels_and_unknown_partitions(tiny_model_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(ContamError, match="label"):
+        run_model(str(tiny_model_dir), "../x", tmp_path, SETTINGS)
+    with pytest.raises(ContamError, match="unknown dataset|known"):
+        run_model(str(tiny_model_dir), "tiny", tmp_path, AuditSettings(partitions=("nope:train",)))
