@@ -47,8 +47,12 @@ class ModelRun:
     seconds: float = 0.0
 
 
-def partition_tasks(partition: str, dcq_modes: Sequence[str]) -> list[str]:
-    """The tasks auditing one partition: Time Travel (instruct style) and DCQ in each mode."""
+def partition_tasks(partition: str, dcq_modes: Sequence[str], *, chat: bool = True) -> list[str]:
+    """The tasks auditing one partition: Time Travel and DCQ in each mode.
+
+    Time Travel's instruct prompts suit chat models; without a chat template the
+    model is treated as a base model and gets the completion-style prompts.
+    """
     from lm_eval_contam.partitions import parse_partition
 
     spec, split = parse_partition(partition)
@@ -56,14 +60,15 @@ def partition_tasks(partition: str, dcq_modes: Sequence[str]) -> list[str]:
     if unknown:
         raise ContamError(f"unknown DCQ mode(s) {unknown}; known: {', '.join(DCQ_MODES)}", field="dcq_mode")
     stem = f"{spec.key}_{split}"
-    return [f"timetravel_{stem}", *(f"dcq_{stem}{'_ll' if mode == 'loglikelihood' else ''}" for mode in dcq_modes)]
+    return [f"timetravel_{stem}{'' if chat else '_completion'}", *(f"dcq_{stem}{'_ll' if mode == 'loglikelihood' else ''}" for mode in dcq_modes)]
 
 
-def audit_tasks(settings: AuditSettings) -> tuple[list[str], bool]:
+def audit_tasks(settings: AuditSettings, *, chat: bool = True) -> tuple[list[str], bool]:
     """Every task name of the audit and whether lm-eval's built-in tasks are needed (a DCR benchmark)."""
     if not settings.partitions and not settings.dcr_sheet:
         raise ContamError("nothing to audit: give partitions and/or a DCR sheet", field="partitions")
-    tasks = [task for partition in settings.partitions for task in partition_tasks(partition, settings.dcq_modes)]
+    tasks = [task for partition in settings.partitions
+             for task in partition_tasks(partition, settings.dcq_modes, chat=chat)]
     needs_builtins = False
     if settings.dcr_sheet:
         from lm_eval_contam.dcr.sheet import load_sheet
@@ -82,6 +87,12 @@ def _task_manager(settings: AuditSettings, needs_builtins: bool):
 
     paths = [*settings.include_path, str(task_dir())]
     return TaskManager(include_path=paths, include_defaults=needs_builtins)
+
+
+def _default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _has_chat_template(backend: str, model_args: str) -> bool:
@@ -113,15 +124,16 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if not label or "/" in label or label.startswith("."):
         raise ContamError(f"label must be a plain folder name, got {label!r}", field="label")
     spec = ModelSpec.parse(model or str(default_model_path()))
-    tasks, needs_builtins = audit_tasks(settings)
+    audit_tasks(settings)  # bad partitions or sheets fail before any model loads
+    chat = settings.apply_chat_template
+    if chat is None:
+        chat = _has_chat_template(spec.backend, spec.model_args)
+    tasks, needs_builtins = audit_tasks(settings, chat=chat)
     task_manager = _task_manager(settings, needs_builtins)
     missing = [task for task in tasks if task not in task_manager.all_subtasks and task not in task_manager.all_groups]
     if missing:
         raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
                           field="tasks")
-    chat = settings.apply_chat_template
-    if chat is None:
-        chat = _has_chat_template(spec.backend, spec.model_args)
     run_dir = Path("runs") / label
     cache_dir = out_dir / "cache"
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -132,7 +144,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         model_args=spec.model_args,
         tasks=_capped_timetravel(tasks, task_manager, settings.max_gen_toks),
         batch_size=settings.batch_size,
-        device=settings.device,
+        device=settings.device or _default_device(),
         use_cache=str(cache_dir / label),
         log_samples=True,
         evaluation_tracker=tracker,

@@ -114,3 +114,15 @@ def test_task_dir_survives_non_editable_install(tmp_path: Path) -> None:
     assert installed.is_relative_to(target)
     assert (installed / "probe" / "contam_probe.yaml").is_file()
     assert (installed / "probe" / "probe.jsonl").is_file()
+    # The shipped sample partitions load from the installed package, and their task YAMLs and options ship too.
+    count_rows = ("from lm_eval_contam.partitions import parse_partition, partition_rows, sample_partitions; "
+                  "print(sum(len(partition_rows(*parse_partition(p))) for p in sample_partitions()))")
+    rows = subprocess.run(
+        [sys.executable, "-c", count_rows],
+        capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
+    assert rows.stdout.strip() == "96"  # 4 datasets x 2 splits x 12 rows
+    assert (installed / "samples" / "toy_dialogues_options.jsonl").is_file()
+    assert (installed / "dcq" / "samples" / "dcq_toy_pairs_test_ll.yaml").is_file()
+    assert (installed / "timetravel" / "samples" / "timetravel_toy_reviews_train.yaml").is_file()

@@ -16,7 +16,7 @@ from lm_eval_contam import __version__
 from lm_eval_contam.errors import ContamError
 
 # Module names under lm_eval_contam.cli, in the order `--help` lists them.
-SUBCOMMANDS = ["run", "tasks", "default_model", "judge", "adjust", "dcr_export", "dcq_options"]
+SUBCOMMANDS = ["run", "tasks", "default_model", "audit", "demo", "contaminate", "judge", "adjust", "dcr_export", "dcq_options", "report"]
 
 
 def build_parser() -> argparse.ArgumentParser:

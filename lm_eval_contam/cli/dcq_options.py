@@ -10,7 +10,6 @@ writes the instances that still fail to ``<out>.failures.jsonl`` (exit code 1).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from lm_eval_contam.errors import ContamError
@@ -25,7 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__,
     )
     parser.add_argument("--dataset", required=True,
-                        help="a registry key (lm-eval-contam partitions, e.g. ag_news) or a local JSONL file")
+                        help="a registry key (a Hub dataset such as ag_news, or a shipped sample such as toy_news) "
+                             "or a local JSONL file")
     parser.add_argument("--split", required=True, help="the partition (for a JSONL file: the split name the quiz shows)")
     parser.add_argument("--generator", required=True,
                         help=f"instruct model (HF folder / Hub id, or <lm-eval backend>:<model_args>), or {OFFLINE!r} "
@@ -43,37 +43,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     local.add_argument("--label-field", default=None, help="the label column (its line must stay unchanged)")
     local.add_argument("--label-names", default=None, help="comma-separated label names, index order")
     model = parser.add_argument_group("model generators")
-    model.add_argument("--device", default=None)
+    model.add_argument("--device", default=None, help="default: cuda when available, else cpu")
     model.add_argument("--batch-size", default=1)
     model.add_argument("--max-gen-toks", type=int, default=1024)
     parser.add_argument("--no-progress", action="store_true")
     parser.set_defaults(func=_main)
 
 
-def read_jsonl_rows(path: Path) -> list[dict]:
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise ContamError(f"not JSON ({error})", source=f"{path}:{number}") from None
-    return rows
+def _default_device() -> str:
+    import torch
+
+    # lm-eval's hf backend otherwise assumes cuda and fails on a CPU-only machine.
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def partition_and_rows(args: argparse.Namespace):
+    from lm_eval_contam import partitions
     from lm_eval_contam.dcq.instances import QuizPartition
-    from lm_eval_contam.partitions import DATASETS
 
-    if args.dataset in DATASETS:
-        import datasets
-
+    registry = {**partitions.DATASETS, **partitions.SAMPLE_DATASETS}
+    if args.dataset in registry:
         partition = QuizPartition.from_dataset(args.dataset, args.split)
-        spec = DATASETS[args.dataset]
-        return partition, datasets.load_dataset(spec.hf_path, spec.hf_name, split=args.split)
+        return partition, partitions.partition_rows(registry[args.dataset], args.split)
     path = Path(args.dataset)
     if not path.is_file():
-        raise ContamError(f"neither a registry key ({', '.join(sorted(DATASETS))}) nor a file", field="--dataset",
+        raise ContamError(f"neither a registry key ({', '.join(sorted(registry))}) nor a file", field="--dataset",
                           source=str(path))
     if not args.dataset_name or not args.columns:
         raise ContamError("a JSONL partition needs --dataset-name and --columns", source=str(path))
@@ -84,7 +78,7 @@ def partition_and_rows(args: argparse.Namespace):
         label_field=args.label_field,
         label_names=tuple(args.label_names.split(",")) if args.label_names else (),
     )
-    return partition, read_jsonl_rows(path)
+    return partition, partitions.read_jsonl_rows(path)
 
 
 def _main(args: argparse.Namespace) -> int:
@@ -112,7 +106,8 @@ def _main(args: argparse.Namespace) -> int:
 
         propose = offline_proposer(args.seed)
     else:
-        propose = model_proposer(model_completer(args.generator, device=args.device, batch_size=args.batch_size,
+        device = args.device or _default_device()
+        propose = model_proposer(model_completer(args.generator, device=device, batch_size=args.batch_size,
                                                  max_gen_toks=args.max_gen_toks))
     run = collect_options(todo, propose, generator=args.generator, attempts=args.attempts,
                           max_length_change=args.max_length_change, progress=not args.no_progress)

@@ -25,6 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                 "contaminated, write the report", description=__doc__)
     parser.add_argument("--output_path", type=Path, default=Path("contamination_demo"),
                         help="demo directory (default: ./contamination_demo)")
+    parser.add_argument("--model", help="base model to contaminate (default: the embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--epochs", type=int, default=DEMO_INJECTION.epochs)
     parser.add_argument("--learning-rate", type=float, default=DEMO_INJECTION.learning_rate)
     parser.add_argument("--share", type=float, default=DEMO_INJECTION.share)
@@ -43,7 +44,7 @@ def _main(args: argparse.Namespace) -> int:
     from lm_eval_contam.partitions import parse_partition, partition_rows
 
     out: Path = args.output_path
-    base = str(default_model_path())
+    base = args.model or str(default_model_path())
     contaminated = out / "models" / "contaminated"
     settings = replace(DEMO_INJECTION, epochs=args.epochs, learning_rate=args.learning_rate, share=args.share)
     manifest_path = contaminated / "contamination_manifest.json"

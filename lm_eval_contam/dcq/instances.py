@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.partitions import DatasetSpec, dataset_spec
+from lm_eval_contam.partitions import DatasetSpec, partition_spec
 from lm_eval_contam.seeding import rng_for, stable_hash
 
 DEFAULT_NUM_INSTANCES = 100
@@ -61,9 +61,9 @@ class QuizPartition:
     label_text = DatasetSpec.label_text
 
     @classmethod
-    def from_dataset(cls, key: str, split: str) -> "QuizPartition":
-        """A partition of the shared registry (``lm_eval_contam.partitions.DATASETS``)."""
-        spec = dataset_spec(key)
+    def from_dataset(cls, key: str, split: str) -> QuizPartition:
+        """A partition of the shared registry (``lm_eval_contam.partitions``: Hub or sample datasets)."""
+        spec = partition_spec(key)
         if split not in spec.splits:
             raise ContamError(f"{spec.display_name} has no audited split {split!r}; known: {', '.join(spec.splits)}",
                               field="split")

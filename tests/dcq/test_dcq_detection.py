@@ -1,4 +1,4 @@
-"""A detection test that can fail: a tiny model contaminated with one local partition's quiz.
+"""A detection test that can fail: a tiny model contaminated with one shipped sample partition's quiz.
 
 The model is trained (answer-token loss only) on the train partition's five quizzes
 with their correct letters; the test partition stays unseen. Through lm_eval, in
@@ -20,14 +20,14 @@ from lm_eval_contam.dcq.options import read_options
 from lm_eval_contam.dcq.quiz import build_quizzes, quiz_prompt
 from lm_eval_contam.models import build_tiny_model
 
-LOCAL = task_dir() / "dcq" / "local"
+SAMPLES = task_dir() / "samples"
 TOY_NEWS = ("text", "label"), "label", ("World", "Sports", "Business", "Science")
 
 
 def quiz_examples(split: str) -> list[tuple[str, str]]:
     """(prompt, " <correct letter>") for every quiz of the shipped partition, as the task renders them."""
-    cache = read_options(LOCAL / "toy_news_options.jsonl")
-    rows = [json.loads(line) for line in (LOCAL / f"toy_news_{split}.jsonl").read_text().splitlines()]
+    cache = read_options(SAMPLES / "toy_news_options.jsonl")
+    rows = [json.loads(line) for line in (SAMPLES / f"toy_news_{split}.jsonl").read_text().splitlines()]
     partition = QuizPartition("Toy News", split, *TOY_NEWS)
     return [
         (quiz_prompt(quiz.options, split_name=split, dataset_name="Toy News"), f" {quiz.answer}")

@@ -168,7 +168,7 @@ def test_instance_string_and_sampling() -> None:
 
 def test_offline_perturber_yields_valid_deterministic_options() -> None:
     partition = QuizPartition("Toy News", "train", ("text", "label"), "label", ("World", "Sports", "Business", "Science"))
-    rows = [json.loads(line) for line in (task_dir() / "dcq/local/toy_news_train.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (task_dir() / "samples/toy_news_train.jsonl").read_text().splitlines()]
     for instance in partition.sample(rows, 100, seed=0):
         options = perturb(instance, seed=0)
         assert validate_options(instance, options) == [], instance.text
@@ -190,10 +190,10 @@ def test_missing_wordnet_names_the_install_command(tmp_path) -> None:
         WordNet(tmp_path)
 
 
-def test_shipped_local_options_cover_the_local_partitions() -> None:
-    cache = read_options(task_dir() / "dcq/local/toy_news_options.jsonl")
+def test_shipped_toy_news_options_cover_its_partitions() -> None:
+    cache = read_options(task_dir() / "samples/toy_news_options.jsonl")
     partition_rows = {
-        split: [json.loads(line) for line in (task_dir() / f"dcq/local/toy_news_{split}.jsonl").read_text().splitlines()]
+        split: [json.loads(line) for line in (task_dir() / f"samples/toy_news_{split}.jsonl").read_text().splitlines()]
         for split in ("train", "test")
     }
     for split, rows in partition_rows.items():

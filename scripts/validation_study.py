@@ -1,0 +1,171 @@
+"""Validation study: detection rate and false-positive rate per method and injection strength.
+
+    python scripts/validation_study.py [--out validation_study] [--strengths 5e-5:3:0.15,2e-4:3:0.15,...]
+
+For each strength ``lr:epochs:share`` the default model (or ``--model``) is
+contaminated with every ``--injected`` partition in Time Travel's web format, then
+audited on the injected and the ``--held-out`` partitions; the clean model is
+audited once. Per method (Time Travel Alg. 1, Alg. 2 with Judge A, Judge B when
+``--judge-model`` is given, DCQ in both modes):
+
+* detection rate = flagged injected partitions / injected partitions (injected model);
+* false-positive rate = flagged held-out partitions / held-out partitions (same model),
+  and, for the clean model, flagged partitions / all partitions.
+
+Writes ``study.json`` and ``study.md`` under ``--out``; re-running resumes (trained
+models and lm-eval's request cache are reused).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from lm_eval_contam.contaminate import InjectionSettings
+
+DEFAULT_INJECTED = "toy_news:train,toy_reviews:train,toy_pairs:train,toy_dialogues:train"
+DEFAULT_HELD_OUT = "toy_news:test,toy_reviews:test,toy_pairs:test,toy_dialogues:test"
+# From the papers' setting (DCR: 3 epochs, lr 5e-5, 15 % share) up.
+DEFAULT_STRENGTHS = "5e-5:3:0.15,2e-4:3:0.15,5e-4:3:0.15,5e-4:6:0.5"
+
+
+def parse_strengths(text: str) -> list[InjectionSettings]:
+    from lm_eval_contam.errors import ContamError
+
+    strengths = []
+    for item in text.split(","):
+        parts = item.strip().split(":")
+        if len(parts) != 3:
+            raise ContamError(f"expected lr:epochs:share, got {item!r}", field="strengths")
+        strengths.append(InjectionSettings(learning_rate=float(parts[0]), epochs=int(parts[1]), share=float(parts[2]),
+                                           max_length=256))
+    return strengths
+
+
+def strength_label(settings: InjectionSettings) -> str:
+    return f"lr{settings.learning_rate:g}_ep{settings.epochs}_share{settings.share:g}"
+
+
+def contaminate(base: str, partitions: list[str], out: Path, settings: InjectionSettings) -> Path:
+    from lm_eval_contam.contaminate import audited_rows, contaminant_texts, inject
+    from lm_eval_contam.partitions import parse_partition, partition_rows
+
+    manifest = out / "contamination_manifest.json"
+    if manifest.is_file() and json.loads(manifest.read_text())["settings"] == asdict(settings):
+        return out
+    texts = []
+    for name in partitions:
+        spec, split = parse_partition(name)
+        rows = partition_rows(spec, split)
+        texts += contaminant_texts(spec, split, [rows[i] for i in audited_rows(spec, split, rows)], "timetravel")
+    inject(base, texts, str(out), settings=settings,
+           description={"sources": [{"partition": p, "format": "timetravel"} for p in partitions]})
+    return out
+
+
+def rates(verdicts, injected: list[str], held_out: list[str]) -> dict[str, dict[str, dict[str, float]]]:
+    """{model label: {method: {"detection": .., "false_positive": ..}}} from the report's verdicts."""
+    from lm_eval_contam.partitions import parse_partition
+
+    def key(name: str) -> tuple[str, str]:
+        spec, split = parse_partition(name)
+        return spec.display_name, split
+
+    injected_keys, held_keys = {key(p) for p in injected}, {key(p) for p in held_out}
+    table: dict[str, dict[str, dict[str, list[bool]]]] = {}
+    for verdict in verdicts:
+        where = (verdict.partition.dataset, verdict.partition.split)
+        group = "injected" if where in injected_keys else "held_out" if where in held_keys else None
+        if group is None:
+            continue
+        table.setdefault(verdict.model, {}).setdefault(verdict.method, {"injected": [], "held_out": []})[group].append(
+            verdict.flagged)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for model, methods in table.items():
+        for method, groups in methods.items():
+            out.setdefault(model, {})[method] = {
+                name: (sum(flags) / len(flags) if flags else float("nan")) for name, flags in groups.items()
+            } | {f"n_{name}": len(flags) for name, flags in groups.items()}
+    return out
+
+
+def markdown(study: dict) -> str:
+    from lm_eval_contam.report.summary import METHOD_NAMES
+
+    lines = ["| model | injection (lr, epochs, share) | method | detection rate | false-positive rate |",
+             "|---|---|---|---|---|"]
+    for row in study["rows"]:
+        for method, values in row["rates"].items():
+            clean = row["label"] == "clean"
+            detection = "—" if clean else f"{values['injected']:.0%} ({values['n_injected']})"
+            false_positive = (
+                values["injected"] * values["n_injected"] + values["held_out"] * values["n_held_out"]
+            ) / (values["n_injected"] + values["n_held_out"]) if clean else values["held_out"]
+            n_fp = values["n_injected"] + values["n_held_out"] if clean else values["n_held_out"]
+            lines.append(f"| {row['label']} | {row['injection']} | {METHOD_NAMES[method]} | {detection} | "
+                         f"{false_positive:.0%} ({n_fp}) |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=Path("validation_study"))
+    parser.add_argument("--model", help="HF folder (default: the embedded SmolLM2-135M-Instruct)")
+    parser.add_argument("--injected", default=DEFAULT_INJECTED)
+    parser.add_argument("--held-out", default=DEFAULT_HELD_OUT)
+    parser.add_argument("--strengths", default=DEFAULT_STRENGTHS, help="comma-separated lr:epochs:share")
+    parser.add_argument("--dcq-mode", choices=("loglikelihood", "generate", "both"), default="both")
+    parser.add_argument("--max_gen_toks", type=int, default=48)
+    parser.add_argument("--batch_size", default="8")
+    parser.add_argument("--judge-model", help="also run Judge B with this model")
+    args = parser.parse_args()
+
+    from lm_eval_contam.cli.audit import audit_one
+    from lm_eval_contam.models import default_model_path
+    from lm_eval_contam.report import write_report
+    from lm_eval_contam.report.load import load_run
+    from lm_eval_contam.report.summary import verdicts
+
+    base = args.model or str(default_model_path())
+    injected = [p.strip() for p in args.injected.split(",") if p.strip()]
+    held_out = [p.strip() for p in args.held_out.split(",") if p.strip()]
+    audit_args = argparse.Namespace(
+        partitions=",".join(injected + held_out), dcq_mode=args.dcq_mode, dcr_sheet=None, max_gen_toks=args.max_gen_toks,
+        batch_size=args.batch_size, device=None, no_chat_template=False, include_path=[], limit=None,
+        judge_model=args.judge_model,
+    )
+    started = time.perf_counter()
+    models = [("clean", base, "none")]
+    for settings in parse_strengths(args.strengths):
+        label = strength_label(settings)
+        print(f"== contaminating: {label}")
+        path = contaminate(base, injected, args.out / "models" / label, settings)
+        models.append((label, str(path), f"{settings.learning_rate:g}, {settings.epochs}, {settings.share:.0%}"))
+    for label, path, _ in models:
+        print(f"== auditing: {label}")
+        audit_one(path, label, args.out, audit_args)
+    found = rates(verdicts(load_run(args.out)), injected, held_out)
+    study = {
+        "command": "python scripts/validation_study.py " + " ".join(
+            f"--{k.replace('_', '-') if k not in ('max_gen_toks', 'batch_size') else k} {v}"
+            for k, v in vars(args).items() if v is not None and k != "out"),
+        "base_model": base,
+        "injected": injected,
+        "held_out": held_out,
+        "rows": [{"label": label, "injection": injection, "rates": found.get(label, {})}
+                 for label, _, injection in models],
+        "wall_seconds": round(time.perf_counter() - started, 1),
+    }
+    (args.out / "study.json").write_text(json.dumps(study, indent=2) + "\n")
+    table = markdown(study)
+    (args.out / "study.md").write_text(table)
+    write_report(args.out)
+    print(table)
+    print(f"wall time {study['wall_seconds']} s; report: {args.out / 'report.html'}")
+
+
+if __name__ == "__main__":
+    main()

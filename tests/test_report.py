@@ -1,0 +1,273 @@
+"""The contamination report from a real lm-eval run (tiny offline model): verdicts, HTML, Markdown, CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import lm_eval
+import pytest
+
+from lm_eval_contam.cli import main as cli_main
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.hook import post_process_results
+from lm_eval_contam.report import build_report, charts, verdicts, write_report
+from lm_eval_contam.report.load import load_run, read_samples
+from lm_eval_contam.report.markdown import md
+from lm_eval_contam.report.summary import Partition, dcr_results
+from lm_eval_contam.timetravel.verdicts import (
+    judge_samples,
+    timetravel_rows,
+    write_verdicts,
+)
+
+TT_TASK = "timetravel_toy_news_train"
+DCQ_TASK = "dcq_toy_news_train_ll"
+SCRIPT = "<script>alert(1)</script>"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tiny_model_dir, tmp_path_factory) -> Path:
+    """lm-eval's own output files for one Time Travel and one DCQ task, plus a Judge B file beside them."""
+    from lm_eval.loggers import EvaluationTracker
+    from lm_eval.tasks import TaskManager
+
+    from lm_eval_contam import task_dir
+
+    out = tmp_path_factory.mktemp("report_run") / "run"
+    tracker = EvaluationTracker(output_path=str(out))
+    results = lm_eval.simple_evaluate(
+        model="hf", model_args=f"pretrained={tiny_model_dir},dtype=float32", tasks=[TT_TASK, DCQ_TASK],
+        task_manager=TaskManager(include_path=[str(task_dir())], include_defaults=False), device="cpu",
+        batch_size=8, limit=4, log_samples=True, evaluation_tracker=tracker, apply_chat_template=True,
+        gen_kwargs="max_gen_toks=8",
+    )
+    samples = results.pop("samples")
+    tracker.save_results_aggregated(results=results, samples=samples)
+    for task in results["configs"]:
+        tracker.save_results_samples(task_name=task, samples=samples[task])
+    # A judge that calls every completion an exact match: Judge B flags the partition.
+    (tt_samples,) = out.rglob(f"samples_{TT_TASK}_*.jsonl")
+    verdict_rows = judge_samples(timetravel_rows(tt_samples), lambda prompts: ["Yes (exact match)"] * len(prompts))
+    write_verdicts(tt_samples, verdict_rows, "always-exact")
+    return out
+
+
+@pytest.fixture
+def run_copy(run_dir, tmp_path) -> Path:
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    return copy
+
+
+def _results(run: Path) -> dict:
+    (path,) = run.rglob("results_*.json")
+    return json.loads(path.read_text())
+
+
+def test_verdicts_carry_the_results_json_numbers(run_dir) -> None:
+    saved = _results(run_dir)["results"]
+    tt, dcq = saved[TT_TASK], saved[DCQ_TASK]
+    found = {v.method: v for v in verdicts(load_run(run_dir))}
+    assert sorted(found) == ["dcq_loglikelihood", "tt_alg1", "tt_alg2_judge_a", "tt_judge_b"]
+    assert {v.partition for v in found.values()} == {Partition("Toy News", "train")}
+    assert len({v.model for v in found.values()}) == 1
+
+    alg1 = found["tt_alg1"]
+    assert alg1.pvalue == tt["alg1_pvalue,none"] and alg1.flagged == (tt["alg1_contaminated,none"] == 1.0)
+    assert (alg1.rouge_guided, alg1.rouge_general) == (tt["rougeL_guided,none"], tt["rougeL_general,none"])
+    assert alg1.n_instances == 4 and alg1.variant == "instruct" and alg1.task == TT_TASK
+    judge_a = found["tt_alg2_judge_a"]
+    assert judge_a.flagged == (tt["alg2_contaminated,none"] == 1.0) and judge_a.pvalue is None
+    assert (judge_a.exact_matches, judge_a.near_exact_matches) == (tt["exact_matches,none"],
+                                                                   tt["near_exact_matches,none"])
+    judge_b = found["tt_judge_b"]
+    assert judge_b.flagged and judge_b.exact_matches == 4 and judge_b.judge_model == "always-exact"
+
+    quiz = found["dcq_loglikelihood"]
+    assert quiz.pvalue == dcq["dcq_pvalue,none"] and quiz.flagged == (dcq["dcq_pvalue,none"] < 0.05)
+    assert (quiz.dcq_max, quiz.dcq_min, quiz.dcq_kappa) == (dcq["dcq_max,none"], dcq["dcq_min,none"],
+                                                             dcq["dcq_kappa,none"])
+    assert (quiz.dcq_max_ci.low, quiz.dcq_max_ci.high) == (dcq["dcq_max_ci_low,none"], dcq["dcq_max_ci_high,none"])
+    assert quiz.bdq_pick_rates == tuple(dcq[f"dcq_bdq_{x},none"] for x in "ABCDE")
+    assert quiz.bcq_hit_rates == tuple(dcq[f"dcq_bcq_{x},none"] for x in "ABCD")
+    assert sum(quiz.bdq_pick_rates) == pytest.approx(1.0)  # an argmax always names a letter
+
+
+def test_per_instance_rows_come_from_the_samples(run_dir) -> None:
+    report = build_report(run_dir)
+    ((key, rows),) = report.instances.items()
+    assert key[1] == TT_TASK and [row.doc_id for row in rows] == [0, 1, 2, 3]
+    (samples_file,) = run_dir.rglob(f"samples_{TT_TASK}_*.jsonl")
+    first = read_samples(samples_file)[0]
+    assert rows[0].first_piece == first["doc"]["first_piece"] and rows[0].reference == first["doc"]["reference"]
+    assert rows[0].guided == first["filtered_resps"][0].strip()
+    assert rows[0].general == first["filtered_resps"][1].strip()
+    assert rows[0].judge_a == first["exact_matches"] and rows[0].judge_b == "exact"
+
+
+def test_html_is_self_contained_with_summary_first_and_a_chart_each(run_dir, tmp_path) -> None:
+    written = write_report(run_dir, out_dir=tmp_path)
+    page = written.html_path.read_text()
+    assert page.index('<h2 id="summary">') < page.index("<h2>Models</h2>") < page.index('<h2 id="details">')
+    summary = page[page.index('<table class="summary">'):]
+    summary = summary[:summary.index("</table>")]
+    assert "<td>Toy News train</td>" in summary
+    assert summary.count('<td class="flag">') == 1  # Judge B's flag; the untrained model fools nothing else
+    assert summary.count('<td class="ok">') == 3
+    # Charts: the ROUGE-L strip plot, the BDQ and the BCQ bars; each a well-formed standalone SVG.
+    svgs = re.findall(r"<svg.*?</svg>", page, flags=re.DOTALL)
+    assert len(svgs) == 3 and all(ET.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg" for svg in svgs)
+    links = re.findall(r"""href\s*=\s*["']([^"']*)""", page, flags=re.IGNORECASE)
+    assert links and all(link.startswith("#") for link in links)  # only jumps from the summary to the details
+    assert not re.search(r"src\s*=|url\(|@import|<script|<link|<img|<iframe", page, flags=re.IGNORECASE)
+    assert written.md_path.read_text().startswith("# Contamination report\n")
+
+
+def test_model_output_is_escaped_in_html_and_markdown(run_copy, tmp_path) -> None:
+    (samples_file,) = run_copy.rglob(f"samples_{TT_TASK}_*.jsonl")
+    samples = read_samples(samples_file)
+    samples[0]["filtered_resps"][0] = SCRIPT
+    samples[1]["filtered_resps"][1] = "left | right\nnext line"
+    samples_file.write_text("".join(json.dumps(sample) + "\n" for sample in samples))
+    written = write_report(run_copy, out_dir=tmp_path)
+    page, markdown = written.html_path.read_text(), written.md_path.read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in markdown
+    assert "<script" not in page.lower() and "<script" not in markdown.lower()
+    (row,) = [line for line in markdown.splitlines() if "left \\| right ⏎ next line" in line]
+    header = next(line for line in markdown.splitlines() if line.startswith("| doc |"))
+    assert row.count(" | ") == header.count(" | ")  # the pipe and newline stay inside their cell
+
+
+def test_markdown_escaping() -> None:
+    assert md("<b>a|b</b>\r\nc & `d`") == "&lt;b&gt;a\\|b&lt;/b&gt; ⏎ c &amp; \\`d\\`"
+
+
+def test_cli_writes_both_files_into_the_run(run_copy, capsys) -> None:
+    assert cli_main(["report", str(run_copy)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == [f"wrote {run_copy / 'report.html'}", f"wrote {run_copy / 'report.md'}"]
+    assert (run_copy / "report.html").stat().st_size > 0 and (run_copy / "report.md").stat().st_size > 0
+
+
+def test_no_results_is_a_clear_error(tmp_path, capsys) -> None:
+    assert cli_main(["report", str(tmp_path)]) == 2
+    assert "no lm-eval results_*.json under this path" in capsys.readouterr().err
+    with pytest.raises(ContamError, match="no such directory"):
+        build_report(tmp_path / "missing")
+
+
+def test_garbled_files_are_named(run_copy) -> None:
+    (samples_file,) = run_copy.rglob(f"samples_{TT_TASK}_*.jsonl")
+    samples_file.write_text('{"doc_id": 0}\nnot json\n')
+    with pytest.raises(ContamError, match=re.escape(f"{samples_file}:2: not JSON")):
+        build_report(run_copy)
+    (results_file,) = run_copy.rglob("results_*.json")
+    results_file.write_text("{")
+    with pytest.raises(ContamError, match=re.escape(f"{results_file}: not valid JSON")):
+        build_report(run_copy)
+
+
+def test_later_results_file_wins_per_task(run_copy) -> None:
+    (original,) = run_copy.rglob("results_*.json")
+    later = json.loads(original.read_text())
+    later["results"] = {TT_TASK: {**later["results"][TT_TASK], "alg1_pvalue,none": 0.01, "alg1_contaminated,none": 1.0}}
+    later["configs"] = {TT_TASK: later["configs"][TT_TASK]}
+    original.with_name("results_2999-01-01T00-00-00.000000.json").write_text(json.dumps(later))
+    found = {v.method: v for v in verdicts(load_run(run_copy))}
+    assert found["tt_alg1"].pvalue == 0.01 and found["tt_alg1"].flagged
+    assert found["dcq_loglikelihood"].pvalue == _results_dcq_pvalue(original)
+    # The samples stay paired with their task although the later file has none of its own.
+    assert found["tt_judge_b"].flagged
+
+
+def _results_dcq_pvalue(results_file: Path) -> float:
+    return json.loads(results_file.read_text())["results"][DCQ_TASK]["dcq_pvalue,none"]
+
+
+def test_samples_files_pair_with_their_exact_task(tmp_path) -> None:
+    date = "2024-01-01T00-00-00.000001"
+    model = tmp_path / "m"
+    model.mkdir()
+    results = {"results": {"dcq_x": {}, "dcq_x_ll": {}}, "configs": {}}
+    (model / f"results_{date}.json").write_text(json.dumps(results))
+    for task in ("dcq_x", "dcq_x_ll"):
+        (model / f"samples_{task}_{date}.jsonl").write_text("")
+    files = load_run(tmp_path).models[0].files
+    assert files["dcq_x"].samples_file.name == f"samples_dcq_x_{date}.jsonl"
+    assert files["dcq_x_ll"].samples_file.name == f"samples_dcq_x_ll_{date}.jsonl"
+
+
+def test_audit_directory_labels_models_and_shows_injections(run_dir, tmp_path) -> None:
+    for label in ("clean", "injected"):
+        shutil.copytree(run_dir, tmp_path / "runs" / label)
+    manifest = {"injected": {"partitions": ["toy_news:train"], "format": "<web>", "text_sha256": ["abc"]},
+                "corpus": {"contaminant_share": 0.05}}
+    (tmp_path / "audit.json").write_text(json.dumps({
+        "version": 1, "partitions": ["toy_news:train"], "settings": {"dcq_mode": "loglikelihood"}, "dcr": None,
+        "models": [{"label": "clean", "model": "hf", "model_args": "pretrained=/m", "run_dir": "runs/clean",
+                    "injection": None},
+                   {"label": "injected", "model": "hf", "model_args": "pretrained=/m2", "run_dir": "runs/injected",
+                    "injection": manifest}]}))
+    report = build_report(tmp_path)
+    assert [m.label for m in report.models] == ["clean", "injected"]
+    assert [m.model for m in report.models] == ["hf pretrained=/m", "hf pretrained=/m2"]
+    assert {v.model for v in report.verdicts} == {"clean", "injected"}
+    page = report.html()
+    assert "injected — partitions: [&#x27;toy_news:train&#x27;]; format: &lt;web&gt;; contaminant share: 0.05" in page
+    assert "abc" not in page
+    (tmp_path / "audit.json").write_text(json.dumps({"models": [{"label": "x", "run_dir": "runs/none"}]}))
+    with pytest.raises(ContamError, match=r"audit.json: field 'models\[0\].run_dir'"):
+        build_report(tmp_path)
+
+
+def _dcr_results() -> dict:
+    """A results file as the DCR hook leaves it (see tests/dcr/test_hook_e2e.py)."""
+    levels = [f"dcr_toy_sentiment_l{n}" for n in (1, 2, 3, 4)]
+    results = {
+        "results": {"contam_toy_sentiment": {"alias": "contam_toy_sentiment", "acc,none": 0.9, "acc_stderr,none": 0.03}},
+        "configs": {"contam_toy_sentiment": {"metadata": {"version": 1.0}}},
+        "n-samples": {}, "group_subtasks": {"dcr_toy_sentiment": levels},
+        "config": {"model": "hf", "model_args": "pretrained=/m"}, "model_name": "/m",
+    }
+    for level, (task, score) in enumerate(zip(levels, (0.7, 0.15, 0.5, 0.3)), start=1):
+        results["results"][task] = {"alias": task, "contaminated,none": score, "unchecked,none": 0.0}
+        results["configs"][task] = {"metadata": {"dcr_sheet": "toy_sentiment", "dcr_level": level}}
+        results["n-samples"][task] = {"original": 20, "effective": 20}
+    return post_process_results(results)
+
+
+def test_dcr_levels_factor_and_adjusted_accuracy(tmp_path) -> None:
+    hooked = _dcr_results()
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "results_2024-01-01T00-00-00.json").write_text(json.dumps(hooked))
+    report = build_report(tmp_path)
+    (sheet,) = report.dcr.sheets
+    group = hooked["results"]["dcr_toy_sentiment"]
+    assert sheet.sheet == "toy_sentiment" and sheet.group == "dcr_toy_sentiment"
+    assert sheet.level_scores == (0.7, 0.15, 0.5, 0.3) and sheet.factor == group["dcr_factor,none"]
+    assert (sheet.factor_ci.low, sheet.factor_ci.high) == (group["dcr_factor_ci_low,none"],
+                                                          group["dcr_factor_ci_high,none"])
+    (adjusted,) = dcr_results(load_run(tmp_path)).adjusted
+    row = hooked["results"]["contam_toy_sentiment"]
+    assert (adjusted.task, adjusted.metric, adjusted.raw) == ("contam_toy_sentiment", "acc", 0.9)
+    assert adjusted.adjusted == row["acc_adj,none"] and adjusted.adjusted_stderr == row["acc_adj_stderr,none"]
+    page = report.html()
+    assert "DCR level scores S1–S4" in page and "raw vs DCR-adjusted" in page and len(re.findall("<svg", page)) == 2
+    assert "No Time Travel or DCQ task in this run" in page
+    assert "| /m | toy_sentiment | 0.700 | 0.150 | 0.500 | 0.300 |" in report.markdown()
+
+
+def test_line_chart_is_standalone_svg_with_escaped_text() -> None:
+    svg = charts.line_chart([charts.LineSeries("<b>clean</b>", ((0, 0.1), (1, 0.4))),
+                             charts.LineSeries("injected & co", ((0, 0.2), (1, 0.9)))],
+                            title="detection <rate>", x_label="epochs", y_label="rate")
+    root = ET.fromstring(svg)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    assert root.find("{http://www.w3.org/2000/svg}title").text == "detection <rate>"
+    assert "&lt;b&gt;clean&lt;/b&gt;" in svg and "<b>" not in svg
+    assert len(root.findall("{http://www.w3.org/2000/svg}polyline")) == 2
+    assert len(root.findall("{http://www.w3.org/2000/svg}circle")) == 4
