@@ -214,8 +214,9 @@ class InjectionSettings:
     weight_decay: float = 0.01
     share: float = 0.15
     batch_size: int = 8
-    max_length: int = 512
+    max_length: int = 256  # packed block length: documents are concatenated, not padded
     seed: int = 0
+    validation_docs: int = 16  # held-out filler documents for the validation loss
 
 
 def _git_revision() -> str | None:
@@ -266,6 +267,7 @@ def inject(
         share=settings.share,
         count_tokens=lambda text: len(tokenizer(text)["input_ids"]),
         seed=settings.seed,
+        validation_docs=settings.validation_docs,
     )
     started = time.perf_counter()
     history = train_on_texts(
@@ -279,6 +281,7 @@ def inject(
         batch_size=settings.batch_size,
         max_length=settings.max_length,
         seed=settings.seed,
+        pack=True,
         progress=progress,
     )
     manifest = {
@@ -295,6 +298,7 @@ def inject(
             "contaminant_tokens": corpus.contaminant_tokens,
             "filler_tokens": corpus.filler_tokens,
             "contaminant_share": round(corpus.contaminant_share, 4),
+            "packed_block_tokens": settings.max_length,
             "filler_source": "user" if filler is not None else "pydoc_data.topics (Python reference docs)",
         },
         "loss": history,

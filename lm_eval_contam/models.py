@@ -199,6 +199,18 @@ def build_tiny_model(
     return out
 
 
+def pack_sequences(token_ids: Sequence[Sequence[int]], block_size: int) -> list[list[int]]:
+    """Concatenate tokenised documents and cut the stream into ``block_size`` blocks (the last may be shorter).
+
+    Continued pre-training as in causal-LM pre-training: no padding, no document
+    truncated away, so compute goes only to real tokens.
+    """
+    if block_size < 1:
+        raise ContamError(f"block size must be positive, got {block_size}", field="max_length")
+    stream = [token for ids in token_ids for token in ids]
+    return [stream[start : start + block_size] for start in range(0, len(stream), block_size)]
+
+
 def train_on_texts(
     model_dir: str | Path,
     texts: Sequence[str],
@@ -212,6 +224,7 @@ def train_on_texts(
     max_length: int = 512,
     seed: int = 0,
     append_eos: bool = True,
+    pack: bool = False,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Continued pre-training (causal LM loss, AdamW, linear decay) of ``model_dir`` on ``texts``.
@@ -219,7 +232,8 @@ def train_on_texts(
     Runs through ``accelerate``, so the same call trains on CPU or, under
     ``accelerate launch``, data-parallel on GPUs. Saves to ``out_dir`` (default: in
     place) and returns per-epoch mean training loss and, when ``eval_texts`` are
-    given, the held-out loss before training and after each epoch.
+    given, the held-out loss before training and after each epoch. ``pack``
+    trains on :func:`pack_sequences` blocks instead of one padded sequence per text.
     """
     import torch
     from accelerate import Accelerator
@@ -239,6 +253,8 @@ def train_on_texts(
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
     def encode(batch_texts: Sequence[str]) -> list[list[int]]:
+        if pack:
+            return pack_sequences([tokenizer(t + suffix)["input_ids"] for t in batch_texts], max_length)
         return [tokenizer(t + suffix, truncation=True, max_length=max_length)["input_ids"] for t in batch_texts]
 
     def collate(batch: list[list[int]]) -> dict[str, torch.Tensor]:

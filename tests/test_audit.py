@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam.audit import AuditSettings, partition_tasks, run_model
+from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.contaminate import audited_rows, contaminant_texts
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.models import build_tiny_model
 from lm_eval_contam.partitions import dataset_spec, parse_partition, partition_rows
 
 SETTINGS = AuditSettings(partitions=("toy_news:train",), max_gen_toks=6, batch_size=1, device="cpu")
@@ -116,3 +118,42 @@ def test_audit_rejects_bad_labels_and_unknown_partitions(tiny_model_dir: Path, t
         run_model(str(tiny_model_dir), "../x", tmp_path, SETTINGS)
     with pytest.raises(ContamError, match="unknown dataset|known"):
         run_model(str(tiny_model_dir), "tiny", tmp_path, AuditSettings(partitions=("nope:train",)))
+
+
+@pytest.fixture(scope="module")
+def toy_news_memoriser(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny base model contaminated through the CLI with Toy News train (no filler, many epochs)."""
+    texts = []
+    for name in ("toy_news:train", "toy_news:test"):
+        spec, split = parse_partition(name)
+        texts += contaminant_texts(spec, split, partition_rows(spec, split), "timetravel")
+    base = build_tiny_model(tmp_path_factory.mktemp("tt_base"), texts * 4, vocab_size=600, n_layer=4, n_embd=128)
+    out = tmp_path_factory.mktemp("contaminated")
+    assert cli_main(["contaminate", "--model", str(base), "--partition", "toy_news:train", "--out", str(out),
+                     "--epochs", "80", "--learning-rate", "3e-3", "--share", "1.0", "--batch-size", "12",
+                     "--max-length", "128", "--validation-docs", "2"]) == 0
+    return out
+
+
+def test_contaminate_writes_a_manifest_of_what_was_injected(toy_news_memoriser: Path) -> None:
+    manifest = json.loads((toy_news_memoriser / "contamination_manifest.json").read_text())
+    assert manifest["injected"]["sources"] == [{"partition": "toy_news:train", "format": "timetravel", "rows": list(range(12))}]
+    assert manifest["injected"]["num_texts"] == 12 and manifest["corpus"]["contaminant_share"] == 1.0
+    assert manifest["settings"]["epochs"] == 80 and manifest["settings"]["learning_rate"] == 3e-3
+    assert len(manifest["loss"]["eval_loss"]) == 81 and manifest["loss"]["train_loss"][-1] < manifest["loss"]["train_loss"][0] / 5
+
+
+def test_audit_flags_the_injected_partition_and_not_the_unseen_one(toy_news_memoriser: Path, tmp_path: Path) -> None:
+    from lm_eval_contam.report.load import load_run
+    from lm_eval_contam.report.summary import verdicts
+
+    assert cli_main(["audit", "--model", str(toy_news_memoriser), "--label", "contaminated",
+                     "--partitions", "toy_news:train,toy_news:test", "--no-chat-template", "--max_gen_toks", "40",
+                     "--batch_size", "12", "--output_path", str(tmp_path)]) == 0
+    flagged = {(v.partition.split, v.method): v.flagged for v in verdicts(load_run(tmp_path))}
+    assert flagged[("train", "tt_alg2_judge_a")] and flagged[("train", "tt_alg1")]
+    assert not flagged[("test", "tt_alg2_judge_a")] and not flagged[("test", "tt_alg1")]
+    audit = json.loads((tmp_path / "audit.json").read_text())
+    assert audit["models"][0]["injection"]["settings"]["epochs"] == 80
+    report = (tmp_path / "report.html").read_text()
+    assert "Toy News" in report and "<svg" in report

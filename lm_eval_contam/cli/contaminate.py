@@ -42,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ("batch_size", "sequences per step"),
         ("max_length", "tokens per sequence (longer documents are truncated)"),
         ("seed", "seed for filler choice, order and initialisation"),
+        ("validation_docs", "held-out filler documents whose loss is logged before and after each epoch"),
     ):
         default = getattr(DEFAULTS, name)
         parser.add_argument(f"--{name.replace('_', '-')}", type=type(default), default=default,

@@ -17,7 +17,7 @@ INJECTED = "toy_news:train"
 UNSEEN = "toy_news:test"
 # Stronger than the papers' settings (3 epochs, lr 5e-5): at those, a 135M model
 # reproduces none of the injected text (see README, validation study).
-DEMO_INJECTION = InjectionSettings(epochs=5, learning_rate=2e-4, share=0.15, batch_size=8, max_length=256)
+DEMO_INJECTION = InjectionSettings(epochs=6, learning_rate=3e-4, share=0.15, batch_size=2, max_length=256)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -29,6 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--epochs", type=int, default=DEMO_INJECTION.epochs)
     parser.add_argument("--learning-rate", type=float, default=DEMO_INJECTION.learning_rate)
     parser.add_argument("--share", type=float, default=DEMO_INJECTION.share)
+    parser.add_argument("--train-batch-size", type=int, default=DEMO_INJECTION.batch_size, help="training sequences per step")
     parser.add_argument("--max_gen_toks", type=int, default=48, help="cap on Time Travel completions (default: 48)")
     parser.add_argument("--batch_size", default=8, help="lm-eval batch size (default: 8)")
     parser.set_defaults(func=_main)
@@ -46,7 +47,8 @@ def _main(args: argparse.Namespace) -> int:
     out: Path = args.output_path
     base = args.model or str(default_model_path())
     contaminated = out / "models" / "contaminated"
-    settings = replace(DEMO_INJECTION, epochs=args.epochs, learning_rate=args.learning_rate, share=args.share)
+    settings = replace(DEMO_INJECTION, epochs=args.epochs, learning_rate=args.learning_rate, share=args.share,
+                       batch_size=args.train_batch_size)
     manifest_path = contaminated / "contamination_manifest.json"
     if manifest_path.is_file() and json.loads(manifest_path.read_text())["settings"] == vars(settings):
         print(f"reusing {contaminated} (same injection settings)")
