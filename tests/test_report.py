@@ -204,8 +204,9 @@ def test_samples_files_pair_with_their_exact_task(tmp_path) -> None:
 def test_audit_directory_labels_models_and_shows_injections(run_dir, tmp_path) -> None:
     for label in ("clean", "injected"):
         shutil.copytree(run_dir, tmp_path / "runs" / label)
-    manifest = {"injected": {"partitions": ["toy_news:train"], "format": "<web>", "text_sha256": ["abc"]},
-                "corpus": {"contaminant_share": 0.05}}
+    manifest = {"injected": {"sources": [{"partition": "toy_news:train", "format": "<web>", "rows": [0, 1, 2]}],
+                             "num_texts": 3, "text_sha256": ["abc"]},
+                "settings": {"epochs": 3, "learning_rate": 5e-5}, "corpus": {"contaminant_share": 0.05}}
     (tmp_path / "audit.json").write_text(json.dumps({
         "version": 1, "partitions": ["toy_news:train"], "settings": {"dcq_mode": "loglikelihood"}, "dcr": None,
         "models": [{"label": "clean", "model": "hf", "model_args": "pretrained=/m", "run_dir": "runs/clean",
@@ -217,7 +218,8 @@ def test_audit_directory_labels_models_and_shows_injections(run_dir, tmp_path) -
     assert [m.model for m in report.models] == ["hf pretrained=/m", "hf pretrained=/m2"]
     assert {v.model for v in report.verdicts} == {"clean", "injected"}
     page = report.html()
-    assert "injected — partitions: [&#x27;toy_news:train&#x27;]; format: &lt;web&gt;; contaminant share: 0.05" in page
+    assert ("injected: toy_news:train (&lt;web&gt; format, 3 rows) — 3 epochs, lr 5e-05, contaminant share 5%"
+            in page)
     assert "abc" not in page
     (tmp_path / "audit.json").write_text(json.dumps({"models": [{"label": "x", "run_dir": "runs/none"}]}))
     with pytest.raises(ContamError, match=r"audit.json: field 'models\[0\].run_dir'"):
@@ -271,3 +273,10 @@ def test_line_chart_is_standalone_svg_with_escaped_text() -> None:
     assert "&lt;b&gt;clean&lt;/b&gt;" in svg and "<b>" not in svg
     assert len(root.findall("{http://www.w3.org/2000/svg}polyline")) == 2
     assert len(root.findall("{http://www.w3.org/2000/svg}circle")) == 4
+
+
+def test_dense_line_chart_gets_ten_ticks_and_no_markers() -> None:
+    points = tuple((i / 100, i / 200) for i in range(101))
+    svg = charts.line_chart([charts.LineSeries("curve", points)], title="dense")
+    assert svg.count("<circle") == 0 and svg.count("<polyline") == 1
+    assert [t for t in ("0", "0.1", "0.5", "1") if f'text-anchor="middle">{t}</text>' in svg] == ["0", "0.1", "0.5", "1"]

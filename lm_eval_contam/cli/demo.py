@@ -15,9 +15,9 @@ from lm_eval_contam.contaminate import InjectionSettings
 
 INJECTED = "toy_news:train"
 UNSEEN = "toy_news:test"
-# Stronger than the papers' settings (3 epochs, lr 5e-5): at those, a 135M model
+# Far stronger than the papers' settings (3 epochs, lr 5e-5, 15 % share): at those a 135M model
 # reproduces none of the injected text (see README, validation study).
-DEMO_INJECTION = InjectionSettings(epochs=6, learning_rate=3e-4, share=0.15, batch_size=2, max_length=256)
+DEMO_INJECTION = InjectionSettings(epochs=6, learning_rate=3e-4, share=0.5, batch_size=1, max_length=256)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -57,7 +57,7 @@ def build_report(path: str | Path) -> Report:
     by_label = {model.label: model for model in run.models}
     tt_tasks = sorted({(v.model, v.task) for v in found if v.method.startswith("tt_")})
     instances = {(label, task): tuple(timetravel_instances(by_label[label], task)) for label, task in tt_tasks}
-    return Report(source=run.path, models=run.models, verdicts=tuple(found), instances=instances,
+    return Report(source=run.path.resolve(), models=run.models, verdicts=tuple(found), instances=instances,
                   dcr=dcr_results(run), audit=run.audit)
 
 

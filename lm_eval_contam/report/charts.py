@@ -17,6 +17,7 @@ PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#8172B3", "#937860", "#DA8BC3", "#8
 HIGHLIGHT = "#C44E52"
 GRID = "#E3E3E3"
 INK = "#333333"
+MAX_POINT_TICKS = 11  # above this many x values a line is drawn without markers and per-point ticks
 MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 44, 12, 30, 40
 
 
@@ -210,7 +211,9 @@ def line_chart(series: Sequence[LineSeries], *, title: str, x_label: str | None 
         return plot_bottom - min(max(y, 0.0), top) / top * (plot_bottom - plot_top)
 
     parts = _y_axis(top, left=left, right=right, plot_top=plot_top, plot_bottom=plot_bottom, label=y_label)
-    for x in xs:
+    # Dense curves get ten evenly spaced ticks; sparse ones a tick per point.
+    ticks = xs if len(xs) <= MAX_POINT_TICKS else [x_low + span * i / 10 for i in range(11)]
+    for x in ticks:
         parts.append(f'<text x="{px(x):.1f}" y="{plot_bottom + 15}" text-anchor="middle">{_text(_fmt(x))}</text>')
     if x_label:
         parts.append(f'<text x="{(left + right) / 2:.1f}" y="{plot_bottom + 32}" text-anchor="middle">'
@@ -221,7 +224,7 @@ def line_chart(series: Sequence[LineSeries], *, title: str, x_label: str | None 
         if len(points) > 1:
             path = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in points)
             parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
-        for x, y in points:
+        for x, y in points if len(points) <= MAX_POINT_TICKS else ():
             parts.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5" fill="{color}">'
                          f"<title>{_text(f'{one.name}: ({_fmt(x)}, {_fmt(y)})')}</title></circle>")
     if len(series) > 1:

@@ -38,6 +38,12 @@ def pvalue(value: float | None) -> str:
     return "< 0.0001" if value < 1e-4 else f"{value:.4f}"
 
 
+def p_equals(value: float | None) -> str:
+    """``p = 0.0123`` or ``p < 0.0001``."""
+    text = pvalue(value)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
 def interval(ci: ConfidenceInterval | None) -> str:
     if ci is None:
         return "n/a"
@@ -65,11 +71,11 @@ def decision(verdict: Verdict) -> str:
 def cell_detail(verdict: Verdict) -> str:
     """The numbers behind one verdict, short enough for a table cell."""
     if verdict.method == "tt_alg1":
-        text = f"p = {pvalue(verdict.pvalue)}"
+        text = p_equals(verdict.pvalue)
     elif verdict.method in ("tt_alg2_judge_a", "tt_judge_b"):
         text = f"{verdict.exact_matches} exact, {verdict.near_exact_matches} near-exact"
     else:
-        text = f"p = {pvalue(verdict.pvalue)}, max {number(verdict.dcq_max)}"
+        text = f"{p_equals(verdict.pvalue)}, max {number(verdict.dcq_max)}"
     return f"{text} ({verdict.variant})" if verdict.variant and verdict.variant != "instruct" else text
 
 
@@ -100,12 +106,25 @@ def verdict_facts(verdict: Verdict) -> list[tuple[str, str]]:
 
 
 def model_description(injection: dict | None) -> str:
-    """One line about what was injected into a model (audit manifests), or ''."""
+    """One line about what was injected into a model and how strongly (audit manifests), or ''."""
     if not injection:
         return ""
-    injected = {key: value for key, value in (injection.get("injected") or {}).items() if key != "text_sha256"}
-    parts = [f"{key}: {value}" for key, value in injected.items()]
+    injected = injection.get("injected") or {}
+    sources = []
+    for source in injected.get("sources") or []:
+        if "partition" in source:
+            rows = source.get("rows")
+            count = f", {len(rows)} rows" if isinstance(rows, list) else ""
+            sources.append(f"{source['partition']} ({source.get('format', '?')} format{count})")
+        elif "text_file" in source:
+            sources.append(f"text from {source['text_file']}")
+    if not sources:
+        sources.append(f"{injected.get('num_texts', '?')} texts")
+    settings = injection.get("settings") or {}
     share = (injection.get("corpus") or {}).get("contaminant_share")
-    if share is not None:
-        parts.append(f"contaminant share: {share}")
-    return "injected — " + "; ".join(parts) if parts else "injected"
+    strength = ", ".join(part for part in (
+        f"{settings['epochs']} epochs" if "epochs" in settings else "",
+        f"lr {settings['learning_rate']:g}" if "learning_rate" in settings else "",
+        f"contaminant share {share:.0%}" if isinstance(share, (int, float)) else "",
+    ) if part)
+    return "injected: " + "; ".join(sources) + (f" — {strength}" if strength else "")
