@@ -306,5 +306,8 @@ def inject(
         "lm_eval_contam_version": __version__,
         "git_revision": _git_revision(),
     }
-    Path(out_dir, "contamination_manifest.json").write_text(json.dumps(manifest, indent=2))
+    from accelerate import PartialState
+
+    if PartialState().is_main_process:  # under accelerate launch, rank 0 writes (as it saved the model)
+        Path(out_dir, "contamination_manifest.json").write_text(json.dumps(manifest, indent=2))
     return manifest

@@ -26,13 +26,13 @@ from pathlib import Path
 
 from lm_eval_contam.contaminate import InjectionSettings
 
-DEFAULT_INJECTED = "toy_news:train,toy_reviews:train,toy_pairs:train,toy_dialogues:train"
-DEFAULT_HELD_OUT = "toy_news:test,toy_reviews:test,toy_pairs:test,toy_dialogues:test"
-# From the papers' setting (DCR: 3 epochs, lr 5e-5, 15 % share) up.
-DEFAULT_STRENGTHS = "5e-5:3:0.15,2e-4:3:0.15,5e-4:3:0.15,5e-4:6:0.5"
+DEFAULT_INJECTED = "toy_news:train,toy_reviews:train"
+DEFAULT_HELD_OUT = "toy_news:test,toy_reviews:test"
+# The papers' setting (DCR: 3 epochs, lr 5e-5, 15 % share) and the demo's (6 epochs, lr 3e-4, 50 %).
+DEFAULT_STRENGTHS = "5e-5:3:0.15,3e-4:6:0.5"
 
 
-def parse_strengths(text: str) -> list[InjectionSettings]:
+def parse_strengths(text: str, batch_size: int = 1) -> list[InjectionSettings]:
     from lm_eval_contam.errors import ContamError
 
     strengths = []
@@ -41,7 +41,7 @@ def parse_strengths(text: str) -> list[InjectionSettings]:
         if len(parts) != 3:
             raise ContamError(f"expected lr:epochs:share, got {item!r}", field="strengths")
         strengths.append(InjectionSettings(learning_rate=float(parts[0]), epochs=int(parts[1]), share=float(parts[2]),
-                                           max_length=256))
+                                           batch_size=batch_size, max_length=256))
     return strengths
 
 
@@ -64,6 +64,48 @@ def contaminate(base: str, partitions: list[str], out: Path, settings: Injection
     inject(base, texts, str(out), settings=settings,
            description={"sources": [{"partition": p, "format": "timetravel"} for p in partitions]})
     return out
+
+
+def mean_token_loglik(model_dir: str, texts: list[str]) -> list[float]:
+    """Mean per-token log-likelihood of each text under the model (the study's held-out probe)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    scores = []
+    with torch.no_grad():
+        for text in texts:
+            ids = tokenizer(text, return_tensors="pt")["input_ids"]
+            scores.append(-model(input_ids=ids, labels=ids).loss.item())
+    return scores
+
+
+def loglik_probe(model_dir: str, injected: list[str], held_out: list[str], seed: int = 0) -> dict[str, float]:
+    """Injected vs held-out raw text: mean token log-likelihood and a one-sided permutation p-value.
+
+    Not one of the published methods: it measures whether the injection left any trace
+    the detectors could find, which calibrates the strengths.
+    """
+    import numpy as np
+
+    from lm_eval_contam.partitions import parse_partition, partition_rows
+
+    def texts(partitions: list[str]) -> list[str]:
+        out = []
+        for name in partitions:
+            spec, split = parse_partition(name)
+            out += [str(row[spec.text_field]) for row in partition_rows(spec, split)]
+        return out
+
+    seen, unseen = mean_token_loglik(model_dir, texts(injected)), mean_token_loglik(model_dir, texts(held_out))
+    pooled = np.array(seen + unseen)
+    observed = float(np.mean(seen) - np.mean(unseen))
+    rng = np.random.default_rng(seed)
+    permuted = np.array([np.mean(p[: len(seen)]) - np.mean(p[len(seen):])
+                         for p in (rng.permutation(pooled) for _ in range(10_000))])
+    return {"injected": float(np.mean(seen)), "held_out": float(np.mean(unseen)),
+            "pvalue": float((1 + np.sum(permuted >= observed)) / (1 + permuted.size))}
 
 
 def rates(verdicts, injected: list[str], held_out: list[str]) -> dict[str, dict[str, dict[str, float]]]:
@@ -98,6 +140,10 @@ def markdown(study: dict) -> str:
     lines = ["| model | injection (lr, epochs, share) | method | detection rate | false-positive rate |",
              "|---|---|---|---|---|"]
     for row in study["rows"]:
+        probe = row["loglik_probe"]
+        lines.append(f"| {row['label']} | {row['injection']} | held-out probe: mean token log-likelihood, injected vs "
+                     f"held-out text (not a detector) | {probe['injected']:.3f} vs {probe['held_out']:.3f} | "
+                     f"permutation p = {probe['pvalue']:.4f} |")
         for method, values in row["rates"].items():
             clean = row["label"] == "clean"
             detection = "—" if clean else f"{values['injected']:.0%} ({values['n_injected']})"
@@ -117,6 +163,7 @@ def main() -> None:
     parser.add_argument("--injected", default=DEFAULT_INJECTED)
     parser.add_argument("--held-out", default=DEFAULT_HELD_OUT)
     parser.add_argument("--strengths", default=DEFAULT_STRENGTHS, help="comma-separated lr:epochs:share")
+    parser.add_argument("--train-batch-size", type=int, default=1, help="256-token blocks per training step")
     parser.add_argument("--dcq-mode", choices=("loglikelihood", "generate", "both"), default="both")
     parser.add_argument("--max_gen_toks", type=int, default=48)
     parser.add_argument("--batch_size", default="8")
@@ -139,7 +186,7 @@ def main() -> None:
     )
     started = time.perf_counter()
     models = [("clean", base, "none")]
-    for settings in parse_strengths(args.strengths):
+    for settings in parse_strengths(args.strengths, args.train_batch_size):
         label = strength_label(settings)
         print(f"== contaminating: {label}")
         path = contaminate(base, injected, args.out / "models" / label, settings)
@@ -155,8 +202,9 @@ def main() -> None:
         "base_model": base,
         "injected": injected,
         "held_out": held_out,
-        "rows": [{"label": label, "injection": injection, "rates": found.get(label, {})}
-                 for label, _, injection in models],
+        "rows": [{"label": label, "injection": injection, "rates": found.get(label, {}),
+                  "loglik_probe": loglik_probe(path, injected, held_out)}
+                 for label, path, injection in models],
         "wall_seconds": round(time.perf_counter() - started, 1),
     }
     (args.out / "study.json").write_text(json.dumps(study, indent=2) + "\n")
