@@ -55,11 +55,12 @@ def _main(args: argparse.Namespace) -> int:
     else:
         spec, split = parse_partition(INJECTED)
         rows = partition_rows(spec, split)
-        texts = contaminant_texts(spec, split, [rows[i] for i in audited_rows(spec, split, rows)], "timetravel")
+        indices = audited_rows(spec, split, rows)
+        texts = contaminant_texts(spec, split, [rows[i] for i in indices], "timetravel")
         print(f"injecting {len(texts)} {INJECTED} instances: {settings.epochs} epochs, lr {settings.learning_rate}, "
               f"contaminant share <= {settings.share:.0%}")
         inject(base, texts, str(contaminated), settings=settings,
-               description={"sources": [{"partition": INJECTED, "format": "timetravel"}]})
+               description={"sources": [{"partition": INJECTED, "format": "timetravel", "rows": indices}]})
     audit_args = argparse.Namespace(
         partitions=f"{INJECTED},{UNSEEN}", dcq_mode="loglikelihood", dcr_sheet=None, max_gen_toks=args.max_gen_toks,
         batch_size=args.batch_size, device=None, no_chat_template=False, include_path=[], limit=None,
@@ -68,4 +69,25 @@ def _main(args: argparse.Namespace) -> int:
     audit_one(base, "clean", out, audit_args)
     audit_one(str(contaminated), "contaminated", out, audit_args)
     write_report(out)
+    print(verdict_lines(out))
     return 0
+
+
+def verdict_lines(out: Path) -> str:
+    """What each method said about each model and partition, plainly: where detection worked and where not."""
+    from lm_eval_contam.partitions import parse_partition
+    from lm_eval_contam.report.load import load_run
+    from lm_eval_contam.report.summary import METHOD_NAMES, verdicts
+
+    spec, split = parse_partition(INJECTED)
+    injected = f"{spec.display_name} {split}"
+    lines = ["", "model / partition: methods that flagged contamination"]
+    by_cell: dict[tuple[str, str], list[str]] = {}
+    for verdict in verdicts(load_run(out)):
+        cell = by_cell.setdefault((verdict.model, str(verdict.partition)), [])
+        if verdict.flagged:
+            cell.append(METHOD_NAMES[verdict.method])
+    for (model, partition), flagged in sorted(by_cell.items()):
+        where = "injected" if model == "contaminated" and partition == injected else "not injected"
+        lines.append(f"  {model} / {partition} ({where}): {', '.join(flagged) or 'none'}")
+    return "\n".join(lines)
