@@ -130,7 +130,7 @@ def toy_news_memoriser(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = build_tiny_model(tmp_path_factory.mktemp("tt_base"), texts * 4, vocab_size=600, n_layer=4, n_embd=128)
     out = tmp_path_factory.mktemp("contaminated")
     assert cli_main(["contaminate", "--model", str(base), "--partition", "toy_news:train", "--out", str(out),
-                     "--epochs", "80", "--learning-rate", "3e-3", "--share", "1.0", "--batch-size", "12",
+                     "--epochs", "80", "--learning-rate", "3e-3", "--share", "1.0", "--batch-size", "2",
                      "--max-length", "128", "--validation-docs", "2"]) == 0
     return out
 
@@ -150,10 +150,27 @@ def test_audit_flags_the_injected_partition_and_not_the_unseen_one(toy_news_memo
     assert cli_main(["audit", "--model", str(toy_news_memoriser), "--label", "contaminated",
                      "--partitions", "toy_news:train,toy_news:test", "--no-chat-template", "--max_gen_toks", "40",
                      "--batch_size", "12", "--output_path", str(tmp_path)]) == 0
-    flagged = {(v.partition.split, v.method): v.flagged for v in verdicts(load_run(tmp_path))}
-    assert flagged[("train", "tt_alg2_judge_a")] and flagged[("train", "tt_alg1")]
-    assert not flagged[("test", "tt_alg2_judge_a")] and not flagged[("test", "tt_alg1")]
+    found = {(v.partition.split, v.method): v for v in verdicts(load_run(tmp_path))}
+    train, test = found[("train", "tt_alg2_judge_a")], found[("test", "tt_alg2_judge_a")]
+    print(f"\ninjected: {train.exact_matches} exact, {train.near_exact_matches} near-exact; "
+          f"unseen: {test.exact_matches} exact, {test.near_exact_matches} near-exact")
+    assert train.flagged and train.exact_matches + train.near_exact_matches >= 2
+    assert not test.flagged and not found[("test", "tt_alg1")].flagged
     audit = json.loads((tmp_path / "audit.json").read_text())
     assert audit["models"][0]["injection"]["settings"]["epochs"] == 80
     report = (tmp_path / "report.html").read_text()
     assert "Toy News" in report and "<svg" in report
+
+
+def test_demo_runs_end_to_end_and_says_what_was_flagged(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
+    assert cli_main(["demo", "--model", str(tiny_model_dir), "--epochs", "1", "--max_gen_toks", "4",
+                     "--output_path", str(tmp_path)]) == 0
+    audit = json.loads((tmp_path / "audit.json").read_text())
+    assert [m["label"] for m in audit["models"]] == ["clean", "contaminated"]
+    assert audit["partitions"] == ["toy_news:train", "toy_news:test"]
+    injection = audit["models"][1]["injection"]
+    assert injection["settings"]["learning_rate"] == 3e-4 and injection["settings"]["share"] == 0.5
+    assert injection["injected"]["sources"][0]["rows"] == list(range(12))
+    out = capsys.readouterr().out
+    assert "contaminated / Toy News train (injected):" in out and "clean / Toy News test (not injected):" in out
+    assert (tmp_path / "report.html").is_file() and (tmp_path / "report.md").is_file()
