@@ -155,6 +155,12 @@ def test_dcq_options_cli_reads_a_sample_dataset_key(tmp_path, capsys) -> None:
     written = read_options(out)
     assert len(written) == 12
     assert all(shipped[key].options == entry.options for key, entry in written.items())  # deterministic
+    # An interrupted run keeps its finished chunks; a re-run computes only the rest.
+    lines = out.read_text().splitlines()
+    out.write_text("\n".join(lines[:8]) + "\n")
+    assert cli_main(argv) == 0
+    assert "12 instances, 8 already in" in capsys.readouterr().out
+    assert out.read_text().splitlines()[:8] == lines[:8] and len(read_options(out)) == 12
 
 
 @pytest.fixture(scope="module")

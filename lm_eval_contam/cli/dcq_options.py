@@ -57,6 +57,9 @@ def _default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+CHUNK_INSTANCES = 8  # instances per appended chunk
+
+
 def partition_and_rows(args: argparse.Namespace):
     from lm_eval_contam import partitions
     from lm_eval_contam.dcq.instances import QuizPartition
@@ -109,15 +112,21 @@ def _main(args: argparse.Namespace) -> int:
         device = args.device or _default_device()
         propose = model_proposer(model_completer(args.generator, device=device, batch_size=args.batch_size,
                                                  max_gen_toks=args.max_gen_toks))
-    run = collect_options(todo, propose, generator=args.generator, attempts=args.attempts,
-                          max_length_change=args.max_length_change, progress=not args.no_progress)
-    append_options(out, run.entries)
-    print(f"wrote {len(run.entries)} option sets to {out}")
-    if run.failures:
+    # Appended chunk by chunk, so an interrupted run keeps what it finished and a re-run resumes.
+    written, failures = 0, []
+    for start in range(0, len(todo), CHUNK_INSTANCES):
+        run = collect_options(todo[start : start + CHUNK_INSTANCES], propose, generator=args.generator,
+                              attempts=args.attempts, max_length_change=args.max_length_change,
+                              progress=not args.no_progress)
+        append_options(out, run.entries)
+        written += len(run.entries)
+        failures += run.failures
+    print(f"wrote {written} option sets to {out}")
+    if failures:
         failures_path = out.with_name(out.name + ".failures.jsonl")
-        write_failures(failures_path, run.failures)
-        print(f"{len(run.failures)} instances still invalid after {args.attempts} attempts; see {failures_path}:")
-        for failure in run.failures[:5]:
+        write_failures(failures_path, failures)
+        print(f"{len(failures)} instances still invalid after {args.attempts} attempts; see {failures_path}:")
+        for failure in failures[:5]:
             print(f"  {failure.instance[:70]!r}: {'; '.join(failure.problems)}")
         return 1
     return 0
