@@ -19,6 +19,12 @@ import time
 from pathlib import Path
 
 
+def _device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def audit_prompts(run_dir: Path) -> list[str]:
     """Every prompt the audit sent, rebuilt from its logged docs."""
     from lm_eval_contam.dcq.quiz import build_quizzes, quiz_prompt
@@ -57,6 +63,7 @@ metadata: {{version: 1.0}}
     )
     started = time.perf_counter()
     lm_eval.simple_evaluate(model="hf", model_args=model_args, tasks=["bench_plain_generate"], batch_size=batch_size,
+                            device=_device(),
                             task_manager=TaskManager(include_path=[str(work)], include_defaults=False),
                             apply_chat_template=True)
     return time.perf_counter() - started
@@ -81,6 +88,7 @@ def dcq_forward_passes(model_args: str, task: str, batch_size: int) -> tuple[int
     HFLM._model_call = counted
     try:
         results = lm_eval.simple_evaluate(model="hf", model_args=model_args, tasks=[task], batch_size=batch_size,
+                                          device=_device(),
                                           task_manager=TaskManager(include_path=[str(task_dir())],
                                                                    include_defaults=False),
                                           apply_chat_template=True, log_samples=True)
