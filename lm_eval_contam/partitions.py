@@ -9,13 +9,13 @@ columns hold the text, and how labels are written (``index (name)``, e.g.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.jsonl import read_jsonl_objects
 
 TaskType = Literal["cls", "nli", "sum", "xsum", "question"]
 
@@ -144,19 +144,7 @@ def partition_rows(spec: DatasetSpec, split: str) -> list[dict]:
     if split not in spec.data_files:
         raise ContamError(f"{spec.display_name} has no split {split!r}; known: {', '.join(spec.data_files)}",
                           field="split")
-    return read_jsonl_rows(sample_data_dir() / spec.data_files[split])
-
-
-def read_jsonl_rows(path: Path) -> list[dict]:
-    """One dict per non-blank line of a JSONL file."""
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                raise ContamError(f"not JSON ({error})", source=f"{path}:{number}") from None
-    return rows
+    return read_jsonl_objects(sample_data_dir() / spec.data_files[split])
 
 
 def sample_partitions() -> list[str]:

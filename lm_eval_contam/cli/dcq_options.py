@@ -63,6 +63,7 @@ CHUNK_INSTANCES = 8  # instances per appended chunk
 def partition_and_rows(args: argparse.Namespace):
     from lm_eval_contam import partitions
     from lm_eval_contam.dcq.instances import QuizPartition
+    from lm_eval_contam.jsonl import read_jsonl_objects
 
     registry = {**partitions.DATASETS, **partitions.SAMPLE_DATASETS}
     if args.dataset in registry:
@@ -81,7 +82,7 @@ def partition_and_rows(args: argparse.Namespace):
         label_field=args.label_field,
         label_names=tuple(args.label_names.split(",")) if args.label_names else (),
     )
-    return partition, partitions.read_jsonl_rows(path)
+    return partition, read_jsonl_objects(path)
 
 
 def _main(args: argparse.Namespace) -> int:

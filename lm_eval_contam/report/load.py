@@ -19,6 +19,7 @@ from typing import Any
 
 from lm_eval_contam.dcr.rundir import ADJUSTED_SUFFIX
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.jsonl import read_jsonl_objects
 from lm_eval_contam.timetravel.verdicts import SUFFIX as JUDGE_B_SUFFIX
 
 AUDIT_FILE = "audit.json"
@@ -67,22 +68,7 @@ def read_json(path: Path) -> Any:
 
 def read_samples(path: Path) -> list[dict[str, Any]]:
     """lm-eval's logged samples, one JSON object a line."""
-    samples = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise ContamError(f"cannot read: {error.strerror or error}", source=str(path)) from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            sample = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ContamError(f"not JSON ({error.msg})", source=f"{path}:{number}") from None
-        if not isinstance(sample, dict):
-            raise ContamError("a logged sample must be a JSON object", source=f"{path}:{number}")
-        samples.append(sample)
-    return samples
+    return read_jsonl_objects(path)
 
 
 def read_judge_b(path: Path) -> dict[str, Any]:

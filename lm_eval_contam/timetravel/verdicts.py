@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.jsonl import read_jsonl_objects
 from lm_eval_contam.timetravel.judge import parse_judge_reply, partition_verdict
 from lm_eval_contam.timetravel.prompts import render_judge_prompt
 
@@ -33,19 +34,11 @@ def samples_files(path: Path) -> list[Path]:
 
 def timetravel_rows(samples_path: Path) -> list[dict[str, Any]]:
     """The Time Travel samples in one file (other tasks' files give an empty list)."""
-    rows = []
-    with samples_path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                sample = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ContamError(f"not JSON ({error.msg})", source=f"{samples_path}:{number}") from None
-            doc = sample.get("doc", {})
-            if "guided_prompt" in doc and "reference" in doc and "alg2_contaminated" in sample:
-                rows.append(sample)
-    return rows
+    return [
+        sample
+        for sample in read_jsonl_objects(samples_path)
+        if "guided_prompt" in sample.get("doc", {}) and "reference" in sample["doc"] and "alg2_contaminated" in sample
+    ]
 
 
 def judge_samples(samples: Sequence[dict[str, Any]], generate: Generate) -> list[dict[str, Any]]:
