@@ -63,21 +63,32 @@ def partition_tasks(partition: str, dcq_modes: Sequence[str], *, chat: bool = Tr
     return [f"timetravel_{stem}{'' if chat else '_completion'}", *(f"dcq_{stem}{'_ll' if mode == 'loglikelihood' else ''}" for mode in dcq_modes)]
 
 
-def audit_tasks(settings: AuditSettings, *, chat: bool = True) -> tuple[list[str], bool]:
-    """Every task name of the audit and whether lm-eval's built-in tasks are needed (a DCR benchmark)."""
+@dataclass(frozen=True)
+class AuditPlan:
+    tasks: tuple[str, ...]
+    dcr: dict[str, Any] | None  # the DCR sheet's group and the benchmark tasks it adjusts, when one runs
+
+    @property
+    def needs_builtins(self) -> bool:
+        """A DCR benchmark (e.g. lm-eval's sst2) is one of lm-eval's own tasks."""
+        return self.dcr is not None
+
+
+def plan_audit(settings: AuditSettings, *, chat: bool = True) -> AuditPlan:
+    """Every task name of the audit, partitions first, then the DCR sheet's group and benchmarks."""
     if not settings.partitions and not settings.dcr_sheet:
         raise ContamError("nothing to audit: give partitions and/or a DCR sheet", field="partitions")
     tasks = [task for partition in settings.partitions
              for task in partition_tasks(partition, settings.dcq_modes, chat=chat)]
-    needs_builtins = False
+    dcr = None
     if settings.dcr_sheet:
         from lm_eval_contam.dcr.sheet import load_sheet
 
         sheet = load_sheet(settings.dcr_sheet)
         benchmarks = list(dict.fromkeys(target.task for target in sheet.adjusts))
         tasks += [sheet.group, *benchmarks]
-        needs_builtins = True
-    return list(dict.fromkeys(tasks)), needs_builtins
+        dcr = {"sheet": sheet.group, "benchmark_tasks": benchmarks}
+    return AuditPlan(tuple(dict.fromkeys(tasks)), dcr)
 
 
 def _task_manager(settings: AuditSettings, needs_builtins: bool):
@@ -89,25 +100,19 @@ def _task_manager(settings: AuditSettings, needs_builtins: bool):
     return TaskManager(include_path=paths, include_defaults=needs_builtins)
 
 
-def _default_device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def _has_chat_template(backend: str, model_args: str) -> bool:
+def _has_chat_template(backend: str, model_args: dict[str, Any]) -> bool:
     if backend != "hf":
         return True  # chat/API backends take messages
     from transformers import AutoTokenizer
 
-    args = dict(part.split("=", 1) for part in model_args.split(",") if "=" in part)
-    tokenizer = AutoTokenizer.from_pretrained(args["pretrained"])
+    tokenizer = AutoTokenizer.from_pretrained(model_args["pretrained"])
     return bool(getattr(tokenizer, "chat_template", None))
 
 
-def _injection_manifest(model_args: str) -> dict[str, Any] | None:
-    args = dict(part.split("=", 1) for part in model_args.split(",") if "=" in part)
-    manifest = Path(args.get("pretrained", ""), "contamination_manifest.json")
+def _injection_manifest(model_args: dict[str, Any]) -> dict[str, Any] | None:
+    from lm_eval_contam.contaminate import MANIFEST_FILE
+
+    manifest = Path(str(model_args.get("pretrained", "")), MANIFEST_FILE)
     return json.loads(manifest.read_text()) if manifest.is_file() else None
 
 
@@ -115,21 +120,22 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     """Audit one model; write lm-eval's results and samples under ``out_dir/runs/<label>``."""
     import lm_eval
     from lm_eval.loggers import EvaluationTracker
-    from lm_eval.utils import make_table
+    from lm_eval.utils import make_table, simple_parse_args_string
 
     from lm_eval_contam.cli.run import post_process
-    from lm_eval_contam.generation import ModelSpec
+    from lm_eval_contam.generation import ModelSpec, default_device
     from lm_eval_contam.models import default_model_path
 
     if not label or "/" in label or label.startswith("."):
         raise ContamError(f"label must be a plain folder name, got {label!r}", field="label")
     spec = ModelSpec.parse(model or str(default_model_path()))
-    audit_tasks(settings)  # bad partitions or sheets fail before any model loads
+    model_args = simple_parse_args_string(spec.model_args)
     chat = settings.apply_chat_template
     if chat is None:
-        chat = _has_chat_template(spec.backend, spec.model_args)
-    tasks, needs_builtins = audit_tasks(settings, chat=chat)
-    task_manager = _task_manager(settings, needs_builtins)
+        chat = _has_chat_template(spec.backend, model_args)
+    plan = plan_audit(settings, chat=chat)
+    tasks = list(plan.tasks)
+    task_manager = _task_manager(settings, plan.needs_builtins)
     missing = [task for task in tasks if task not in task_manager.all_subtasks and task not in task_manager.all_groups]
     if missing:
         raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
@@ -144,7 +150,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         model_args=spec.model_args,
         tasks=_capped_timetravel(tasks, task_manager, settings.max_gen_toks),
         batch_size=settings.batch_size,
-        device=settings.device or _default_device(),
+        device=settings.device or default_device(),
         use_cache=str(cache_dir / label),
         log_samples=True,
         evaluation_tracker=tracker,
@@ -163,9 +169,9 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     print(make_table(results))
     if "groups" in results:
         print(make_table(results, "groups"))
-    run = ModelRun(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(spec.model_args),
+    run = ModelRun(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(model_args),
                    tuple(tasks), seconds)
-    record_run(out_dir, run, settings)
+    record_run(out_dir, run, settings, plan.dcr)
     return run
 
 
@@ -186,7 +192,7 @@ def _capped_timetravel(tasks: list[str], task_manager: Any, max_gen_toks: int | 
     return [built.get(task, task) for task in tasks]
 
 
-def record_run(out_dir: Path, run: ModelRun, settings: AuditSettings) -> Path:
+def record_run(out_dir: Path, run: ModelRun, settings: AuditSettings, dcr: dict[str, Any] | None = None) -> Path:
     """Add (or replace, by label) the model's entry in ``audit.json``."""
     path = out_dir / AUDIT_FILE
     audit = json.loads(path.read_text()) if path.is_file() else {"version": 1, "models": []}
@@ -194,11 +200,6 @@ def record_run(out_dir: Path, run: ModelRun, settings: AuditSettings) -> Path:
     audit["models"].append(asdict(run))
     audit["partitions"] = list(dict.fromkeys([*audit.get("partitions", []), *settings.partitions]))
     audit["settings"] = {key: value for key, value in asdict(settings).items() if key != "partitions"}
-    audit["dcr"] = audit.get("dcr")
-    if settings.dcr_sheet:
-        from lm_eval_contam.dcr.sheet import load_sheet
-
-        sheet = load_sheet(settings.dcr_sheet)
-        audit["dcr"] = {"sheet": sheet.group, "benchmark_tasks": sorted({t.task for t in sheet.adjusts})}
+    audit["dcr"] = dcr or audit.get("dcr")
     path.write_text(json.dumps(audit, indent=2, default=str) + "\n")
     return path

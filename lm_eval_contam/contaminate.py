@@ -10,13 +10,17 @@ corpus's tokens (DCR's 15 % default).
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.partitions import DatasetSpec
+from lm_eval_contam.partitions import DatasetSpec, parse_partition, partition_rows
 from lm_eval_contam.seeding import rng_for
+
+MANIFEST_FILE = "contamination_manifest.json"
 
 
 def _field(row: Mapping[str, Any], name: str | None, spec: DatasetSpec) -> str:
@@ -135,6 +139,33 @@ def contaminant_texts(spec: DatasetSpec, split: str, rows: Sequence[Mapping[str,
     ]
 
 
+def partition_contaminant(
+    partitions: Sequence[str], fmt: str, *, seed: int = 0, all_rows: bool = False
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """The contaminant texts of ``partitions`` ("<dataset>:<split>") in ``fmt``, and one manifest record per partition.
+
+    Only the rows an audit examines (:func:`audited_rows`) unless ``all_rows``.
+    """
+    texts: list[str] = []
+    sources: list[dict[str, Any]] = []
+    for name in partitions:
+        spec, split = parse_partition(name)
+        rows = partition_rows(spec, split)
+        indices = list(range(len(rows))) if all_rows else audited_rows(spec, split, rows, seed=seed)
+        texts += contaminant_texts(spec, split, [rows[i] for i in indices], fmt)
+        sources.append({"partition": name, "format": fmt, "rows": indices})
+    return texts, sources
+
+
+def trained_with(out_dir: str | Path, settings: InjectionSettings, sources: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether ``out_dir`` already holds a model injected from ``sources`` with ``settings`` (reruns reuse it)."""
+    path = Path(out_dir, MANIFEST_FILE)
+    if not path.is_file():
+        return False
+    manifest = json.loads(path.read_text())
+    return manifest.get("settings") == asdict(settings) and manifest.get("injected", {}).get("sources") == list(sources)
+
+
 @functools.lru_cache(maxsize=1)
 def default_filler() -> tuple[str, ...]:
     """Paragraphs of the Python reference documentation bundled with every CPython (``pydoc_data``, PSF licence).
@@ -221,7 +252,6 @@ class InjectionSettings:
 
 def _git_revision() -> str | None:
     import subprocess
-    from pathlib import Path
 
     try:
         done = subprocess.run(
@@ -244,15 +274,12 @@ def inject(
 ) -> dict[str, Any]:
     """Continue pre-training ``base_model`` on ``contaminant`` mixed with filler; save an HF folder plus manifest.
 
-    Returns the manifest, also written to ``<out_dir>/contamination_manifest.json``:
+    Returns the manifest, also written to ``<out_dir>/`` :data:`MANIFEST_FILE`:
     what was injected (with a hash per text), seeds, hyper-parameters, corpus
     shares, the loss history (held-out filler loss before and after each epoch),
     wall time and the project's git revision.
     """
-    import json
     import time
-    from dataclasses import asdict
-    from pathlib import Path
 
     from transformers import AutoTokenizer
 
@@ -309,5 +336,5 @@ def inject(
     from accelerate import PartialState
 
     if PartialState().is_main_process:  # under accelerate launch, rank 0 writes (as it saved the model)
-        Path(out_dir, "contamination_manifest.json").write_text(json.dumps(manifest, indent=2))
+        Path(out_dir, MANIFEST_FILE).write_text(json.dumps(manifest, indent=2))
     return manifest

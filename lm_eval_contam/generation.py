@@ -16,6 +16,13 @@ from typing import Any
 from lm_eval_contam.errors import ContamError
 
 
+def default_device() -> str:
+    """cuda when available, else cpu: lm-eval's hf backend otherwise assumes cuda and fails on CPU-only machines."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """Which lm-eval model class to build and its ``model_args`` string."""
@@ -33,9 +40,7 @@ class ModelSpec:
             backend, model_args = head, tail
         else:
             backend, model_args = "hf", f"pretrained={spec}"
-        extra: dict[str, Any] = {"batch_size": batch_size}
-        if device:
-            extra["device"] = device
+        extra: dict[str, Any] = {"batch_size": batch_size, "device": device or default_device()}
         return cls(backend=backend, model_args=model_args, extra=extra)
 
     def build(self) -> Any:

@@ -19,12 +19,6 @@ import time
 from pathlib import Path
 
 
-def _device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def audit_prompts(run_dir: Path) -> list[str]:
     """Every prompt the audit sent, rebuilt from its logged docs."""
     from lm_eval_contam.dcq.quiz import build_quizzes, quiz_prompt
@@ -45,6 +39,8 @@ def plain_generate_seconds(model_args: str, prompts: list[str], max_gen_toks: in
     import lm_eval
     from lm_eval.tasks import TaskManager
 
+    from lm_eval_contam.generation import default_device
+
     data = work / "prompts.jsonl"
     data.write_text("".join(json.dumps({"prompt": p}) + "\n" for p in prompts), encoding="utf-8")
     (work / "bench_plain_generate.yaml").write_text(
@@ -63,7 +59,7 @@ metadata: {{version: 1.0}}
     )
     started = time.perf_counter()
     lm_eval.simple_evaluate(model="hf", model_args=model_args, tasks=["bench_plain_generate"], batch_size=batch_size,
-                            device=_device(),
+                            device=default_device(),
                             task_manager=TaskManager(include_path=[str(work)], include_defaults=False),
                             apply_chat_template=True)
     return time.perf_counter() - started
@@ -76,6 +72,7 @@ def dcq_forward_passes(model_args: str, task: str, batch_size: int) -> tuple[int
     from lm_eval.tasks import TaskManager
 
     from lm_eval_contam import task_dir
+    from lm_eval_contam.generation import default_device
 
     calls = 0
     original = HFLM._model_call
@@ -88,7 +85,7 @@ def dcq_forward_passes(model_args: str, task: str, batch_size: int) -> tuple[int
     HFLM._model_call = counted
     try:
         results = lm_eval.simple_evaluate(model="hf", model_args=model_args, tasks=[task], batch_size=batch_size,
-                                          device=_device(),
+                                          device=default_device(),
                                           task_manager=TaskManager(include_path=[str(task_dir())],
                                                                    include_defaults=False),
                                           apply_chat_template=True, log_samples=True)

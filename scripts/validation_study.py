@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from lm_eval_contam.contaminate import InjectionSettings
@@ -50,19 +49,11 @@ def strength_label(settings: InjectionSettings) -> str:
 
 
 def contaminate(base: str, partitions: list[str], out: Path, settings: InjectionSettings) -> Path:
-    from lm_eval_contam.contaminate import audited_rows, contaminant_texts, inject
-    from lm_eval_contam.partitions import parse_partition, partition_rows
+    from lm_eval_contam.contaminate import inject, partition_contaminant, trained_with
 
-    manifest = out / "contamination_manifest.json"
-    if manifest.is_file() and json.loads(manifest.read_text())["settings"] == asdict(settings):
-        return out
-    texts = []
-    for name in partitions:
-        spec, split = parse_partition(name)
-        rows = partition_rows(spec, split)
-        texts += contaminant_texts(spec, split, [rows[i] for i in audited_rows(spec, split, rows)], "timetravel")
-    inject(base, texts, str(out), settings=settings,
-           description={"sources": [{"partition": p, "format": "timetravel"} for p in partitions]})
+    texts, sources = partition_contaminant(partitions, "timetravel", seed=settings.seed)
+    if not trained_with(out, settings, sources):
+        inject(base, texts, str(out), settings=settings, description={"sources": sources})
     return out
 
 
@@ -166,10 +157,11 @@ def main() -> None:
     parser.add_argument("--train-batch-size", type=int, default=1, help="256-token blocks per training step")
     parser.add_argument("--dcq-mode", choices=("loglikelihood", "generate", "both"), default="both")
     parser.add_argument("--max_gen_toks", type=int, default=48)
-    parser.add_argument("--batch_size", default="8")
+    parser.add_argument("--batch_size", type=int, default=8)
     parser.add_argument("--judge-model", help="also run Judge B with this model")
     args = parser.parse_args()
 
+    from lm_eval_contam.audit import AuditSettings
     from lm_eval_contam.cli.audit import audit_one
     from lm_eval_contam.models import default_model_path
     from lm_eval_contam.report import write_report
@@ -179,11 +171,9 @@ def main() -> None:
     base = args.model or str(default_model_path())
     injected = [p.strip() for p in args.injected.split(",") if p.strip()]
     held_out = [p.strip() for p in args.held_out.split(",") if p.strip()]
-    audit_args = argparse.Namespace(
-        partitions=",".join(injected + held_out), dcq_mode=args.dcq_mode, dcr_sheet=None, max_gen_toks=args.max_gen_toks,
-        batch_size=args.batch_size, device=None, no_chat_template=False, include_path=[], limit=None,
-        judge_model=args.judge_model,
-    )
+    audit = AuditSettings(partitions=tuple(injected + held_out),
+                          dcq_modes=("loglikelihood", "generate") if args.dcq_mode == "both" else (args.dcq_mode,),
+                          max_gen_toks=args.max_gen_toks, batch_size=args.batch_size)
     started = time.perf_counter()
     models = [("clean", base, "none")]
     for settings in parse_strengths(args.strengths, args.train_batch_size):
@@ -193,7 +183,7 @@ def main() -> None:
         models.append((label, str(path), f"{settings.learning_rate:g}, {settings.epochs}, {settings.share:.0%}"))
     for label, path, _ in models:
         print(f"== auditing: {label}")
-        audit_one(path, label, args.out, audit_args)
+        audit_one(path, label, args.out, audit, judge_model=args.judge_model)
     found = rates(verdicts(load_run(args.out)), injected, held_out)
     study = {
         "command": "python scripts/validation_study.py " + " ".join(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lm_eval_contam.audit import DCQ_MODES
+from lm_eval_contam.audit import DCQ_MODES, AuditSettings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -43,8 +43,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-report", action="store_true", help="skip writing report.html/report.md")
 
 
-def settings_from_args(args: argparse.Namespace):
-    from lm_eval_contam.audit import AuditSettings
+def settings_from_args(args: argparse.Namespace) -> AuditSettings:
     from lm_eval_contam.partitions import sample_partitions
 
     partitions = tuple(p.strip() for p in args.partitions.split(",") if p.strip()) if args.partitions else tuple(
@@ -63,15 +62,17 @@ def settings_from_args(args: argparse.Namespace):
     )
 
 
-def audit_one(model: str | None, label: str, out: Path, args: argparse.Namespace) -> None:
+def audit_one(model: str | None, label: str, out: Path, settings: AuditSettings, *,
+              judge_model: str | None = None) -> None:
+    """Audit one model, then (with ``judge_model``) run Judge B over its Time Travel samples."""
     from lm_eval_contam.audit import run_model
     from lm_eval_contam.cli.judge import judge_output_path
 
-    run = run_model(model, label, out, settings_from_args(args))
+    run = run_model(model, label, out, settings)
     print(f"audited {label} in {run.seconds} s -> {out / run.run_dir}")
-    if args.judge_model:
-        for path in judge_output_path(out / run.run_dir, args.judge_model, device=args.device,
-                                      chat_template=not args.no_chat_template):
+    if judge_model:
+        for path in judge_output_path(out / run.run_dir, judge_model, device=settings.device,
+                                      chat_template=settings.apply_chat_template is not False):
             print(f"wrote {path}")
 
 
@@ -94,7 +95,7 @@ def default_label(model: str | None) -> str:
 
 def _main(args: argparse.Namespace) -> int:
     label = args.label or default_label(args.model)
-    audit_one(args.model, label, args.output_path, args)
+    audit_one(args.model, label, args.output_path, settings_from_args(args), judge_model=args.judge_model)
     if not args.no_report:
         write_report(args.output_path)
     return 0

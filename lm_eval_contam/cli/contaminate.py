@@ -40,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ("weight_decay", "AdamW weight decay"),
         ("share", "largest share of the corpus's tokens that is contaminant"),
         ("batch_size", "sequences per step"),
-        ("max_length", "tokens per sequence (longer documents are truncated)"),
+        ("max_length", "tokens per training block (documents are packed, not padded)"),
         ("seed", "seed for filler choice, order and initialisation"),
         ("validation_docs", "held-out filler documents whose loss is logged before and after each epoch"),
     ):
@@ -63,21 +63,13 @@ def _paragraphs(path: Path) -> list[str]:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from lm_eval_contam.contaminate import audited_rows, contaminant_texts, inject
+    from lm_eval_contam.contaminate import inject, partition_contaminant
     from lm_eval_contam.errors import ContamError
     from lm_eval_contam.models import default_model_path
-    from lm_eval_contam.partitions import parse_partition, partition_rows
 
     if not args.partition and not args.text_file:
         raise ContamError("nothing to inject: pass --partition and/or --text-file", field="partition")
-    contaminant: list[str] = []
-    injected: list[dict] = []
-    for name in args.partition:
-        spec, split = parse_partition(name)
-        rows = partition_rows(spec, split)
-        indices = list(range(len(rows))) if args.all_rows else audited_rows(spec, split, rows, seed=args.seed)
-        contaminant += contaminant_texts(spec, split, [rows[i] for i in indices], args.format)
-        injected.append({"partition": name, "format": args.format, "rows": indices})
+    contaminant, injected = partition_contaminant(args.partition, args.format, seed=args.seed, all_rows=args.all_rows)
     for path in args.text_file:
         contaminant += _paragraphs(path)
         injected.append({"text_file": str(path)})

@@ -50,13 +50,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_main)
 
 
-def _default_device() -> str:
-    import torch
-
-    # lm-eval's hf backend otherwise assumes cuda and fails on a CPU-only machine.
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 CHUNK_INSTANCES = 8  # instances per appended chunk
 
 
@@ -110,8 +103,7 @@ def _main(args: argparse.Namespace) -> int:
 
         propose = offline_proposer(args.seed)
     else:
-        device = args.device or _default_device()
-        propose = model_proposer(model_completer(args.generator, device=device, batch_size=args.batch_size,
+        propose = model_proposer(model_completer(args.generator, device=args.device, batch_size=args.batch_size,
                                                  max_gen_toks=args.max_gen_toks))
     # Appended chunk by chunk, so an interrupted run keeps what it finished and a re-run resumes.
     written, failures = 0, []

@@ -31,43 +31,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--share", type=float, default=DEMO_INJECTION.share)
     parser.add_argument("--train-batch-size", type=int, default=DEMO_INJECTION.batch_size, help="training sequences per step")
     parser.add_argument("--max_gen_toks", type=int, default=48, help="cap on Time Travel completions (default: 48)")
-    parser.add_argument("--batch_size", default=8, help="lm-eval batch size (default: 8)")
+    parser.add_argument("--batch_size", type=int, default=8, help="lm-eval batch size (default: 8)")
     parser.set_defaults(func=_main)
 
 
 def _main(args: argparse.Namespace) -> int:
-    import json
     from dataclasses import replace
 
+    from lm_eval_contam.audit import AuditSettings
     from lm_eval_contam.cli.audit import audit_one, write_report
-    from lm_eval_contam.contaminate import audited_rows, contaminant_texts, inject
+    from lm_eval_contam.contaminate import inject, partition_contaminant, trained_with
     from lm_eval_contam.models import default_model_path
-    from lm_eval_contam.partitions import parse_partition, partition_rows
 
     out: Path = args.output_path
     base = args.model or str(default_model_path())
     contaminated = out / "models" / "contaminated"
     settings = replace(DEMO_INJECTION, epochs=args.epochs, learning_rate=args.learning_rate, share=args.share,
                        batch_size=args.train_batch_size)
-    manifest_path = contaminated / "contamination_manifest.json"
-    if manifest_path.is_file() and json.loads(manifest_path.read_text())["settings"] == vars(settings):
-        print(f"reusing {contaminated} (same injection settings)")
+    texts, sources = partition_contaminant([INJECTED], "timetravel", seed=settings.seed)
+    if trained_with(contaminated, settings, sources):
+        print(f"reusing {contaminated} (same injection)")
     else:
-        spec, split = parse_partition(INJECTED)
-        rows = partition_rows(spec, split)
-        indices = audited_rows(spec, split, rows)
-        texts = contaminant_texts(spec, split, [rows[i] for i in indices], "timetravel")
         print(f"injecting {len(texts)} {INJECTED} instances: {settings.epochs} epochs, lr {settings.learning_rate}, "
               f"contaminant share <= {settings.share:.0%}")
-        inject(base, texts, str(contaminated), settings=settings,
-               description={"sources": [{"partition": INJECTED, "format": "timetravel", "rows": indices}]})
-    audit_args = argparse.Namespace(
-        partitions=f"{INJECTED},{UNSEEN}", dcq_mode="loglikelihood", dcr_sheet=None, max_gen_toks=args.max_gen_toks,
-        batch_size=args.batch_size, device=None, no_chat_template=False, include_path=[], limit=None,
-        judge_model=None,
-    )
-    audit_one(base, "clean", out, audit_args)
-    audit_one(str(contaminated), "contaminated", out, audit_args)
+        inject(base, texts, str(contaminated), settings=settings, description={"sources": sources})
+    audit = AuditSettings(partitions=(INJECTED, UNSEEN), max_gen_toks=args.max_gen_toks, batch_size=args.batch_size)
+    audit_one(base, "clean", out, audit)
+    audit_one(str(contaminated), "contaminated", out, audit)
     write_report(out)
     print(verdict_lines(out))
     return 0

@@ -22,12 +22,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_main)
 
 
-def _default_device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def judge_output_path(output_path: Path, judge_model: str, *, device: str | None = None,
                       batch_size: int | str = 1, chat_template: bool = True) -> list[Path]:
     """Judge B over every Time Travel samples file under ``output_path``; the verdict files written."""
@@ -43,7 +37,7 @@ def judge_output_path(output_path: Path, judge_model: str, *, device: str | None
     work = [(path, rows) for path in samples_files(output_path) if (rows := timetravel_rows(path))]
     if not work:
         raise ContamError("no Time Travel samples found (run with --log_samples)", source=str(output_path))
-    model = ModelSpec.parse(judge_model, device=device or _default_device(), batch_size=batch_size).build()
+    model = ModelSpec.parse(judge_model, device=device, batch_size=batch_size).build()
 
     def run(prompts):
         return generate(model, prompts, max_gen_toks=JUDGE_MAX_NEW_TOKENS, apply_chat_template=chat_template)
