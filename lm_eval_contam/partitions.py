@@ -1,30 +1,38 @@
-"""The benchmark partitions the papers audit, shared by Time Travel and DCQ.
+"""The one partition concept every method, the injection kit and the report share.
 
-One record per dataset: where it lives on the Hub (or, for the small sample
-datasets written for this project, which JSONL files under
-``task_configs/samples/`` hold it), how the papers name it in prompts, which
-columns hold the text, and how labels are written (``index (name)``, e.g.
-``2 (Business)``). A partition is named ``<dataset key>:<split>``.
+A :class:`DatasetSpec` describes a dataset: where it lives (a Hub dataset, a
+shipped sample or a user's files), how the papers name it in prompts, which
+columns hold the text and how labels are written (``index (name)``, e.g.
+``2 (Business)``). A :class:`Partition` is a dataset plus a split, named
+``<dataset key>:<split>``. Every method's task YAML describes its partition with
+the same metadata keys (:meth:`Partition.from_task_metadata`): ``dataset`` (a
+registered key), or for one's own data ``dataset_name`` + ``data_files`` +
+``task_type`` + ``text_field`` [+ ``second_field``, ``label_field``,
+``label_names``, ``columns``, ``companion_field``].
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import read_jsonl_objects
 
 TaskType = Literal["cls", "nli", "sum", "xsum", "question"]
+# The metadata keys that describe one's own data (beside `dataset` for a registered one).
+USER_DATA_KEYS = ("dataset_name", "data_files", "task_type", "text_field", "second_field", "label_field",
+                  "label_names", "columns", "companion_field")
 
 
 @dataclass(frozen=True)
 class DatasetSpec:
     key: str  # used in task names, e.g. "ag_news"
     display_name: str  # as written in the papers' prompts, e.g. "AG News"
-    hf_path: str | None  # None for a shipped sample dataset
+    hf_path: str | None  # None for local files (shipped samples, one's own data)
     hf_name: str | None
     task_type: TaskType
     splits: tuple[str, ...]  # the partitions the papers audit
@@ -36,17 +44,139 @@ class DatasetSpec:
     # The column injected beside text_field in contamination formats: a summary's
     # document, a question's answer; None for classification and NLI.
     companion_field: str | None = None
-    # Shipped sample datasets only: split -> JSONL file name under task_configs/samples/.
+    # Local data only: split -> JSONL file (relative names resolve against the sample directory).
     data_files: Mapping[str, str] | None = field(default=None, hash=False)
 
-    def label_text(self, index: int) -> str:
-        """A label as the papers write it: ``index (name)``."""
-        if not 0 <= index < len(self.label_names):
-            raise ContamError(
-                f"label {index!r} is outside 0..{len(self.label_names) - 1} for {self.display_name}",
-                field=self.label_field,
-            )
-        return f"{index} ({self.label_names[index]})"
+    @property
+    def labelled(self) -> bool:
+        return self.task_type in ("cls", "nli") and self.label_field is not None
+
+    def label_text(self, value: Any, source: str | None = None) -> str:
+        """A label as the papers write it, ``index (name)``; a name is looked up, other values pass through."""
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise ContamError(f"label {value!r} is neither an index nor a name", source=source,
+                              field=self.label_field)
+        if isinstance(value, int) and self.label_names:
+            if not 0 <= value < len(self.label_names):
+                raise ContamError(f"label {value!r} is outside 0..{len(self.label_names) - 1} for "
+                                  f"{self.display_name}", source=source, field=self.label_field)
+            return f"{value} ({self.label_names[value]})"
+        if isinstance(value, str) and value in self.label_names:
+            return f"{self.label_names.index(value)} ({value})"
+        return str(value)
+
+    def partition(self, split: str) -> Partition:
+        if split not in self.splits:
+            raise ContamError(f"{self.display_name} has no audited split {split!r}; known: {', '.join(self.splits)}",
+                              field="split")
+        return Partition(self, split)
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One split of one dataset: what every method audits."""
+
+    dataset: DatasetSpec
+    split: str
+
+    @property
+    def name(self) -> str:
+        """``<dataset key>:<split>``, as the CLI takes it."""
+        return f"{self.dataset.key}:{self.split}"
+
+    @property
+    def label(self) -> str:
+        """As the prompts name it, e.g. ``Toy News train``."""
+        return f"{self.dataset.display_name} {self.split}"
+
+    def label_text(self, value: Any, source: str | None = None) -> str:
+        return self.dataset.label_text(value, source)
+
+    def task_name(self, method: str, variant: str = "") -> str:
+        """The lm-eval task auditing this partition with ``method`` (e.g. ``timetravel``) in ``variant``."""
+        stem = f"{method}_{self.dataset.key}_{self.split}"
+        return f"{stem}_{variant}" if variant else stem
+
+    @property
+    def data_file(self) -> Path | None:
+        """The local JSONL of this split (None for a Hub dataset)."""
+        files = self.dataset.data_files
+        if files is None:
+            return None
+        if self.split not in files:
+            raise ContamError(f"{self.dataset.display_name} has no data file for split {self.split!r}; "
+                              f"data_files has {sorted(files)}", field="data_files")
+        path = Path(files[self.split]).expanduser()
+        return path if path.is_absolute() else sample_data_dir() / path
+
+    def rows(self) -> list[dict]:
+        """Every row of the partition: its local JSONL, else the Hub split."""
+        path = self.data_file
+        if path is None:
+            import datasets  # slow import; only Hub partitions need it
+
+            return datasets.load_dataset(self.dataset.hf_path, self.dataset.hf_name, split=self.split).to_list()
+        if not path.is_file():
+            raise ContamError("data file not found", source=str(path), field="data_files")
+        return read_jsonl_objects(path)
+
+    @classmethod
+    def parse(cls, name: str) -> Partition:
+        """``"toy_news:train"`` -> the registered partition."""
+        key, colon, split = name.partition(":")
+        if not colon or not key or not split or ":" in split:
+            raise ContamError(f"expected <dataset>:<split>, e.g. toy_news:train; got {name!r}", field="partition")
+        return dataset_spec(key).partition(split)
+
+    @classmethod
+    def from_task_metadata(cls, metadata: Mapping[str, Any], split: str) -> Partition:
+        """The partition a task audits, from its YAML ``metadata`` (see the module docstring) and its test split.
+
+        Relative ``data_files`` resolve against the task YAML (lm-eval records it
+        as ``metadata['config_source']``), never the working directory.
+        """
+        source = metadata.get("config_source")
+        if metadata.get("dataset") is not None:
+            return dataset_spec(str(metadata["dataset"])).partition(split)
+        missing = [key for key in ("dataset_name", "data_files", "task_type", "text_field") if key not in metadata]
+        if missing:
+            raise ContamError(f"set `dataset` (a registered key) or {', '.join(missing)} in the task metadata",
+                              source=source, field="metadata")
+        task_type = metadata["task_type"]
+        if task_type not in get_args(TaskType):
+            raise ContamError(f"{task_type!r} is not one of {', '.join(get_args(TaskType))}", source=source,
+                              field="task_type")
+        if task_type == "nli" and not metadata.get("second_field"):
+            raise ContamError("nli partitions need the reference column", source=source, field="second_field")
+        files = metadata["data_files"]
+        if not isinstance(files, Mapping) or not files:
+            raise ContamError("expected a mapping split -> JSONL path", source=source, field="data_files")
+        label_field = metadata.get("label_field")
+        columns = metadata.get("columns") or [
+            column for column in (metadata["text_field"], metadata.get("second_field"), label_field) if column]
+        spec = DatasetSpec(
+            key=slug(str(metadata["dataset_name"])), display_name=str(metadata["dataset_name"]), hf_path=None,
+            hf_name=None, task_type=task_type, splits=tuple(files), text_field=str(metadata["text_field"]),
+            second_field=metadata.get("second_field"), label_field=label_field,
+            label_names=tuple(str(name) for name in metadata.get("label_names") or ()),
+            dcq_columns=tuple(str(column) for column in columns), companion_field=metadata.get("companion_field"),
+            data_files={name: str(resolve_path(path, metadata)) for name, path in files.items()},
+        )
+        return spec.partition(split)
+
+
+def slug(name: str) -> str:
+    """A task-name-safe key for a display name ("My Bench v2" -> "my_bench_v2")."""
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_") or "data"
+
+
+def resolve_path(path: str | Path, metadata: Mapping[str, Any]) -> Path:
+    """``path`` as given if absolute (or with no YAML to anchor it), else relative to the task YAML."""
+    candidate = Path(path).expanduser()
+    source = metadata.get("config_source")
+    if candidate.is_absolute() or not source or source == "inline":
+        return candidate
+    return Path(source).parent / candidate
 
 
 DATASETS: dict[str, DatasetSpec] = {
@@ -75,9 +205,6 @@ DATASETS: dict[str, DatasetSpec] = {
 
 
 SAMPLES_DIR = "samples"  # under task_configs/
-# The same directory as seen from a generated sample task YAML (task_configs/<family>/samples/);
-# lm-eval-contam resolves a task's data paths against its YAML.
-SAMPLES_DIR_FROM_TASK_YAML = f"../../{SAMPLES_DIR}"
 
 
 def _sample(key: str, display_name: str, task_type: TaskType, **columns: Any) -> DatasetSpec:
@@ -104,29 +231,13 @@ SAMPLE_DATASETS: dict[str, DatasetSpec] = {
 }
 
 
-def partition_spec(key: str) -> DatasetSpec:
+def dataset_spec(key: str) -> DatasetSpec:
     """The Hub or sample dataset registered under ``key``."""
     spec = DATASETS.get(key) or SAMPLE_DATASETS.get(key)
     if spec is None:
         known = ", ".join(sorted({*DATASETS, *SAMPLE_DATASETS}))
-        raise ContamError(f"unknown dataset {key!r}; known: {known}", field="dataset")
+        raise ContamError(f"unknown dataset {key!r}; known: {', '.join(known.split(', '))}", field="dataset")
     return spec
-
-
-# The older name, still imported by callers of the Hub registry.
-dataset_spec = partition_spec
-
-
-def parse_partition(name: str) -> tuple[DatasetSpec, str]:
-    """``"toy_news:train"`` -> (the dataset's spec, ``"train"``)."""
-    key, colon, split = name.partition(":")
-    if not colon or not key or not split or ":" in split:
-        raise ContamError(f"expected <dataset>:<split>, e.g. toy_news:train; got {name!r}", field="partition")
-    spec = partition_spec(key)
-    if split not in spec.splits:
-        raise ContamError(f"{spec.display_name} has no audited split {split!r}; known: {', '.join(spec.splits)}",
-                          field="partition")
-    return spec, split
 
 
 def sample_data_dir() -> Path:
@@ -135,18 +246,11 @@ def sample_data_dir() -> Path:
     return task_dir() / SAMPLES_DIR
 
 
-def partition_rows(spec: DatasetSpec, split: str) -> list[dict]:
-    """Every row of one partition: the shipped JSONL of a sample dataset, else the Hub split."""
-    if spec.data_files is None:
-        import datasets  # slow import; only Hub partitions need it
-
-        return datasets.load_dataset(spec.hf_path, spec.hf_name, split=split).to_list()
-    if split not in spec.data_files:
-        raise ContamError(f"{spec.display_name} has no split {split!r}; known: {', '.join(spec.data_files)}",
-                          field="split")
-    return read_jsonl_objects(sample_data_dir() / spec.data_files[split])
+def sample_partitions() -> list[Partition]:
+    """Every shipped sample partition, in registry order."""
+    return [spec.partition(split) for spec in SAMPLE_DATASETS.values() for split in spec.splits]
 
 
-def sample_partitions() -> list[str]:
-    """Every shipped sample partition as ``<key>:<split>``, in registry order."""
-    return [f"{spec.key}:{split}" for spec in SAMPLE_DATASETS.values() for split in spec.splits]
+def registered_partitions() -> list[Partition]:
+    """Every registered partition: the papers' Hub datasets, then the shipped samples."""
+    return [spec.partition(split) for spec in (*DATASETS.values(), *SAMPLE_DATASETS.values()) for split in spec.splits]

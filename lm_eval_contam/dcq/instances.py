@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.partitions import DatasetSpec, partition_spec
+from lm_eval_contam.partitions import Partition
 from lm_eval_contam.seeding import rng_for, stable_hash
 
 DEFAULT_NUM_INSTANCES = 100
@@ -46,51 +46,44 @@ def label_line(text: str, label_field: str | None) -> str | None:
     return next((line for line in text.split("\n") if line.startswith(prefix)), None)
 
 
-@dataclass(frozen=True)
-class QuizPartition:
-    """A partition as the quiz names it and the columns its instance strings show."""
+def quiz_label_field(partition: Partition) -> str | None:
+    """The label column when the instance string shows it (its line must survive perturbation)."""
+    dataset = partition.dataset
+    return dataset.label_field if dataset.label_field in dataset.dcq_columns else None
 
-    display_name: str  # as the quiz prompt names the dataset, e.g. "AG News"
-    split: str  # as the quiz prompt names the split, e.g. "train"
-    columns: tuple[str, ...]
-    label_field: str | None = None
-    label_names: tuple[str, ...] = ()
 
-    # Same "index (name)" rendering as the shared registry (it reads only
-    # display_name, label_field and label_names, which this class also has).
-    label_text = DatasetSpec.label_text
+def quiz_instance(partition: Partition, row: Mapping[str, object], *, source: str | None = None) -> QuizInstance:
+    """One row as the quiz shows it: ``"<column>: <value>"`` lines, labels as ``index (name)``."""
+    dataset, label_field = partition.dataset, quiz_label_field(partition)
+    lines = []
+    for column in dataset.dcq_columns:
+        if column not in row:
+            raise ContamError(f"row has no column {column!r}; it has {', '.join(map(str, row))}",
+                              source=source, field=column)
+        value = row[column]
+        if column == label_field and dataset.label_names:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ContamError(f"label must be an integer index, got {value!r}", source=source, field=column)
+            value = partition.label_text(value, source)
+        lines.append(f"{column}: {value}")
+    return QuizInstance("\n".join(lines), label_field)
 
-    @classmethod
-    def from_dataset(cls, key: str, split: str) -> QuizPartition:
-        """A partition of the shared registry (``lm_eval_contam.partitions``: Hub or sample datasets)."""
-        spec = partition_spec(key)
-        if split not in spec.splits:
-            raise ContamError(f"{spec.display_name} has no audited split {split!r}; known: {', '.join(spec.splits)}",
-                              field="split")
-        label_field = spec.label_field if spec.label_field in spec.dcq_columns else None
-        return cls(spec.display_name, split, spec.dcq_columns, label_field, spec.label_names)
 
-    def instance(self, row: Mapping[str, object], *, source: str | None = None) -> QuizInstance:
-        lines = []
-        for column in self.columns:
-            if column not in row:
-                raise ContamError(f"row has no column {column!r}; it has {', '.join(map(str, row))}",
-                                  source=source, field=column)
-            value = row[column]
-            if column == self.label_field and self.label_names:
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise ContamError(f"label must be an integer index, got {value!r}", source=source, field=column)
-                value = self.label_text(value)
-            lines.append(f"{column}: {value}")
-        return QuizInstance("\n".join(lines), self.label_field)
+def sample_indices(partition: Partition, n_rows: int, num_instances: int, seed: int) -> list[int]:
+    """``num_instances`` row indices drawn by a seeded shuffle (all rows when fewer), ascending."""
+    if num_instances < 1:
+        raise ContamError(f"num_instances must be positive, got {num_instances}", field="num_instances")
+    order = rng_for(seed, "dcq", partition.dataset.display_name, partition.split).permutation(n_rows)
+    return sorted(int(i) for i in order[:num_instances])
 
-    def sample_indices(self, n_rows: int, num_instances: int, seed: int) -> list[int]:
-        """``num_instances`` row indices drawn by a seeded shuffle (all rows when fewer), ascending."""
-        if num_instances < 1:
-            raise ContamError(f"num_instances must be positive, got {num_instances}", field="num_instances")
-        order = rng_for(seed, "dcq", self.display_name, self.split).permutation(n_rows)
-        return sorted(int(i) for i in order[:num_instances])
 
-    def sample(self, rows: Sequence[Mapping[str, object]], num_instances: int, seed: int) -> list[QuizInstance]:
-        """The instances the quiz asks about, in ascending row order."""
-        return [self.instance(rows[i]) for i in self.sample_indices(len(rows), num_instances, seed)]
+def sample_instances(partition: Partition, rows: Sequence[Mapping[str, object]], num_instances: int,
+                     seed: int) -> list[QuizInstance]:
+    """The instances the quiz asks about, in ascending row order."""
+    return [quiz_instance(partition, rows[i]) for i in sample_indices(partition, len(rows), num_instances, seed)]
+
+
+def audited_rows(partition: Partition, rows: Sequence[Mapping[str, object]], *,
+                 num_instances: int = DEFAULT_NUM_INSTANCES, seed: int = 0) -> list[int]:
+    """The row indices the partition's DCQ task quizzes (its default ``num_instances`` and seed)."""
+    return sample_indices(partition, len(rows), num_instances, seed)
