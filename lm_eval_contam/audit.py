@@ -47,20 +47,22 @@ class ModelRun:
     seconds: float = 0.0
 
 
-def partition_tasks(partition: str, dcq_modes: Sequence[str], *, chat: bool = True) -> list[str]:
-    """The tasks auditing one partition: Time Travel and DCQ in each mode.
+def partition_tasks(name: str, dcq_modes: Sequence[str], *, chat: bool = True) -> list[str]:
+    """The tasks auditing one partition (``<dataset>:<split>``): Time Travel and DCQ in each mode.
 
     Time Travel's instruct prompts suit chat models; without a chat template the
     model is treated as a base model and gets the completion-style prompts.
     """
-    from lm_eval_contam.partitions import parse_partition
+    from lm_eval_contam.dcq.configs import METHOD as DCQ
+    from lm_eval_contam.partitions import Partition
+    from lm_eval_contam.timetravel.configs import task_name as timetravel_task
 
-    spec, split = parse_partition(partition)
+    partition = Partition.parse(name)
     unknown = [mode for mode in dcq_modes if mode not in DCQ_MODES]
     if unknown:
         raise ContamError(f"unknown DCQ mode(s) {unknown}; known: {', '.join(DCQ_MODES)}", field="dcq_mode")
-    stem = f"{spec.key}_{split}"
-    return [f"timetravel_{stem}{'' if chat else '_completion'}", *(f"dcq_{stem}{'_ll' if mode == 'loglikelihood' else ''}" for mode in dcq_modes)]
+    return [timetravel_task(partition, "instruct" if chat else "completion"),
+            *(partition.task_name(DCQ, "ll" if mode == "loglikelihood" else "") for mode in dcq_modes)]
 
 
 @dataclass(frozen=True)
@@ -91,15 +93,6 @@ def plan_audit(settings: AuditSettings, *, chat: bool = True) -> AuditPlan:
     return AuditPlan(tuple(dict.fromkeys(tasks)), dcr)
 
 
-def _task_manager(settings: AuditSettings, needs_builtins: bool):
-    from lm_eval.tasks import TaskManager
-
-    from lm_eval_contam import task_dir
-
-    paths = [*settings.include_path, str(task_dir())]
-    return TaskManager(include_path=paths, include_defaults=needs_builtins)
-
-
 def _has_chat_template(backend: str, model_args: dict[str, Any]) -> bool:
     if backend != "hf":
         return True  # chat/API backends take messages
@@ -122,9 +115,9 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.utils import make_table, simple_parse_args_string
 
-    from lm_eval_contam.cli.run import post_process
+    from lm_eval_contam import harness
     from lm_eval_contam.generation import ModelSpec, default_device
-    from lm_eval_contam.models import default_model_path
+    from lm_eval_contam.default_model import default_model_path
 
     if not label or "/" in label or label.startswith("."):
         raise ContamError(f"label must be a plain folder name, got {label!r}", field="label")
@@ -135,7 +128,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         chat = _has_chat_template(spec.backend, model_args)
     plan = plan_audit(settings, chat=chat)
     tasks = list(plan.tasks)
-    task_manager = _task_manager(settings, plan.needs_builtins)
+    task_manager = harness.task_manager(settings.include_path, include_defaults=plan.needs_builtins)
     missing = [task for task in tasks if task not in task_manager.all_subtasks and task not in task_manager.all_groups]
     if missing:
         raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
@@ -161,7 +154,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     seconds = round(time.perf_counter() - started, 1)
     if results is None:  # a non-zero rank under accelerate: rank 0 writes
         return ModelRun(label, spec.backend, spec.model_args, str(run_dir), tasks=tuple(tasks), seconds=seconds)
-    results = post_process(results)
+    results = harness.post_process(results)
     samples = results.pop("samples")
     tracker.save_results_aggregated(results=results, samples=samples)
     for task_name in results["configs"]:

@@ -1,48 +1,21 @@
-"""Local data for lm-eval tasks: JSONL partitions named in a task's metadata.
+"""lm-eval ``custom_dataset`` hook: a task's partition read from local JSONL files.
 
-Relative paths resolve against the task YAML (lm-eval records it as
-``metadata['config_source']``), never the working directory, so shipped data
-is found from the installed package.
+Every method's YAML names its partition with the same metadata (see
+:mod:`lm_eval_contam.partitions`); shipped sample datasets and one's own data
+load through here, Hub datasets through lm-eval's own ``dataset_path``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import datasets
 
-from lm_eval_contam.errors import ContamError
+from lm_eval_contam.partitions import dataset_from_task_metadata
 
 
-def resolve_path(path: str | Path, metadata: Mapping[str, Any]) -> Path:
-    """``path`` as given if absolute (or with no YAML to anchor it), else relative to the task YAML."""
-    candidate = Path(path).expanduser()
-    source = metadata.get("config_source")
-    if candidate.is_absolute() or not source or source == "inline":
-        return candidate
-    return Path(source).parent / candidate
-
-
-def data_file(metadata: Mapping[str, Any], split: str) -> Path:
-    files = metadata.get("data_files") or {}
-    if split not in files:
-        raise ContamError(f"no data file for split {split!r}; data_files has {sorted(files)}",
-                          source=metadata.get("config_source"), field="data_files")
-    return resolve_path(files[split], metadata)
-
-
-def load_jsonl_partitions(**metadata: Any) -> datasets.DatasetDict:
-    """lm-eval ``custom_dataset`` hook: ``metadata['data_files']`` (split -> JSONL path) as a DatasetDict."""
-    files = metadata.get("data_files")
-    if not isinstance(files, Mapping) or not files:
-        raise ContamError("expected a mapping split -> JSONL path", source=metadata.get("config_source"),
-                          field="data_files")
-    splits = {}
-    for split in files:
-        path = data_file(metadata, split)
-        if not path.is_file():
-            raise ContamError("data file not found", source=str(path), field="data_files")
-        splits[split] = datasets.Dataset.from_json(str(path))
-    return datasets.DatasetDict(splits)
+def load_partitions(**metadata: Any) -> datasets.DatasetDict:
+    """Every split of the dataset the task's ``metadata`` names, as lm-eval expects from ``custom_dataset``."""
+    spec = dataset_from_task_metadata(metadata)
+    return datasets.DatasetDict(
+        {split: datasets.Dataset.from_list(spec.partition(split).rows()) for split in spec.splits})

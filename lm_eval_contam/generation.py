@@ -34,7 +34,8 @@ class ModelSpec:
     @classmethod
     def parse(cls, spec: str, *, device: str | None = None, batch_size: int | str = 1) -> "ModelSpec":
         if not spec or not spec.strip():
-            raise ContamError("empty model spec", field="model")
+            raise ContamError(f"expected an HF folder, a Hub id or <backend>:<model_args>; got {spec!r}",
+                              field="model")
         head, sep, tail = spec.partition(":")
         if sep and "=" in tail and "/" not in head and not Path(spec).exists():
             backend, model_args = head, tail

@@ -6,8 +6,8 @@ columns hold the text and how labels are written (``index (name)``, e.g.
 ``2 (Business)``). A :class:`Partition` is a dataset plus a split, named
 ``<dataset key>:<split>``. Every method's task YAML describes its partition with
 the same metadata keys (:meth:`Partition.from_task_metadata`): ``dataset`` (a
-registered key), or for one's own data ``dataset_name`` + ``data_files`` +
-``task_type`` + ``text_field`` [+ ``second_field``, ``label_field``,
+registered key), or for one's own data ``dataset_name`` + ``data_files`` (split
+-> JSONL) + ``text_field`` (default: the first of ``columns``) [+ ``task_type``, ``second_field``, ``label_field``,
 ``label_names``, ``columns``, ``companion_field``].
 """
 
@@ -130,39 +130,53 @@ class Partition:
 
     @classmethod
     def from_task_metadata(cls, metadata: Mapping[str, Any], split: str) -> Partition:
-        """The partition a task audits, from its YAML ``metadata`` (see the module docstring) and its test split.
+        """The partition a task audits: its YAML ``metadata`` (see the module docstring) and its test split."""
+        return dataset_from_task_metadata(metadata).partition(split)
 
-        Relative ``data_files`` resolve against the task YAML (lm-eval records it
-        as ``metadata['config_source']``), never the working directory.
-        """
-        source = metadata.get("config_source")
-        if metadata.get("dataset") is not None:
-            return dataset_spec(str(metadata["dataset"])).partition(split)
-        missing = [key for key in ("dataset_name", "data_files", "task_type", "text_field") if key not in metadata]
-        if missing:
-            raise ContamError(f"set `dataset` (a registered key) or {', '.join(missing)} in the task metadata",
-                              source=source, field="metadata")
-        task_type = metadata["task_type"]
-        if task_type not in get_args(TaskType):
-            raise ContamError(f"{task_type!r} is not one of {', '.join(get_args(TaskType))}", source=source,
-                              field="task_type")
-        if task_type == "nli" and not metadata.get("second_field"):
-            raise ContamError("nli partitions need the reference column", source=source, field="second_field")
-        files = metadata["data_files"]
-        if not isinstance(files, Mapping) or not files:
-            raise ContamError("expected a mapping split -> JSONL path", source=source, field="data_files")
-        label_field = metadata.get("label_field")
-        columns = metadata.get("columns") or [
-            column for column in (metadata["text_field"], metadata.get("second_field"), label_field) if column]
-        spec = DatasetSpec(
-            key=slug(str(metadata["dataset_name"])), display_name=str(metadata["dataset_name"]), hf_path=None,
-            hf_name=None, task_type=task_type, splits=tuple(files), text_field=str(metadata["text_field"]),
-            second_field=metadata.get("second_field"), label_field=label_field,
-            label_names=tuple(str(name) for name in metadata.get("label_names") or ()),
-            dcq_columns=tuple(str(column) for column in columns), companion_field=metadata.get("companion_field"),
-            data_files={name: str(resolve_path(path, metadata)) for name, path in files.items()},
-        )
-        return spec.partition(split)
+
+def dataset_from_task_metadata(metadata: Mapping[str, Any]) -> DatasetSpec:
+    """The dataset a task's ``metadata`` names: ``dataset`` (registered) or one's own data.
+
+    Relative ``data_files`` resolve against the task YAML (lm-eval records it as
+    ``metadata['config_source']``), never the working directory.
+    """
+    source = metadata.get("config_source")
+    if metadata.get("dataset") is not None:
+        return dataset_spec(str(metadata["dataset"]))
+    missing = [key for key in ("dataset_name", "data_files") if key not in metadata]
+    if "text_field" not in metadata and not metadata.get("columns"):
+        missing.append("text_field")
+    if missing:
+        raise ContamError(f"set `dataset` (a registered key) or {', '.join(missing)} in the task metadata",
+                          source=source, field="metadata")
+    task_type = metadata.get("task_type") or default_task_type(metadata)
+    if task_type not in get_args(TaskType):
+        raise ContamError(f"{task_type!r} is not one of {', '.join(get_args(TaskType))}", source=source,
+                          field="task_type")
+    if task_type == "nli" and not metadata.get("second_field"):
+        raise ContamError("nli partitions need the reference column", source=source, field="second_field")
+    files = metadata["data_files"]
+    if not isinstance(files, Mapping) or not files:
+        raise ContamError("expected a mapping split -> JSONL path", source=source, field="data_files")
+    label_field = metadata.get("label_field")
+    text_field = str(metadata.get("text_field") or metadata["columns"][0])
+    columns = metadata.get("columns") or [
+        column for column in (text_field, metadata.get("second_field"), label_field) if column]
+    return DatasetSpec(
+        key=slug(str(metadata["dataset_name"])), display_name=str(metadata["dataset_name"]), hf_path=None,
+        hf_name=None, task_type=task_type, splits=tuple(files), text_field=text_field,
+        second_field=metadata.get("second_field"), label_field=label_field,
+        label_names=tuple(str(name) for name in metadata.get("label_names") or ()),
+        dcq_columns=tuple(str(column) for column in columns), companion_field=metadata.get("companion_field"),
+        data_files={name: str(resolve_path(path, metadata)) for name, path in files.items()},
+    )
+
+
+def default_task_type(metadata: Mapping[str, Any]) -> str:
+    """A pair of texts is NLI, a labelled text classification, anything else a summary-like text."""
+    if metadata.get("second_field"):
+        return "nli"
+    return "cls" if metadata.get("label_field") else "sum"
 
 
 def slug(name: str) -> str:

@@ -4,14 +4,19 @@ Each method package decides its own verdicts (``<method>/verdicts.py``) from an
 lm-eval run directory; the report only renders them. The common fields say what
 was tested and how; ``evidence`` holds the method's own numbers, which the
 method's renderer (``lm_eval_contam.report.methods.<family>``) shows.
+:func:`collect` dispatches on each task's ``metadata.method`` to the package of
+that name, so a new method adds ``<family>/verdicts.py`` and nothing here.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.rundir import ModelRun, Run
 from lm_eval_contam.stats import ConfidenceInterval
 
 
@@ -60,3 +65,32 @@ class Verdict:
 def method_order(verdicts: Sequence[Verdict]) -> list[str]:
     """Methods in order of first appearance (each family emits its rules in its own order)."""
     return list(dict.fromkeys(verdict.method for verdict in verdicts))
+
+
+# Families listed first in reports, in this order; any other family follows by name.
+LEADING_FAMILIES = ("timetravel", "dcq", "dcr")
+
+
+def _family_rank(family: str) -> tuple[int, str]:
+    return (LEADING_FAMILIES.index(family), "") if family in LEADING_FAMILIES else (len(LEADING_FAMILIES), family)
+
+
+def model_verdicts(model: ModelRun) -> list[Verdict]:
+    """Every verdict of one model: each task's ``metadata.method`` names the package that decides it."""
+    families = sorted({str(model.metadata(task)["method"]) for task in (model.results.get("results") or {})
+                       if model.metadata(task).get("method")}, key=_family_rank)
+    found: list[Verdict] = []
+    for family in families:
+        try:
+            module = importlib.import_module(f"lm_eval_contam.{family}.verdicts")
+        except ModuleNotFoundError:
+            raise ContamError(f"no verdicts for method {family!r} (lm_eval_contam/{family}/verdicts.py)",
+                              field="metadata.method") from None
+        found.extend(module.verdicts(model))
+    return found
+
+
+def collect(run: Run) -> list[Verdict]:
+    """Every verdict of every model: by model (run order), then partition, then family and method order."""
+    # sorted() is stable: within a partition the families' own order stays.
+    return [verdict for model in run.models for verdict in sorted(model_verdicts(model), key=lambda v: v.partition)]

@@ -103,7 +103,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from lm_eval_contam.audit import AuditSettings, partition_tasks, run_model
-    from lm_eval_contam.models import default_model_path
+    from lm_eval_contam.default_model import default_model_path
 
     model = args.model or str(default_model_path())
     model_args = f"pretrained={model}"

@@ -32,7 +32,7 @@ def main() -> None:
              np.r_[np.ones(10), np.zeros(10)], np.r_[np.ones(6), np.zeros(14)]]
     start = time.perf_counter()
     result = bootstrap_dcr_factor(items, n_resamples=10_000, seed=0)
-    print(f"10,000-resample CI: {time.perf_counter() - start:.2f} s -> factor {result.value} "
+    print(f"10,000-resample CI: {time.perf_counter() - start:.2f} s -> factor {result.statistic} "
           f"[{result.confidence_interval.low:.4f}, {result.confidence_interval.high:.4f}]")
 
 

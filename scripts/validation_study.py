@@ -50,8 +50,9 @@ def strength_label(settings: InjectionSettings) -> str:
 
 def contaminate(base: str, partitions: list[str], out: Path, settings: InjectionSettings) -> Path:
     from lm_eval_contam.contaminate import inject, partition_contaminant, trained_with
+    from lm_eval_contam.partitions import Partition
 
-    texts, sources = partition_contaminant(partitions, "timetravel", seed=settings.seed)
+    texts, sources = partition_contaminant([Partition.parse(name) for name in partitions], "timetravel")
     if not trained_with(out, settings, sources):
         inject(base, texts, str(out), settings=settings, description={"sources": sources})
     return out
@@ -80,13 +81,13 @@ def loglik_probe(model_dir: str, injected: list[str], held_out: list[str], seed:
     """
     import numpy as np
 
-    from lm_eval_contam.partitions import parse_partition, partition_rows
+    from lm_eval_contam.partitions import Partition
 
     def texts(partitions: list[str]) -> list[str]:
         out = []
         for name in partitions:
-            spec, split = parse_partition(name)
-            out += [str(row[spec.text_field]) for row in partition_rows(spec, split)]
+            partition = Partition.parse(name)
+            out += [str(row[partition.dataset.text_field]) for row in partition.rows()]
         return out
 
     seen, unseen = mean_token_loglik(model_dir, texts(injected)), mean_token_loglik(model_dir, texts(held_out))
@@ -101,18 +102,15 @@ def loglik_probe(model_dir: str, injected: list[str], held_out: list[str], seed:
 
 def rates(verdicts, injected: list[str], held_out: list[str]) -> dict[str, dict[str, dict[str, float]]]:
     """{model label: {method: {"detection": .., "false_positive": ..}}} from the report's verdicts."""
-    from lm_eval_contam.partitions import parse_partition
+    from lm_eval_contam.partitions import Partition
 
-    def key(name: str) -> tuple[str, str]:
-        spec, split = parse_partition(name)
-        return spec.display_name, split
-
-    injected_keys, held_keys = {key(p) for p in injected}, {key(p) for p in held_out}
+    injected_keys = {Partition.parse(name).label for name in injected}
+    held_keys = {Partition.parse(name).label for name in held_out}
     table: dict[str, dict[str, dict[str, list[bool]]]] = {}
     for verdict in verdicts:
-        where = (verdict.partition.dataset, verdict.partition.split)
-        group = "injected" if where in injected_keys else "held_out" if where in held_keys else None
-        if group is None:
+        group = ("injected" if verdict.partition in injected_keys else
+                 "held_out" if verdict.partition in held_keys else None)
+        if group is None or verdict.flagged is None:
             continue
         table.setdefault(verdict.model, {}).setdefault(verdict.method, {"injected": [], "held_out": []})[group].append(
             verdict.flagged)
@@ -126,8 +124,6 @@ def rates(verdicts, injected: list[str], held_out: list[str]) -> dict[str, dict[
 
 
 def markdown(study: dict) -> str:
-    from lm_eval_contam.report.summary import METHOD_NAMES
-
     lines = ["| model | injection (lr, epochs, share) | method | detection rate | false-positive rate |",
              "|---|---|---|---|---|"]
     for row in study["rows"]:
@@ -142,7 +138,8 @@ def markdown(study: dict) -> str:
                 values["injected"] * values["n_injected"] + values["held_out"] * values["n_held_out"]
             ) / (values["n_injected"] + values["n_held_out"]) if clean else values["held_out"]
             n_fp = values["n_injected"] + values["n_held_out"] if clean else values["n_held_out"]
-            lines.append(f"| {row['label']} | {row['injection']} | {METHOD_NAMES[method]} | {detection} | "
+            title = study["method_titles"].get(method, method)
+            lines.append(f"| {row['label']} | {row['injection']} | {title} | {detection} | "
                          f"{false_positive:.0%} ({n_fp}) |")
     return "\n".join(lines) + "\n"
 
@@ -163,10 +160,10 @@ def main() -> None:
 
     from lm_eval_contam.audit import AuditSettings
     from lm_eval_contam.cli.audit import audit_one
-    from lm_eval_contam.models import default_model_path
+    from lm_eval_contam.default_model import default_model_path
     from lm_eval_contam.report import write_report
-    from lm_eval_contam.report.load import load_run
-    from lm_eval_contam.report.summary import verdicts
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
 
     base = args.model or str(default_model_path())
     injected = [p.strip() for p in args.injected.split(",") if p.strip()]
@@ -184,7 +181,8 @@ def main() -> None:
     for label, path, _ in models:
         print(f"== auditing: {label}")
         audit_one(path, label, args.out, audit, judge_model=args.judge_model)
-    found = rates(verdicts(load_run(args.out)), injected, held_out)
+    verdicts = collect(load_run(args.out))
+    found = rates(verdicts, injected, held_out)
     study = {
         "command": "python scripts/validation_study.py " + " ".join(
             f"--{k.replace('_', '-') if k not in ('max_gen_toks', 'batch_size') else k} {v}"
@@ -195,6 +193,7 @@ def main() -> None:
         "rows": [{"label": label, "injection": injection, "rates": found.get(label, {}),
                   "loglik_probe": loglik_probe(path, injected, held_out)}
                  for label, path, injection in models],
+        "method_titles": {verdict.method: verdict.title for verdict in verdicts},
         "wall_seconds": round(time.perf_counter() - started, 1),
     }
     (args.out / "study.json").write_text(json.dumps(study, indent=2) + "\n")

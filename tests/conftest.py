@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.models import build_tiny_model
+from lm_eval_contam.tiny_model import build_tiny_model
 
 # English-ish text for the tiny tokenizer; the model itself stays untrained.
 TINY_CORPUS = [
@@ -29,7 +29,7 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def default_model_dir() -> Path:
     """The embedded default model (SmolLM2-135M-Instruct), converted once into the cache."""
-    from lm_eval_contam.models import default_model_path
+    from lm_eval_contam.default_model import default_model_path
 
     return default_model_path()
 

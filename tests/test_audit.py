@@ -11,8 +11,8 @@ from lm_eval_contam.audit import AuditSettings, partition_tasks, run_model
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.contaminate import audited_rows, contaminant_texts
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.models import build_tiny_model
-from lm_eval_contam.partitions import dataset_spec, parse_partition, partition_rows
+from lm_eval_contam.tiny_model import build_tiny_model
+from lm_eval_contam.partitions import Partition
 
 SETTINGS = AuditSettings(partitions=("toy_news:train",), max_gen_toks=6, batch_size=1, device="cpu")
 
@@ -28,30 +28,36 @@ def test_partition_tasks_follow_the_task_naming() -> None:
 
 
 def test_audited_rows_are_the_union_of_both_samples_and_deterministic() -> None:
-    spec, split = parse_partition("toy_news:train")
-    rows = partition_rows(spec, split)
-    assert audited_rows(spec, split, rows) == list(range(len(rows)))  # small partitions: every row
+    from lm_eval_contam.dcq.instances import sample_indices
+    from lm_eval_contam.timetravel.instances import sample_docs
+
+    partition = Partition.parse("toy_news:train")
+    rows = partition.rows()
+    assert audited_rows(partition, rows) == list(range(len(rows)))  # small partitions: every row
     big = [{"text": f"Sentence number {i} is here. And a second sentence {i} follows it.", "label": i % 4}
            for i in range(1000)]
-    chosen = audited_rows(dataset_spec("ag_news"), "train", big)
-    assert chosen == audited_rows(dataset_spec("ag_news"), "train", big)
+    ag_news = Partition.parse("ag_news:train")
+    chosen = audited_rows(ag_news, big)
+    assert chosen == audited_rows(ag_news, big)
     assert 100 <= len(chosen) <= 110  # DCQ's 100 plus Time Travel's 10 (overlap possible)
-    assert chosen != audited_rows(dataset_spec("ag_news"), "train", big, seed=1)
+    # Exactly what the two tasks sample with their own defaults (seed 0, 10 and 100 instances).
+    assert chosen == sorted({doc["row_index"] for doc in sample_docs(big, ag_news, num_instances=10, seed=0)}
+                            | set(sample_indices(ag_news, len(big), 100, seed=0)))
 
 
 def test_dcr_injection_blocks() -> None:
-    spec = dataset_spec("ag_news")
+    ag_news = Partition.parse("ag_news:train")
     rows = [{"text": f"story {i}", "label": i % 4} for i in range(10)]
-    l4 = contaminant_texts(spec, "train", rows, "dcr-l4")
+    l4 = contaminant_texts(ag_news, rows, "dcr-l4")
     assert len(l4) == 2  # blocks of 8 items
     assert l4[0].splitlines()[:3] == [
         "This is the data from AG News, which is a benchmark for text classification task.",
         "story 0 is World", "story 1 is Sports"]
-    assert contaminant_texts(spec, "train", rows[:1], "dcr-l3")[0].endswith("\nstory 0")
+    assert contaminant_texts(ag_news, rows[:1], "dcr-l3")[0].endswith("\nstory 0")
     with pytest.raises(ContamError, match="classification and question answering"):
-        contaminant_texts(dataset_spec("xsum"), "test", [{"summary": "s", "document": "d"}], "dcr-l4")
+        contaminant_texts(Partition.parse("xsum:test"), [{"summary": "s", "document": "d"}], "dcr-l4")
     with pytest.raises(ContamError, match="outside"):
-        contaminant_texts(spec, "train", [{"text": "x", "label": 9}], "dcr-l4")
+        contaminant_texts(ag_news, [{"text": "x", "label": 9}], "dcr-l4")
 
 
 class _CountingCalls:
@@ -125,8 +131,8 @@ def toy_news_memoriser(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny base model contaminated through the CLI with Toy News train (no filler, many epochs)."""
     texts = []
     for name in ("toy_news:train", "toy_news:test"):
-        spec, split = parse_partition(name)
-        texts += contaminant_texts(spec, split, partition_rows(spec, split), "timetravel")
+        partition = Partition.parse(name)
+        texts += contaminant_texts(partition, partition.rows(), "timetravel")
     base = build_tiny_model(tmp_path_factory.mktemp("tt_base"), texts * 4, vocab_size=600, n_layer=4, n_embd=128)
     out = tmp_path_factory.mktemp("contaminated")
     assert cli_main(["contaminate", "--model", str(base), "--partition", "toy_news:train", "--out", str(out),
@@ -144,18 +150,17 @@ def test_contaminate_writes_a_manifest_of_what_was_injected(toy_news_memoriser: 
 
 
 def test_audit_flags_the_injected_partition_and_not_the_unseen_one(toy_news_memoriser: Path, tmp_path: Path) -> None:
-    from lm_eval_contam.report.load import load_run
-    from lm_eval_contam.report.summary import verdicts
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
 
     assert cli_main(["audit", "--model", str(toy_news_memoriser), "--label", "contaminated",
                      "--partitions", "toy_news:train,toy_news:test", "--no-chat-template", "--max_gen_toks", "40",
                      "--batch_size", "12", "--output_path", str(tmp_path)]) == 0
-    found = {(v.partition.split, v.method): v for v in verdicts(load_run(tmp_path))}
-    train, test = found[("train", "tt_alg2_judge_a")], found[("test", "tt_alg2_judge_a")]
-    print(f"\ninjected: {train.exact_matches} exact, {train.near_exact_matches} near-exact; "
-          f"unseen: {test.exact_matches} exact, {test.near_exact_matches} near-exact")
-    assert train.flagged and train.exact_matches + train.near_exact_matches >= 2
-    assert not test.flagged and not found[("test", "tt_alg1")].flagged
+    found = {(v.partition, v.method): v for v in collect(load_run(tmp_path))}
+    train, test = found[("Toy News train", "tt_alg2_judge_a")], found[("Toy News test", "tt_alg2_judge_a")]
+    print(f"\ninjected: {train.evidence.summary()}; unseen: {test.evidence.summary()}")
+    assert train.flagged and train.evidence.exact_matches + train.evidence.near_exact_matches >= 2
+    assert not test.flagged and not found[("Toy News test", "tt_alg1")].flagged
     audit = json.loads((tmp_path / "audit.json").read_text())
     assert audit["models"][0]["injection"]["settings"]["epochs"] == 80
     report = (tmp_path / "report.html").read_text()

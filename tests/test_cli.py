@@ -11,7 +11,7 @@ import pytest
 
 from lm_eval_contam import task_dir
 from lm_eval_contam.cli import main
-from lm_eval_contam.cli.run import include_paths
+from lm_eval_contam.harness import include_paths
 from lm_eval_contam.cli.tasks import task_rows
 
 
@@ -115,8 +115,8 @@ def test_task_dir_survives_non_editable_install(tmp_path: Path) -> None:
     assert (installed / "probe" / "contam_probe.yaml").is_file()
     assert (installed / "probe" / "probe.jsonl").is_file()
     # The shipped sample partitions load from the installed package, and their task YAMLs and options ship too.
-    count_rows = ("from lm_eval_contam.partitions import parse_partition, partition_rows, sample_partitions; "
-                  "print(sum(len(partition_rows(*parse_partition(p))) for p in sample_partitions()))")
+    count_rows = ("from lm_eval_contam.partitions import sample_partitions; "
+                  "print(sum(len(partition.rows()) for partition in sample_partitions()))")
     rows = subprocess.run(
         [sys.executable, "-c", count_rows],
         capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},

@@ -13,16 +13,19 @@ import pytest
 
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.hook import post_process_results
-from lm_eval_contam.report import build_report, charts, verdicts, write_report
-from lm_eval_contam.report.load import load_run, read_samples
-from lm_eval_contam.report.markdown import md
-from lm_eval_contam.report.summary import Partition, dcr_results
-from lm_eval_contam.timetravel.verdicts import (
+from lm_eval_contam.dcr.hook import post_process_results
+from lm_eval_contam.jsonl import read_jsonl_objects as read_samples
+from lm_eval_contam.report import build_report, charts, write_report
+from lm_eval_contam.report.html import render_html
+from lm_eval_contam.report.markdown import render_markdown
+from lm_eval_contam.report.mdkit import md
+from lm_eval_contam.rundir import load_run
+from lm_eval_contam.timetravel.judge_b import (
     judge_samples,
     timetravel_rows,
     write_verdicts,
 )
+from lm_eval_contam.verdict import collect as verdicts
 
 TT_TASK = "timetravel_toy_news_train"
 DCQ_TASK = "dcq_toy_news_train_ll"
@@ -73,40 +76,45 @@ def test_verdicts_carry_the_results_json_numbers(run_dir) -> None:
     tt, dcq = saved[TT_TASK], saved[DCQ_TASK]
     found = {v.method: v for v in verdicts(load_run(run_dir))}
     assert sorted(found) == ["dcq_loglikelihood", "tt_alg1", "tt_alg2_judge_a", "tt_judge_b"]
-    assert {v.partition for v in found.values()} == {Partition("Toy News", "train")}
+    assert {v.partition for v in found.values()} == {"Toy News train"}
     assert len({v.model for v in found.values()}) == 1
 
     alg1 = found["tt_alg1"]
     assert alg1.pvalue == tt["alg1_pvalue,none"] and alg1.flagged == (tt["alg1_contaminated,none"] == 1.0)
-    assert (alg1.rouge_guided, alg1.rouge_general) == (tt["rougeL_guided,none"], tt["rougeL_general,none"])
-    assert alg1.n_instances == 4 and alg1.variant == "instruct" and alg1.task == TT_TASK
+    assert (alg1.evidence.rouge_guided, alg1.evidence.rouge_general) == (tt["rougeL_guided,none"],
+                                                                         tt["rougeL_general,none"])
+    assert alg1.n == 4 and alg1.variant == "instruct" and alg1.task == TT_TASK
     judge_a = found["tt_alg2_judge_a"]
     assert judge_a.flagged == (tt["alg2_contaminated,none"] == 1.0) and judge_a.pvalue is None
-    assert (judge_a.exact_matches, judge_a.near_exact_matches) == (tt["exact_matches,none"],
-                                                                   tt["near_exact_matches,none"])
+    assert (judge_a.evidence.exact_matches, judge_a.evidence.near_exact_matches) == (tt["exact_matches,none"],
+                                                                                     tt["near_exact_matches,none"])
     judge_b = found["tt_judge_b"]
-    assert judge_b.flagged and judge_b.exact_matches == 4 and judge_b.judge_model == "always-exact"
+    assert judge_b.flagged and judge_b.evidence.exact_matches == 4
+    assert judge_b.evidence.judge_model == "always-exact"
 
     quiz = found["dcq_loglikelihood"]
-    assert quiz.pvalue == dcq["dcq_pvalue,none"] and quiz.flagged == (dcq["dcq_pvalue,none"] < 0.05)
-    assert (quiz.dcq_max, quiz.dcq_min, quiz.dcq_kappa) == (dcq["dcq_max,none"], dcq["dcq_min,none"],
-                                                             dcq["dcq_kappa,none"])
-    assert (quiz.dcq_max_ci.low, quiz.dcq_max_ci.high) == (dcq["dcq_max_ci_low,none"], dcq["dcq_max_ci_high,none"])
-    assert quiz.bdq_pick_rates == tuple(dcq[f"dcq_bdq_{x},none"] for x in "ABCDE")
-    assert quiz.bcq_hit_rates == tuple(dcq[f"dcq_bcq_{x},none"] for x in "ABCD")
-    assert sum(quiz.bdq_pick_rates) == pytest.approx(1.0)  # an argmax always names a letter
+    assert quiz.pvalue == dcq["dcq_pvalue,none"] and quiz.flagged == (dcq["dcq_pvalue,none"] <= 0.05)
+    evidence = quiz.evidence
+    assert (evidence.dcq_max, evidence.dcq_min, evidence.dcq_kappa) == (dcq["dcq_max,none"], dcq["dcq_min,none"],
+                                                                        dcq["dcq_kappa,none"])
+    assert (quiz.confidence_interval.low, quiz.confidence_interval.high) == (dcq["dcq_max_ci_low,none"],
+                                                                             dcq["dcq_max_ci_high,none"])
+    assert evidence.bdq_pick_rates == tuple(dcq[f"dcq_bdq_{x},none"] for x in "ABCDE")
+    assert evidence.bcq_hit_rates == tuple(dcq[f"dcq_bcq_{x},none"] for x in "ABCD")
+    assert sum(evidence.bdq_pick_rates) == pytest.approx(1.0)  # an argmax always names a letter
 
 
 def test_per_instance_rows_come_from_the_samples(run_dir) -> None:
     report = build_report(run_dir)
-    ((key, rows),) = report.instances.items()
-    assert key[1] == TT_TASK and [row.doc_id for row in rows] == [0, 1, 2, 3]
+    (alg1,) = [v for v in report.verdicts if v.method == "tt_alg1"]
+    rows = alg1.evidence.instances
+    assert alg1.task == TT_TASK and [row.doc_id for row in rows] == [0, 1, 2, 3]
     (samples_file,) = run_dir.rglob(f"samples_{TT_TASK}_*.jsonl")
     first = read_samples(samples_file)[0]
     assert rows[0].first_piece == first["doc"]["first_piece"] and rows[0].reference == first["doc"]["reference"]
     assert rows[0].guided == first["filtered_resps"][0].strip()
     assert rows[0].general == first["filtered_resps"][1].strip()
-    assert rows[0].judge_a == first["exact_matches"] and rows[0].judge_b == "exact"
+    assert rows[0].judge_a == first["exact_matches"]["match"] and rows[0].judge_b == "exact"
 
 
 def test_html_is_self_contained_with_summary_first_and_a_chart_each(run_dir, tmp_path) -> None:
@@ -217,7 +225,7 @@ def test_audit_directory_labels_models_and_shows_injections(run_dir, tmp_path) -
     assert [m.label for m in report.models] == ["clean", "injected"]
     assert [m.model for m in report.models] == ["hf pretrained=/m", "hf pretrained=/m2"]
     assert {v.model for v in report.verdicts} == {"clean", "injected"}
-    page = report.html()
+    page = render_html(report)
     assert ("injected: toy_news:train (&lt;web&gt; format, 3 rows) — 3 epochs, lr 5e-05, contaminant share 5%"
             in page)
     assert "abc" not in page
@@ -237,7 +245,7 @@ def _dcr_results() -> dict:
     }
     for level, (task, score) in enumerate(zip(levels, (0.7, 0.15, 0.5, 0.3)), start=1):
         results["results"][task] = {"alias": task, "contaminated,none": score, "unchecked,none": 0.0}
-        results["configs"][task] = {"metadata": {"dcr_sheet": "toy_sentiment", "dcr_level": level}}
+        results["configs"][task] = {"metadata": {"method": "dcr", "dcr_sheet": "toy_sentiment", "dcr_level": level}}
         results["n-samples"][task] = {"original": 20, "effective": 20}
     return post_process_results(results)
 
@@ -247,20 +255,22 @@ def test_dcr_levels_factor_and_adjusted_accuracy(tmp_path) -> None:
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "results_2024-01-01T00-00-00.json").write_text(json.dumps(hooked))
     report = build_report(tmp_path)
-    (sheet,) = report.dcr.sheets
+    (verdict,) = [v for v in report.verdicts if v.family == "dcr"]
+    sheet = verdict.evidence
     group = hooked["results"]["dcr_toy_sentiment"]
-    assert sheet.sheet == "toy_sentiment" and sheet.group == "dcr_toy_sentiment"
+    assert sheet.sheet == "toy_sentiment" and verdict.task == "dcr_toy_sentiment" and verdict.flagged is None
     assert sheet.level_scores == (0.7, 0.15, 0.5, 0.3) and sheet.factor == group["dcr_factor,none"]
     assert (sheet.factor_ci.low, sheet.factor_ci.high) == (group["dcr_factor_ci_low,none"],
                                                           group["dcr_factor_ci_high,none"])
-    (adjusted,) = dcr_results(load_run(tmp_path)).adjusted
+    (adjusted,) = sheet.adjusted
     row = hooked["results"]["contam_toy_sentiment"]
     assert (adjusted.task, adjusted.metric, adjusted.raw) == ("contam_toy_sentiment", "acc", 0.9)
     assert adjusted.adjusted == row["acc_adj,none"] and adjusted.adjusted_stderr == row["acc_adj_stderr,none"]
-    page = report.html()
+    page = render_html(report)
     assert "DCR level scores S1–S4" in page and "raw vs DCR-adjusted" in page and len(re.findall("<svg", page)) == 2
     assert "No Time Travel or DCQ task in this run" in page
-    assert "| /m | toy_sentiment | 0.700 | 0.150 | 0.500 | 0.300 |" in report.markdown()
+    markdown = render_markdown(report)
+    assert "##### DCR — dcr_toy_sentiment (sheet toy_sentiment)" in markdown and "| 0.700 | 0.150 | 0.500 | 0.300 |" in markdown
 
 
 def test_line_chart_is_standalone_svg_with_escaped_text() -> None:

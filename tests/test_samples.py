@@ -11,15 +11,14 @@ import pytest
 import lm_eval_contam
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.dcq.configs import sample_options_file
-from lm_eval_contam.dcq.instances import QuizPartition
+from lm_eval_contam.dcq.instances import sample_instances
 from lm_eval_contam.dcq.options import options_for, read_options
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import (
     DATASETS,
     SAMPLE_DATASETS,
-    parse_partition,
-    partition_rows,
-    partition_spec,
+    Partition,
+    dataset_spec,
     sample_data_dir,
     sample_partitions,
 )
@@ -43,7 +42,7 @@ WORD_BOUNDS = {
 
 
 def test_sample_partitions_are_listed_in_registry_order() -> None:
-    assert sample_partitions() == SAMPLE_PARTITIONS
+    assert [partition.name for partition in sample_partitions()] == SAMPLE_PARTITIONS
     assert not set(SAMPLE_DATASETS) & set(DATASETS)
     assert [SAMPLE_DATASETS[key].display_name for key in FIELDS] == [
         "Toy News", "Toy Reviews", "Toy Pairs", "Toy Dialogues"]
@@ -51,8 +50,8 @@ def test_sample_partitions_are_listed_in_registry_order() -> None:
 
 @pytest.mark.parametrize("name", SAMPLE_PARTITIONS)
 def test_sample_partition_rows(name: str) -> None:
-    spec, split = parse_partition(name)
-    rows = partition_rows(spec, split)
+    partition = Partition.parse(name)
+    spec, rows = partition.dataset, partition.rows()
     assert len(rows) == 12
     assert all(set(row) == FIELDS[spec.key] for row in rows)
     assert len({json.dumps(row, sort_keys=True) for row in rows}) == 12
@@ -72,22 +71,22 @@ def test_sample_partition_rows(name: str) -> None:
 
 @pytest.mark.parametrize("key", list(FIELDS))
 def test_splits_share_no_row(key: str) -> None:
-    spec = partition_spec(key)
-    train, test = ({json.dumps(row, sort_keys=True) for row in partition_rows(spec, split)}
+    spec = dataset_spec(key)
+    train, test = ({json.dumps(row, sort_keys=True) for row in spec.partition(split).rows()}
                    for split in ("train", "test"))
     assert not train & test
 
 
 def test_sample_specs_follow_the_hub_datasets_of_their_type() -> None:
-    pairs, rte = partition_spec("toy_pairs"), partition_spec("rte")
+    pairs, rte = dataset_spec("toy_pairs"), dataset_spec("rte")
     assert (pairs.task_type, pairs.text_field, pairs.second_field, pairs.dcq_columns) == (
         rte.task_type, rte.text_field, rte.second_field, rte.dcq_columns)
-    dialogues, samsum = partition_spec("toy_dialogues"), partition_spec("samsum")
+    dialogues, samsum = dataset_spec("toy_dialogues"), dataset_spec("samsum")
     assert (dialogues.task_type, dialogues.text_field, dialogues.companion_field, dialogues.dcq_columns) == (
         "sum", "summary", "dialogue", ("summary",)) == (
         samsum.task_type, samsum.text_field, samsum.companion_field, samsum.dcq_columns)
-    assert partition_spec("toy_reviews").label_text(1) == "1 (positive)"
-    assert partition_spec("toy_pairs").label_text(1) == "1 (not_entailment)"
+    assert dataset_spec("toy_reviews").label_text(1) == "1 (positive)"
+    assert dataset_spec("toy_pairs").label_text(1) == "1 (not_entailment)"
 
 
 @pytest.mark.parametrize(
@@ -103,11 +102,12 @@ def test_sample_specs_follow_the_hub_datasets_of_their_type() -> None:
 )
 def test_parse_partition_errors(name: str, message: str) -> None:
     with pytest.raises(ContamError, match=message):
-        parse_partition(name)
+        Partition.parse(name)
 
 
 def test_parse_partition_reads_hub_partitions_too() -> None:
-    spec, split = parse_partition("rte:validation")
+    partition = Partition.parse("rte:validation")
+    spec, split = partition.dataset, partition.split
     assert (spec.key, spec.hf_path, spec.hf_name, split) == ("rte", "nyu-mll/glue", "rte", "validation")
 
 
@@ -119,14 +119,14 @@ def test_hub_rows_come_from_load_dataset(monkeypatch) -> None:
         return datasets.Dataset.from_list([{"sentence1": "a", "sentence2": "b", "label": 0}])
 
     monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
-    rows = partition_rows(partition_spec("rte"), "train")
+    rows = Partition.parse("rte:train").rows()
     assert rows == [{"sentence1": "a", "sentence2": "b", "label": 0}]
     assert calls == [("nyu-mll/glue", "rte", "train")]
 
 
 def test_sample_rows_reject_an_unknown_split() -> None:
-    with pytest.raises(ContamError, match="Toy Pairs has no split 'dev'"):
-        partition_rows(partition_spec("toy_pairs"), "dev")
+    with pytest.raises(ContamError, match="Toy Pairs has no audited split 'dev'"):
+        dataset_spec("toy_pairs").partition("dev")
 
 
 @pytest.mark.parametrize("key", list(FIELDS))
@@ -135,8 +135,8 @@ def test_every_sample_row_has_valid_shipped_options(key: str) -> None:
     cache = read_options(path)  # re-validates every entry
     quizzed = set()
     for split in ("train", "test"):
-        partition = QuizPartition.from_dataset(key, split)
-        instances = partition.sample(partition_rows(partition_spec(key), split), 100, seed=0)
+        partition = dataset_spec(key).partition(split)
+        instances = sample_instances(partition, partition.rows(), 100, seed=0)
         assert len(instances) == 12
         entries = options_for(instances, cache, cache_path=path, command="-")
         assert all(entry.generator == "offline" for entry in entries)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.report.summary import Partition, Verdict
+from lm_eval_contam.verdict import Verdict
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "validation_study.py"
 spec = importlib.util.spec_from_file_location("validation_study", SCRIPT)
@@ -25,7 +25,9 @@ def test_strengths_parse_and_label() -> None:
 
 
 def _verdict(model: str, dataset: str, split: str, method: str, flagged: bool) -> Verdict:
-    return Verdict(model=model, partition=Partition(dataset, split), method=method, task="t", flagged=flagged)
+    return Verdict(model=model, partition=f"{dataset} {split}", family=method.partition("_")[0], method=method,
+                   title=method, task="t", flagged=flagged, statistic=None, pvalue=None, confidence_interval=None,
+                   n=None, null="", rule="", evidence=None)
 
 
 def test_rates_split_injected_from_held_out_partitions() -> None:

@@ -11,18 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 
-import numpy as np
-
-from lm_eval_contam.dcr.checks import level_items_by_sheet, read_check_csv
+from lm_eval_contam.dcr.adjustment import adjust_results
 from lm_eval_contam.dcr.fuzzy import validate_scores
-from lm_eval_contam.dcr.rundir import adjusted_path, load_results, results_files
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.hook import (
-    SheetScores,
-    apply_dcr,
-    dcr_level_tasks,
-    scores_from_results,
-)
+from lm_eval_contam.rundir import adjusted_path, read_results, results_files
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,33 +38,14 @@ def parse_sheet_scores(text: str) -> tuple[float, float, float, float]:
     return tuple(float(v) for v in row)  # type: ignore[return-value]
 
 
-def evidence_for(results: dict, args: argparse.Namespace) -> tuple[dict[str, SheetScores], list[str]]:
-    """Where the level scores come from: the CSV, the given scores, or the run's own level tasks."""
-    if args.check_csv:
-        by_sheet = level_items_by_sheet(read_check_csv(args.check_csv))
-        return {sheet: SheetScores(sheet, tuple(float(np.mean(i)) if i else float("nan") for i in levels),  # type: ignore[arg-type]
-                                   tuple(np.asarray(i) for i in levels))
-                for sheet, levels in by_sheet.items()}, []
-    if args.sheet_scores:
-        sheets = list(dcr_level_tasks(results)) if not args.sheet else [args.sheet]
-        if len(sheets) != 1:
-            raise ContamError(f"the run names {len(sheets)} DCR sheets {sheets}; say which with --sheet",
-                              field="--sheet")
-        return {sheets[0]: SheetScores(sheets[0], parse_sheet_scores(args.sheet_scores))}, []
-    return scores_from_results(results)
-
-
 def _main(args: argparse.Namespace) -> int:
     from lm_eval.utils import handle_non_serializable, make_table
 
     for results_file in results_files(args.output_path):
-        results = load_results(results_file)
-        evidence, messages = evidence_for(results, args)
-        if not evidence:
-            raise ContamError("no DCR scores for this run: it has no complete dcr_<bench> group "
-                              + (f"({'; '.join(messages)}) " if messages else "")
-                              + "and neither --sheet-scores nor --check-csv was given", source=str(results_file))
-        messages += apply_dcr(results, evidence, sheet_override=args.sheet, seed=args.seed)
+        results = read_results(results_file)
+        scores = parse_sheet_scores(args.sheet_scores) if args.sheet_scores else None
+        messages = adjust_results(results, source=results_file, check_csv=args.check_csv, scores=scores,
+                                  sheet=args.sheet, seed=args.seed)
         target = adjusted_path(results_file)
         target.write_text(json.dumps(results, indent=2, default=handle_non_serializable, ensure_ascii=False),
                           encoding="utf-8")

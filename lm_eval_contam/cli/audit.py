@@ -47,7 +47,7 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
     from lm_eval_contam.partitions import sample_partitions
 
     partitions = tuple(p.strip() for p in args.partitions.split(",") if p.strip()) if args.partitions else tuple(
-        sample_partitions())
+        partition.name for partition in sample_partitions())
     batch_size = int(args.batch_size) if str(args.batch_size).isdigit() else args.batch_size
     return AuditSettings(
         partitions=partitions,
@@ -66,7 +66,7 @@ def audit_one(model: str | None, label: str, out: Path, settings: AuditSettings,
               judge_model: str | None = None) -> None:
     """Audit one model, then (with ``judge_model``) run Judge B over its Time Travel samples."""
     from lm_eval_contam.audit import run_model
-    from lm_eval_contam.cli.judge import judge_output_path
+    from lm_eval_contam.timetravel.judge_b import judge_output_path
 
     run = run_model(model, label, out, settings)
     print(f"audited {label} in {run.seconds} s -> {out / run.run_dir}")

@@ -64,12 +64,14 @@ def _paragraphs(path: Path) -> list[str]:
 
 def _main(args: argparse.Namespace) -> int:
     from lm_eval_contam.contaminate import inject, partition_contaminant
+    from lm_eval_contam.default_model import default_model_path
     from lm_eval_contam.errors import ContamError
-    from lm_eval_contam.models import default_model_path
+    from lm_eval_contam.partitions import Partition
 
     if not args.partition and not args.text_file:
         raise ContamError("nothing to inject: pass --partition and/or --text-file", field="partition")
-    contaminant, injected = partition_contaminant(args.partition, args.format, seed=args.seed, all_rows=args.all_rows)
+    partitions = [Partition.parse(name) for name in args.partition]
+    contaminant, injected = partition_contaminant(partitions, args.format, all_rows=args.all_rows)
     for path in args.text_file:
         contaminant += _paragraphs(path)
         injected.append({"text_file": str(path)})

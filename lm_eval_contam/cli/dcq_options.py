@@ -1,7 +1,7 @@
 """``lm-eval-contam dcq-options``: generate and cache the DCQ's four perturbations per instance.
 
-Samples the partition exactly as the dcq task does (same ``--num-instances`` and
-``--seed``), skips instances already in the cache, generates options with an
+Samples the partition exactly as the dcq task does (``--task`` reads the task's
+own partition, ``num_instances``, seed and options file), skips instances already in the cache, generates options with an
 instruct model (the paper's prompt, temperature 1.0) or the offline WordNet
 perturber, validates and retries them, appends the valid ones to ``--out`` and
 writes the instances that still fail to ``<out>.failures.jsonl`` (exit code 1).
@@ -10,9 +10,11 @@ writes the instances that still fail to ``<out>.failures.jsonl`` (exit code 1).
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.partitions import DATASETS, SAMPLE_DATASETS, Partition, dataset_from_task_metadata
 
 OFFLINE = "offline"
 
@@ -23,17 +25,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="generate and cache the Data Contamination Quiz options of a partition",
         description=__doc__,
     )
-    parser.add_argument("--dataset", required=True,
-                        help="a registry key (a Hub dataset such as ag_news, or a shipped sample such as toy_news) "
-                             "or a local JSONL file")
-    parser.add_argument("--split", required=True, help="the partition (for a JSONL file: the split name the quiz shows)")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--task", help="a DCQ task: its partition, num_instances, seed and options file are used")
+    which.add_argument("--dataset",
+                       help="a registry key (a Hub dataset such as ag_news, or a shipped sample such as toy_news) "
+                            "or a local JSONL file")
+    parser.add_argument("--split", help="with --dataset: the partition (for a JSONL file: the split name the quiz shows)")
+    parser.add_argument("--include_path", action="append", default=[], help="with --task: extra task directory")
     parser.add_argument("--generator", required=True,
                         help=f"instruct model (HF folder / Hub id, or <lm-eval backend>:<model_args>), or {OFFLINE!r} "
                              "for the WordNet perturber")
     parser.add_argument("--out", type=Path, default=None,
                         help="options cache (JSONL); default $LM_EVAL_CONTAM_HOME/dcq/options.jsonl, which dcq tasks read")
-    parser.add_argument("--num-instances", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--num-instances", type=int, default=None, help="default: the task's, else 100")
+    parser.add_argument("--seed", type=int, default=None, help="default: the task's, else 0")
     parser.add_argument("--attempts", type=int, default=3, help="tries per instance before it is reported as failed")
     parser.add_argument("--max-length-change", type=float, default=0.5,
                         help="largest allowed length change of an option, as a fraction of the original")
@@ -53,29 +58,57 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 CHUNK_INSTANCES = 8  # instances per appended chunk
 
 
-def partition_and_rows(args: argparse.Namespace):
-    from lm_eval_contam import partitions
-    from lm_eval_contam.dcq.instances import QuizPartition
-    from lm_eval_contam.jsonl import read_jsonl_objects
+@dataclass(frozen=True)
+class QuizTarget:
+    """What to make options for: a partition's rows, how many instances, which seed, which cache."""
 
-    registry = {**partitions.DATASETS, **partitions.SAMPLE_DATASETS}
-    if args.dataset in registry:
-        partition = QuizPartition.from_dataset(args.dataset, args.split)
-        return partition, partitions.partition_rows(registry[args.dataset], args.split)
-    path = Path(args.dataset)
-    if not path.is_file():
-        raise ContamError(f"neither a registry key ({', '.join(sorted(registry))}) nor a file", field="--dataset",
-                          source=str(path))
-    if not args.dataset_name or not args.columns:
-        raise ContamError("a JSONL partition needs --dataset-name and --columns", source=str(path))
-    partition = QuizPartition(
-        display_name=args.dataset_name,
-        split=args.split,
-        columns=tuple(args.columns.split(",")),
-        label_field=args.label_field,
-        label_names=tuple(args.label_names.split(",")) if args.label_names else (),
-    )
-    return partition, read_jsonl_objects(path)
+    partition: Partition
+    rows: list[dict]
+    num_instances: int
+    seed: int
+    out: Path
+
+
+def from_task(args: argparse.Namespace) -> QuizTarget:
+    """Everything from the DCQ task's own config, as the task will read it."""
+    from lm_eval_contam.dcq.task import DCQSettings
+    from lm_eval_contam.harness import task_manager
+
+    manager = task_manager(tuple(args.include_path))
+    if args.task not in manager.all_subtasks:
+        raise ContamError("no such lm-eval task", field="--task", source=args.task)
+    from lm_eval.tasks import get_task_dict
+
+    task = get_task_dict([args.task], manager)[args.task]
+    settings = DCQSettings.from_metadata(task.config.metadata, task.config.test_split)
+    rows = list(task.dataset[task.config.test_split])
+    return QuizTarget(settings.partition, rows, args.num_instances or settings.num_instances,
+                      settings.seed if args.seed is None else args.seed, args.out or settings.options_path)
+
+
+def from_dataset(args: argparse.Namespace) -> QuizTarget:
+    from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES
+    from lm_eval_contam.dcq.task import default_options_path
+
+    if not args.split:
+        raise ContamError("--dataset needs --split", field="--split")
+    registry = {**DATASETS, **SAMPLE_DATASETS}
+    if args.dataset not in registry:
+        path = Path(args.dataset)
+        if not path.is_file():
+            raise ContamError(f"neither a registry key ({', '.join(sorted(registry))}) nor a file", field="--dataset",
+                              source=str(path))
+        if not args.dataset_name or not args.columns:
+            raise ContamError("a JSONL partition needs --dataset-name and --columns", source=str(path))
+        columns = args.columns.split(",")
+        metadata = {"dataset_name": args.dataset_name, "data_files": {args.split: str(path.resolve())},
+                    "text_field": columns[0], "columns": columns, "label_field": args.label_field,
+                    "label_names": args.label_names.split(",") if args.label_names else []}
+        partition = dataset_from_task_metadata(metadata).partition(args.split)
+    else:
+        partition = Partition.parse(f"{args.dataset}:{args.split}")
+    return QuizTarget(partition, partition.rows(), args.num_instances or DEFAULT_NUM_INSTANCES,
+                      0 if args.seed is None else args.seed, args.out or default_options_path())
 
 
 def _main(args: argparse.Namespace) -> int:
@@ -87,21 +120,20 @@ def _main(args: argparse.Namespace) -> int:
         read_options,
         write_failures,
     )
-    from lm_eval_contam.dcq.task import default_options_path
+    from lm_eval_contam.dcq.instances import sample_instances
 
-    out = args.out or default_options_path()
-    partition, rows = partition_and_rows(args)
-    instances = partition.sample(rows, args.num_instances, args.seed)
+    target = from_task(args) if args.task else from_dataset(args)
+    out = target.out
+    instances = sample_instances(target.partition, target.rows, target.num_instances, target.seed)
     cached = read_options(out, max_length_change=args.max_length_change)
     todo = [instance for instance in instances if instance.key not in cached]
-    print(f"{partition.display_name} {partition.split}: {len(instances)} instances, "
-          f"{len(instances) - len(todo)} already in {out}")
+    print(f"{target.partition.label}: {len(instances)} instances, {len(instances) - len(todo)} already in {out}")
     if not todo:
         return 0
     if args.generator == OFFLINE:
         from lm_eval_contam.dcq.perturb import offline_proposer
 
-        propose = offline_proposer(args.seed)
+        propose = offline_proposer(target.seed)
     else:
         propose = model_proposer(model_completer(args.generator, device=args.device, batch_size=args.batch_size,
                                                  max_gen_toks=args.max_gen_toks))

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 
-from lm_eval_contam.dcr.checks import write_check_csv
-from lm_eval_contam.dcr.rundir import check_rows, load_results, results_files
+from lm_eval_contam.dcr.check_csv import check_rows, write_check_csv
+from lm_eval_contam.dcr.results import dcr_level_tasks
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.hook import dcr_level_tasks
+from lm_eval_contam.rundir import read_results, results_files
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _main(args: argparse.Namespace) -> int:
     rows = []
     for results_file in results_files(args.output_path):
-        rows += check_rows(results_file, dcr_level_tasks(load_results(results_file)))
+        rows += check_rows(results_file, dcr_level_tasks(read_results(results_file)))
     if not rows:
         raise ContamError("the run has no DCR level tasks to export", source=str(args.output_path))
     path = write_check_csv(rows, args.out)

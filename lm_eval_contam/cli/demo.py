@@ -41,14 +41,15 @@ def _main(args: argparse.Namespace) -> int:
     from lm_eval_contam.audit import AuditSettings
     from lm_eval_contam.cli.audit import audit_one, write_report
     from lm_eval_contam.contaminate import inject, partition_contaminant, trained_with
-    from lm_eval_contam.models import default_model_path
+    from lm_eval_contam.default_model import default_model_path
+    from lm_eval_contam.partitions import Partition
 
     out: Path = args.output_path
     base = args.model or str(default_model_path())
     contaminated = out / "models" / "contaminated"
     settings = replace(DEMO_INJECTION, epochs=args.epochs, learning_rate=args.learning_rate, share=args.share,
                        batch_size=args.train_batch_size)
-    texts, sources = partition_contaminant([INJECTED], "timetravel", seed=settings.seed)
+    texts, sources = partition_contaminant([Partition.parse(INJECTED)], "timetravel")
     if trained_with(contaminated, settings, sources):
         print(f"reusing {contaminated} (same injection)")
     else:
@@ -65,18 +66,17 @@ def _main(args: argparse.Namespace) -> int:
 
 def verdict_lines(out: Path) -> str:
     """What each method said about each model and partition, plainly: where detection worked and where not."""
-    from lm_eval_contam.partitions import parse_partition
-    from lm_eval_contam.report.load import load_run
-    from lm_eval_contam.report.summary import METHOD_NAMES, verdicts
+    from lm_eval_contam.partitions import Partition
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
 
-    spec, split = parse_partition(INJECTED)
-    injected = f"{spec.display_name} {split}"
+    injected = Partition.parse(INJECTED).label
     lines = ["", "model / partition: methods that flagged contamination"]
     by_cell: dict[tuple[str, str], list[str]] = {}
-    for verdict in verdicts(load_run(out)):
-        cell = by_cell.setdefault((verdict.model, str(verdict.partition)), [])
+    for verdict in collect(load_run(out)):
+        cell = by_cell.setdefault((verdict.model, verdict.partition), [])
         if verdict.flagged:
-            cell.append(METHOD_NAMES[verdict.method])
+            cell.append(verdict.title)
     for (model, partition), flagged in sorted(by_cell.items()):
         where = "injected" if model == "contaminated" and partition == injected else "not injected"
         lines.append(f"  {model} / {partition} ({where}): {', '.join(flagged) or 'none'}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lm_eval_contam.errors import ContamError
+from lm_eval_contam.timetravel.judge_b import judge_output_path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,29 +20,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--batch-size", default=1)
     parser.add_argument("--no-chat-template", action="store_true", help="send the prompt as plain text")
     parser.set_defaults(func=_main)
-
-
-def judge_output_path(output_path: Path, judge_model: str, *, device: str | None = None,
-                      batch_size: int | str = 1, chat_template: bool = True) -> list[Path]:
-    """Judge B over every Time Travel samples file under ``output_path``; the verdict files written."""
-    from lm_eval_contam.generation import ModelSpec, generate
-    from lm_eval_contam.timetravel.verdicts import (
-        JUDGE_MAX_NEW_TOKENS,
-        judge_samples,
-        samples_files,
-        timetravel_rows,
-        write_verdicts,
-    )
-
-    work = [(path, rows) for path in samples_files(output_path) if (rows := timetravel_rows(path))]
-    if not work:
-        raise ContamError("no Time Travel samples found (run with --log_samples)", source=str(output_path))
-    model = ModelSpec.parse(judge_model, device=device, batch_size=batch_size).build()
-
-    def run(prompts):
-        return generate(model, prompts, max_gen_toks=JUDGE_MAX_NEW_TOKENS, apply_chat_template=chat_template)
-
-    return [write_verdicts(path, judge_samples(rows, run), judge_model) for path, rows in work]
 
 
 def _main(args: argparse.Namespace) -> int:

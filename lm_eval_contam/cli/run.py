@@ -2,7 +2,7 @@
 
 Every flag is lm-eval's own and is parsed by lm-eval's own parser, so outputs
 (results JSON, samples, printed table) are exactly lm-eval's. The one seam is
-``simple_evaluate``: its results pass through :func:`post_process` before lm-eval
+``simple_evaluate``: its results pass through ``harness.post_process`` before lm-eval
 saves and prints them. Under ``accelerate launch`` non-zero ranks get ``None``
 from ``simple_evaluate`` and are left alone, so only rank 0 post-processes.
 """
@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lm_eval_contam import task_dir
+from lm_eval_contam.harness import include_paths, post_process
 
 ResultsHook = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -30,36 +30,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_main, accepts_extra=True)
 
 
-def include_paths(user_value: str | list[str] | None) -> list[str]:
-    """The user's include path(s) first, then the project's task directory."""
-    ours = str(task_dir())
-    if user_value is None:
-        return [ours]
-    given = [user_value] if isinstance(user_value, str) else list(user_value)
-    return [p for p in given if p != ours] + [ours]
-
-
 def lm_eval_run_parser() -> argparse.ArgumentParser:
     from lm_eval._cli.harness import HarnessCLI
 
     run_parser = HarnessCLI()._subparsers.choices["run"]
     run_parser.prog = "lm-eval-contam run"
     return run_parser
-
-
-def post_process(results: dict[str, Any]) -> dict[str, Any]:
-    """Add the project's derived rows (DCR Factor, ``acc_adj``) to lm-eval's results.
-
-    A failing hook is logged, never raised: lm-eval has not saved the run yet, and
-    the raw results must survive.
-    """
-    from lm_eval_contam.hook import log, post_process_results
-
-    try:
-        return post_process_results(results)
-    except Exception:  # noqa: BLE001 - see docstring
-        log.exception("DCR post-processing failed; the run's lm-eval results are kept")
-        return results
 
 
 def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook) -> Callable[..., Any]:

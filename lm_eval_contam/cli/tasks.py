@@ -32,7 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _dataset_of(cfg: dict) -> str:
     if cfg.get("custom_dataset"):
         metadata = cfg.get("metadata") or {}
-        return str(metadata.get("dataset_display") or metadata.get("data_file") or "shipped with lm-eval-contam")
+        return str(metadata.get("dataset") or metadata.get("dataset_name") or metadata.get("dcr_sheet")
+                   or "shipped with lm-eval-contam")
     path = cfg.get("dataset_path") or ""
     name = cfg.get("dataset_name")
     return f"{path} ({name})" if name else str(path)

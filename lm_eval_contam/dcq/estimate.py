@@ -28,7 +28,7 @@ from scipy import stats
 
 from lm_eval_contam.dcq.quiz import LETTERS, POSITIONS
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.intervals import ConfidenceInterval
+from lm_eval_contam.stats import ConfidenceInterval, TestResult
 
 
 @dataclass(frozen=True)
@@ -40,17 +40,18 @@ class InstanceAnswers:
 
 
 @dataclass(frozen=True)
-class DCQEstimate:
+class DCQEstimate(TestResult):
     """The contamination range [min, max] of one partition, with its evidence.
 
-    Fractions are in [0, 1]. ``non_preferred`` lists the non-preferred positions in
-    letter order, ``ranking`` the same positions in the order the estimate reads
-    them (p* first). ``pvalue_paired`` tells whether ``pvalue`` is the exact paired
-    McNemar p-value (per-instance answers) or its conservative bound from counts.
+    ``statistic`` is ``max`` (the paper's upper bound) and ``confidence_interval``
+    its Wilson interval. Fractions are in [0, 1]. ``non_preferred`` lists the
+    non-preferred positions in letter order, ``ranking`` the same positions in the
+    order the estimate reads them (p* first). ``pvalue_paired`` tells whether
+    ``pvalue`` is the exact paired McNemar p-value (per-instance answers) or its
+    conservative bound from counts.
     """
 
     min: float
-    max: float
     kappa: float
     non_preferred: tuple[str, ...]
     ranking: tuple[str, ...]
@@ -58,10 +59,12 @@ class DCQEstimate:
     n: int
     bdq_counts: Mapping[str, int]
     bcq_correct: Mapping[str, int]
-    confidence_interval: ConfidenceInterval
-    pvalue: float
     pvalue_paired: bool
     unparseable: int = 0  # replies (over all quizzes) that gave no letter
+
+    @property
+    def max(self) -> float:
+        return self.statistic
 
 
 def preferred_threshold(n: int) -> int:
@@ -155,7 +158,7 @@ def estimate_from_counts(
     best = ranking[0]
     return DCQEstimate(
         min=lower,
-        max=upper,
+        statistic=upper,
         kappa=kappa,
         non_preferred=non_preferred,
         ranking=ranking,

@@ -9,17 +9,17 @@ picks the answering mode:
   argmax is the answer. lm-eval's HF backend groups requests that share a
   context, so each quiz costs one forward pass.
 
-Task ``metadata`` (YAML, overridable with ``--metadata``): ``dataset`` (a key of
-``lm_eval_contam.partitions.DATASETS``) or, for one's own data, ``dataset_name``
-+ ``columns`` [+ ``label_field``, ``label_names``] + ``data_files``; and
+Task ``metadata`` (YAML, overridable with ``--metadata``): the partition in the
+schema every method shares (``lm_eval_contam.partitions``), and
 ``num_instances`` (100), ``seed`` (0), ``options_path``, ``confidence_level``
-(0.95). Relative paths resolve against the task's YAML directory.
+(0.95). Relative paths resolve against the task's YAML directory. Per doc, the
+five parsed answers are one structured record ``{"bdq": letter, "bcq": {"A":
+letter, ...}}`` (None = unparseable) under every estimate metric.
 """
 
 from __future__ import annotations
 
 import functools
-import shlex
 from collections.abc import Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass
@@ -31,9 +31,8 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 from lm_eval.api.task import ConfigurableTask
 
-from lm_eval_contam.datafiles import data_file, resolve_path
 from lm_eval_contam.dcq.estimate import DCQEstimate, InstanceAnswers, estimate
-from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, QuizPartition
+from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_instances
 from lm_eval_contam.dcq.options import options_for, read_options
 from lm_eval_contam.dcq.quiz import (
     LETTERS,
@@ -45,11 +44,11 @@ from lm_eval_contam.dcq.quiz import (
     quiz_prompt,
 )
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.models import cache_home
+from lm_eval_contam.partitions import Partition, resolve_path
+from lm_eval_contam.default_model import cache_home
 
 OPTIONS_COMMAND = "lm-eval-contam dcq-options"
 QUIZ_KEY = "dcq_quiz"  # set on a copy of the doc to select which quiz doc_to_text renders
-UNPARSEABLE = "-"  # stands for an unparseable reply in a doc's answer string
 
 
 def default_options_path() -> Path:
@@ -61,81 +60,48 @@ def default_options_path() -> Path:
 class DCQSettings:
     """What a DCQ task quizzes on, read from its metadata."""
 
-    partition: QuizPartition
+    partition: Partition
     num_instances: int
     seed: int
     options_path: Path
     confidence_level: float
-    dataset_flags: tuple[str, ...]  # how `dcq-options` names this partition
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, Any] | None, split: str) -> "DCQSettings":
         metadata = dict(metadata or {})
-        source = metadata.get("config_source")
-        if "dataset" in metadata:
-            partition = QuizPartition.from_dataset(str(metadata["dataset"]), split)
-            flags: tuple[str, ...] = ("--dataset", str(metadata["dataset"]))
-        else:
-            missing = [key for key in ("dataset_name", "columns", "data_files") if key not in metadata]
-            if missing:
-                raise ContamError(
-                    f"set `dataset` (a registry key) or {', '.join(missing)} in the task metadata",
-                    source=source, field="metadata",
-                )
-            partition = QuizPartition(
-                display_name=str(metadata["dataset_name"]),
-                split=split,
-                columns=tuple(metadata["columns"]),
-                label_field=metadata.get("label_field"),
-                label_names=tuple(metadata.get("label_names") or ()),
-            )
-            flags = (
-                "--dataset", str(data_file(metadata, split)),
-                "--dataset-name", partition.display_name,
-                "--columns", ",".join(partition.columns),
-            )
-            if partition.label_field:
-                flags += ("--label-field", partition.label_field)
-            if partition.label_names:
-                flags += ("--label-names", ",".join(partition.label_names))
         options = metadata.get("options_path")
         return cls(
-            partition=partition,
+            partition=Partition.from_task_metadata(metadata, split),
             num_instances=int(metadata.get("num_instances", DEFAULT_NUM_INSTANCES)),
             seed=int(metadata.get("seed", 0)),
             options_path=resolve_path(options, metadata) if options else default_options_path(),
             confidence_level=float(metadata.get("confidence_level", 0.95)),
-            dataset_flags=flags,
         )
 
-    def options_command(self) -> str:
-        args = [
-            *self.dataset_flags,
-            "--split", self.partition.split,
-            "--num-instances", str(self.num_instances),
-            "--seed", str(self.seed),
-            "--generator", "<instruct model, or offline>",
-            "--out", str(self.options_path),
-        ]
-        return f"{OPTIONS_COMMAND} {shlex.join(args)}"
+
+def options_command(task: str) -> str:
+    return f"{OPTIONS_COMMAND} --task {task} --generator <instruct model, or offline>"
 
 
-def answers_string(letters: Sequence[str | None]) -> str:
-    """A doc's five parsed answers (BDQ, BCQ-A..D) as one string, e.g. "EAB-D" ('-' = unparseable)."""
-    return "".join(letter or UNPARSEABLE for letter in letters)
-
-
-def instance_answers(answers: str) -> InstanceAnswers:
-    letters = [None if letter == UNPARSEABLE else letter for letter in answers]
-    return InstanceAnswers(bdq=letters[0], bcq=dict(zip(POSITIONS, letters[1:])))
+def answers_record(letters: Sequence[str | None]) -> dict[str, Any]:
+    """A doc's five parsed answers (QUIZ_NAMES order) as a structured record; None = unparseable."""
+    bdq, *bcq = letters
+    return {"bdq": bdq, "bcq": dict(zip(POSITIONS, bcq))}
 
 
 @functools.lru_cache(maxsize=64)
-def _estimate(answers: tuple[str, ...], confidence_level: float) -> DCQEstimate:
-    return estimate([instance_answers(a) for a in answers], confidence_level=confidence_level)
+def _estimate(answers: tuple[tuple[str | None, ...], ...], confidence_level: float) -> DCQEstimate:
+    return estimate([InstanceAnswers(bdq=a[0], bcq=dict(zip(POSITIONS, a[1:]))) for a in answers],
+                    confidence_level=confidence_level)
 
 
-# Metrics that need every doc's answers (the per-doc value is the answer string).
+def partition_estimate(records: Sequence[Mapping[str, Any]], confidence_level: float) -> DCQEstimate:
+    """The DCQ estimate over one partition's per-doc answer records, computed once."""
+    key = tuple((r["bdq"], *(r["bcq"][p] for p in POSITIONS)) for r in records)
+    return _estimate(key, confidence_level)
+
+
+# Metrics that need every doc's answers (the per-doc value is the answer record).
 ESTIMATE_METRICS = {
     "dcq_max": lambda e: e.max,
     "dcq_min": lambda e: e.min,
@@ -156,9 +122,9 @@ MEAN_METRICS = (
 def per_doc_metrics(letters: Sequence[str | None]) -> dict[str, Any]:
     """process_results' output for one doc from its five parsed answers (QUIZ_NAMES order)."""
     bdq, *bcq = letters
-    answers = answers_string(letters)
+    record = answers_record(letters)
     return {
-        **{name: answers for name in ESTIMATE_METRICS},
+        **{name: record for name in ESTIMATE_METRICS},
         **{f"dcq_bdq_{letter}": float(bdq == letter) for letter in LETTERS},
         **{f"dcq_bcq_{p}": float(reply == p) for p, reply in zip(POSITIONS, bcq)},
         "dcq_unparseable": sum(letter is None for letter in letters) / len(letters),
@@ -190,16 +156,17 @@ class DCQTask(ConfigurableTask):
     def _build_docs(self) -> datasets.Dataset:
         settings = self.settings
         rows = self.dataset[self.config.test_split]
-        instances = settings.partition.sample(rows, settings.num_instances, settings.seed)
+        instances = sample_instances(settings.partition, rows, settings.num_instances, settings.seed)
         cache = read_options(settings.options_path)
-        entries = options_for(instances, cache, cache_path=settings.options_path, command=settings.options_command())
+        entries = options_for(instances, cache, cache_path=settings.options_path,
+                              command=options_command(self.config.task))
         return datasets.Dataset.from_list(
             [
                 {
                     "instance": entry.instance,
                     "key": entry.key,
                     "options": list(entry.options),
-                    "dataset_name": settings.partition.display_name,
+                    "dataset_name": settings.partition.dataset.display_name,
                     "split": settings.partition.split,
                 }
                 for entry in entries
@@ -257,7 +224,7 @@ class DCQTask(ConfigurableTask):
         level = self.settings.confidence_level
 
         def from_estimate(read):
-            return lambda answers: read(_estimate(tuple(answers), level))
+            return lambda records: read(partition_estimate(records, level))
 
         return {
             **{name: from_estimate(read) for name, read in ESTIMATE_METRICS.items()},

@@ -8,13 +8,17 @@ Public API::
     bootstrap_dcr_factor(level_items, n_resamples=10_000, seed=0) -> FactorBootstrap
     adjusted_accuracy(acc, acc_stderr, factor, bootstrap) -> AdjustedAccuracy
     load_sheet(name_or_path) -> Sheet
+
+Modules: ``sheet`` (schema, loading), ``items`` (generated items), ``data`` (benchmark
+rows), ``docs`` (item → lm-eval doc), ``checks`` / ``judge`` (the Check step),
+``check_csv`` (manual checks), ``fuzzy`` / ``bootstrap`` (the factor), ``results`` /
+``hook`` / ``adjustment`` (reading and writing lm-eval results), ``verdicts``.
 """
 
 from __future__ import annotations
 
 from lm_eval_contam.dcr.bootstrap import (
     AdjustedAccuracy,
-    ConfidenceInterval,
     FactorBootstrap,
     adjusted_accuracy,
     bootstrap_dcr_factor,
@@ -29,7 +33,6 @@ from lm_eval_contam.dcr.sheet import Sheet, load_sheet
 
 __all__ = [
     "AdjustedAccuracy",
-    "ConfidenceInterval",
     "FactorBootstrap",
     "Sheet",
     "adjust",

@@ -11,46 +11,37 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from lm_eval_contam.dcr.fuzzy import adjust, dcr_factor, dcr_factor_many
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.intervals import ConfidenceInterval
 from lm_eval_contam.seeding import rng_for
+from lm_eval_contam.stats import ConfidenceInterval, Estimate, percentile_interval
 
 N_RESAMPLES = 10_000
 CONFIDENCE_LEVEL = 0.95
 
 
 @dataclass(frozen=True)
-class FactorBootstrap:
-    """The DCR Factor of the observed level scores and its percentile bootstrap interval."""
+class FactorBootstrap(Estimate):
+    """The DCR Factor of the observed level scores (``statistic``) and its percentile bootstrap interval."""
 
-    value: float
+    confidence_interval: ConfidenceInterval
     level_scores: tuple[float, float, float, float]
     level_sizes: tuple[int, int, int, int]
-    confidence_interval: ConfidenceInterval
     standard_error: float
-    confidence_level: float
     n_resamples: int
-    resamples: np.ndarray  # the n_resamples factors, for downstream intervals
+    # The n_resamples factors, for downstream intervals; an array has no equality, so it is not compared.
+    resamples: np.ndarray = field(compare=False, repr=False)
 
 
 @dataclass(frozen=True)
-class AdjustedAccuracy:
-    """``acc * (1 - factor)`` with its standard error and, when the factor was bootstrapped, an interval."""
+class AdjustedAccuracy(Estimate):
+    """``acc * (1 - factor)`` (``statistic``), its standard error and, when the factor was bootstrapped, an interval."""
 
-    value: float
     standard_error: float | None
-    confidence_interval: ConfidenceInterval | None
-
-
-def _percentile_interval(values: np.ndarray, confidence_level: float) -> ConfidenceInterval:
-    tail = (1.0 - confidence_level) / 2.0
-    low, high = np.quantile(values, [tail, 1.0 - tail])
-    return ConfidenceInterval(float(low), float(high), confidence_level)
 
 
 def bootstrap_dcr_factor(
@@ -63,8 +54,6 @@ def bootstrap_dcr_factor(
     """Resample each level's per-item Check results (1 contaminated, 0 not) and aggregate."""
     if len(level_items) != 4:
         raise ContamError(f"expected item results for 4 levels, got {len(level_items)}", field="level_items")
-    if not 0.0 < confidence_level < 1.0:
-        raise ContamError(f"confidence level must lie in (0, 1), got {confidence_level!r}", field="confidence_level")
     if n_resamples < 1:
         raise ContamError(f"n_resamples must be positive, got {n_resamples!r}", field="n_resamples")
     arrays = [np.asarray(items, dtype=float) for items in level_items]
@@ -81,12 +70,11 @@ def bootstrap_dcr_factor(
     factors = dcr_factor_many(resampled_scores)
     scores = tuple(float(items.mean()) for items in arrays)
     return FactorBootstrap(
-        value=dcr_factor(scores),
+        statistic=dcr_factor(scores),
+        confidence_interval=percentile_interval(factors, confidence_level),
         level_scores=scores,  # type: ignore[arg-type]
         level_sizes=tuple(int(items.size) for items in arrays),  # type: ignore[arg-type]
-        confidence_interval=_percentile_interval(factors, confidence_level),
         standard_error=float(np.std(factors, ddof=1)) if n_resamples > 1 else 0.0,
-        confidence_level=confidence_level,
         n_resamples=n_resamples,
         resamples=factors,
     )
@@ -108,11 +96,12 @@ def adjusted_accuracy(
     value = adjust(acc, factor)
     if factor_bootstrap is None:
         stderr = None if acc_stderr is None else (1.0 - factor) * acc_stderr
-        return AdjustedAccuracy(value, stderr, None)
+        return AdjustedAccuracy(statistic=value, confidence_interval=None, standard_error=stderr)
     accuracy_draws = np.full(factor_bootstrap.n_resamples, float(acc))
     if acc_stderr is not None and math.isfinite(acc_stderr):
         noise = rng_for(seed, "dcr_bootstrap", "accuracy").standard_normal(factor_bootstrap.n_resamples)
         accuracy_draws = accuracy_draws + acc_stderr * noise
     draws = accuracy_draws * (1.0 - factor_bootstrap.resamples)
     stderr = float(np.std(draws, ddof=1)) if draws.size > 1 else 0.0
-    return AdjustedAccuracy(value, stderr, _percentile_interval(draws, factor_bootstrap.confidence_level))
+    interval = percentile_interval(draws, factor_bootstrap.confidence_interval.confidence_level)
+    return AdjustedAccuracy(statistic=value, confidence_interval=interval, standard_error=stderr)

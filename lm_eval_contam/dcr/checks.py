@@ -3,44 +3,20 @@
 Every check answers ``True`` (contaminated), ``False`` (not) or ``None``
 (undetermined: a manual item, or a judge reply that is not the asked-for JSON).
 Undetermined items are left out of the level score and exported for a person
-(:func:`write_check_csv` / :func:`read_check_csv`).
+(:mod:`lm_eval_contam.dcr.check_csv`). A check is read from a sheet's YAML mapping
+with :func:`parse_check` and travels in lm-eval docs as :func:`check_to_dict`'s JSON.
 """
 
 from __future__ import annotations
 
-import csv
-import functools
-import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
-from pathlib import Path
 from typing import Any, Union
 
+from lm_eval_contam.dcr.judge import LEVEL_NAMES, judge_response
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.text import rouge_l_f
-
-LEVEL_NAMES = {1: "L1 (Semantic)", 2: "L2 (Information)", 3: "L3 (Data)", 4: "L4 (Label)"}
-
-# Appendix B.4 of Xu et al. (2025), verbatim: the judge's system and user turns.
-JUDGE_SYSTEM = (
-    "You are tasked with assessing whether the provided answer indicates signs of benchmark data "
-    "contamination (BDC) at one level specified in the four dimensions:\n\n"
-    " L1 (Semantic): The model has been exposed to content that is semantically equivalent or closely "
-    "related to the benchmark data, even if the exact wording differs.\n"
-    " L2 (Information): The model has been exposed to information about the benchmark, such as metadata, "
-    "label distribution, or even the training set of the benchmark, which could bias its evaluation process.\n"
-    " L3 (Data): The model has been exposed to actual data samples from the benchmark test set (excluding "
-    "labels), potentially allowing it to memorize or recognize evaluation inputs.\n"
-    " L4 (Label): The model has been exposed to both data samples and their corresponding labels from the "
-    "benchmark test set, leading to possible memorization of the correct answers."
-)
-JUDGE_USER = (
-    'Return only the JSON object with the key "result", providing "yes" or "no" to indicate the presence '
-    "or absence of BDC, respectively, based on the question used to test the {bdc_level} level and its "
-    "corresponding answer. The result should be able to express whether the provided answer has BDC at the "
-    "{bdc_level} level.\n\nQuestion: {question}\nAnswer: {answer}"
-)
 
 
 def _word_pattern(phrase: str) -> str:
@@ -153,10 +129,7 @@ class JudgeCheck:
     kind: str = "judge"
 
     def evaluate(self, prompt: str, response: str) -> bool | None:
-        from lm_eval_contam.generation import generate
-
-        reply = generate(_judge_model(self.model), [judge_prompt(self.level, prompt, response)], max_gen_toks=32)[0]
-        return parse_judge_reply(reply)
+        return judge_response(self.model, self.level, prompt, response)
 
 
 @dataclass(frozen=True)
@@ -174,32 +147,6 @@ CHECK_KINDS: dict[str, type] = {
     cls.kind: cls  # type: ignore[attr-defined]
     for cls in (KeywordsCheck, RegexCheck, NumberCheck, OverlapCheck, LabelCheck, JudgeCheck, ManualCheck)
 }
-
-
-def judge_prompt(level: int, question: str, answer: str) -> str:
-    """The B.4 judge prompt as one user turn (system text first: generation sends single user turns)."""
-    user = JUDGE_USER.format(bdc_level=LEVEL_NAMES[level], question=question, answer=answer)
-    return f"{JUDGE_SYSTEM}\n\n{user}"
-
-
-def parse_judge_reply(reply: str) -> bool | None:
-    """``{"result": "yes"}`` → True, ``"no"`` → False; anything else → None (left for a person)."""
-    match = re.search(r"\{.*?\}", reply, flags=re.DOTALL)
-    if match:
-        try:
-            result = json.loads(match.group(0)).get("result")
-        except (json.JSONDecodeError, AttributeError):
-            result = None
-        if isinstance(result, str) and result.strip().lower() in ("yes", "no"):
-            return result.strip().lower() == "yes"
-    return None
-
-
-@functools.lru_cache(maxsize=4)
-def _judge_model(spec: str) -> Any:
-    from lm_eval_contam.generation import ModelSpec
-
-    return ModelSpec.parse(spec).build()
 
 
 def check_to_dict(check: Check) -> dict[str, Any]:
@@ -270,96 +217,3 @@ def _validate(check: Check, *, source: str | None, field: str) -> None:
             raise bad("level", f"expected 1..4, got {check.level!r}")
         if not isinstance(check.model, str) or not check.model.strip():
             raise bad("model", f"a judge check needs a judge model spec, got {check.model!r}")
-
-
-# --- manual checks: CSV export and import --------------------------------------------------------
-
-CSV_COLUMNS = ("sheet", "task", "level", "item_id", "check_kind", "prompt", "response", "reference",
-               "auto_result", "contaminated")
-_TRUE = {"1", "yes", "y", "true"}
-_FALSE = {"0", "no", "n", "false"}
-
-
-@dataclass(frozen=True)
-class CheckRow:
-    """One prompt/response pair for a person; ``contaminated`` is what they decide."""
-
-    sheet: str
-    task: str
-    level: int
-    item_id: str
-    check_kind: str
-    prompt: str
-    response: str
-    reference: str
-    auto_result: bool | None
-    contaminated: bool | None
-
-
-def _cell(value: bool | None) -> str:
-    return "" if value is None else str(int(value))
-
-
-def _parse_bool(text: str, *, source: str, field: str, blank_ok: bool) -> bool | None:
-    value = text.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    if blank_ok and not value:
-        return None
-    raise ContamError(f"expected 1/0 (or yes/no), got {text!r}", source=source, field=field)
-
-
-def write_check_csv(rows: Iterable[CheckRow], path: str | Path) -> Path:
-    """Write rows for manual checking; ``contaminated`` is pre-filled with the automatic result."""
-    path = Path(path)
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(CSV_COLUMNS)
-        for row in rows:
-            writer.writerow([row.sheet, row.task, row.level, row.item_id, row.check_kind, row.prompt,
-                             row.response, row.reference, _cell(row.auto_result), _cell(row.contaminated)])
-    return path
-
-
-def read_check_csv(path: str | Path) -> list[CheckRow]:
-    """Read a filled check CSV; every ``contaminated`` cell must be 1/0 (yes/no)."""
-    path = Path(path)
-    source = str(path)
-    if not path.is_file():
-        raise ContamError("check CSV not found", source=source)
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise ContamError(f"missing column(s) {missing}", source=source, field="header")
-        rows = []
-        for number, record in enumerate(reader, start=2):
-            where = f"row {number} {{}}"
-            level_text = record["level"].strip()
-            if level_text not in ("1", "2", "3", "4"):
-                raise ContamError(f"level must be 1..4, got {level_text!r}", source=source,
-                                  field=where.format("level"))
-            contaminated = _parse_bool(record["contaminated"], source=source, field=where.format("contaminated"),
-                                       blank_ok=False)
-            rows.append(CheckRow(
-                sheet=record["sheet"], task=record["task"], level=int(level_text), item_id=record["item_id"],
-                check_kind=record["check_kind"], prompt=record["prompt"], response=record["response"],
-                reference=record["reference"],
-                auto_result=_parse_bool(record["auto_result"], source=source, field=where.format("auto_result"),
-                                        blank_ok=True),
-                contaminated=contaminated,
-            ))
-    if not rows:
-        raise ContamError("the check CSV has no rows", source=source)
-    return rows
-
-
-def level_items_by_sheet(rows: Iterable[CheckRow]) -> dict[str, list[list[float]]]:
-    """Per sheet, the four levels' item results (1.0 contaminated, 0.0 not) from filled rows."""
-    by_sheet: dict[str, list[list[float]]] = {}
-    for row in rows:
-        levels = by_sheet.setdefault(row.sheet, [[], [], [], []])
-        levels[row.level - 1].append(1.0 if row.contaminated else 0.0)
-    return by_sheet

@@ -1,16 +1,15 @@
-"""DCR test sheets: YAML files listing, per level L1–L4, the prompts and their Check.
+"""DCR test sheets: the schema of the YAML files listing, per level L1–L4, the prompts and their Check.
 
 A sheet is data, read with ``yaml.safe_load`` and never executed. Items are either
 static (a prompt, an answer-key check and the source of the fact) or generated
-from the benchmark's own rows (L3 completion / membership, L4 label association),
-chosen with a seed and the row's identity. Every problem raises ContamError naming
-the sheet file, the field and the bad value. The schema is documented in
+from the benchmark's own rows (L3 completion / membership, L4 label association;
+see :mod:`lm_eval_contam.dcr.items`). Every problem raises ContamError naming the
+sheet file, the field and the bad value. The schema is documented in
 ``task_configs/dcr/README.md``.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,18 +19,8 @@ from typing import Any
 import yaml
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.dcr.checks import (
-    Check,
-    LabelCheck,
-    NumberCheck,
-    OverlapCheck,
-    RegexCheck,
-    check_to_dict,
-    numbers_in,
-    parse_check,
-)
+from lm_eval_contam.dcr.checks import Check, numbers_in, parse_check
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.seeding import rng_for
 
 ITEMS_PER_LEVEL = 20  # the paper's N (Appendix B.3)
 LEVELS = (1, 2, 3, 4)
@@ -303,7 +292,7 @@ def _parse_level(raw: Any, number: int, source: str, judge_model: str | None, se
         check = gen.get("check")
         if check is not None:
             # Validate now (with a placeholder answer key) so a bad check fails at load time.
-            parse_check(_with_generated_defaults(_with_judge_defaults(check, number, judge_model), "x", ("x",)),
+            parse_check(with_answer_key(_with_judge_defaults(check, number, judge_model), "x", ("x",)),
                         source=source, field=f"{gen_field}.check")
             check = _with_judge_defaults(check, number, judge_model)
         generators.append(Generator(kind=kind, count=count, template=template, check=check))
@@ -328,7 +317,7 @@ def _with_judge_defaults(spec: Any, level: int, judge_model: str | None) -> Any:
     return spec
 
 
-def _with_generated_defaults(spec: dict[str, Any], reference: str, labels: Sequence[str]) -> dict[str, Any]:
+def with_answer_key(spec: dict[str, Any], reference: str, labels: Sequence[str]) -> dict[str, Any]:
     """Fill the answer key a generated item's check needs from the row it was built from."""
     spec = dict(spec)
     if spec.get("kind") == "overlap":
@@ -339,106 +328,3 @@ def _with_generated_defaults(spec: dict[str, Any], reference: str, labels: Seque
     elif spec.get("kind") == "number":
         spec.setdefault("value", (numbers_in(reference) or [float("nan")])[0])
     return spec
-
-
-# --- generated items ------------------------------------------------------------------------------
-
-def split_instance(text: str) -> tuple[str, str]:
-    """First and second half of an instance, by words (the first half gets the odd word)."""
-    words = text.split()
-    cut = (len(words) + 1) // 2
-    return " ".join(words[:cut]), " ".join(words[cut:])
-
-
-def gold_answer(data: DataSource, row: Mapping[str, Any], source: str) -> str:
-    """The row's gold label as text: a label name, or the answer_pattern's capture."""
-    value = row.get(data.label_field) if data.label_field else None
-    if data.label_names:
-        if isinstance(value, str) and value in data.label_names:
-            return value
-        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(data.label_names):
-            return data.label_names[value]
-        raise ContamError(f"label {value!r} is neither a label name nor an index into {list(data.label_names)}",
-                          source=source, field="data.label_names")
-    match = re.search(data.answer_pattern or "", str(value), flags=re.DOTALL)
-    if not match:
-        raise ContamError(f"answer_pattern {data.answer_pattern!r} finds no answer in {str(value)[:80]!r}",
-                          source=source, field="data.answer_pattern")
-    return match.group(1).strip()
-
-
-def _generated_item(sheet: Sheet, level: int, generator: Generator, row: Mapping[str, Any],
-                    row_id: str) -> SheetItem:
-    data = sheet.data
-    assert data is not None  # parse_sheet guarantees it for sheets with generators
-    source = str(sheet.path)
-    text = str(row[data.text_field])
-    first_half, second_half = split_instance(text)
-    labels = ", ".join(data.label_names)
-    prompt = generator.template.format(name=sheet.name, text=text, first_half=first_half, labels=labels)
-    if generator.kind == "completion":
-        reference, default = second_half, OverlapCheck(reference=second_half)
-    elif generator.kind == "membership":
-        reference, default = "yes", RegexCheck(pattern=r"^\W*yes\b")
-    else:
-        reference = gold_answer(data, row, source)
-        default = (LabelCheck(label=reference, labels=data.label_names) if data.label_names
-                   else NumberCheck(value=numbers_in(reference)[0]) if numbers_in(reference)
-                   else OverlapCheck(reference=reference))
-    check = (parse_check(_with_generated_defaults(dict(generator.check), reference, data.label_names),
-                         source=source, field=f"levels.l{level}.generate.check")
-             if generator.check is not None else default)
-    where = data.dataset_path or (data.data_files.name if data.data_files else "")
-    return SheetItem(item_id=f"l{level}-{generator.kind}-{row_id}", level=level, prompt=prompt, check=check,
-                     source=f"{where} {data.split} row {row_id}", reference=reference)
-
-
-def level_items(sheet: Sheet, level: int, rows: Sequence[Mapping[str, Any]] = (), *, seed: int = 0) -> list[SheetItem]:
-    """All items of one level: the static ones, then the generated ones (seeded choice of rows)."""
-    spec = sheet.levels[level - 1]
-    items = list(spec.items)
-    for index, generator in enumerate(spec.generators):
-        eligible = [i for i, row in enumerate(rows)
-                    if generator.kind != "completion" or len(str(row[sheet.data.text_field]).split()) >= 4]  # type: ignore[union-attr]
-        if len(eligible) < generator.count:
-            raise ContamError(f"needs {generator.count} rows but the benchmark split offers {len(eligible)} usable",
-                              source=str(sheet.path), field=f"levels.l{level}.generate[{index}].count")
-        order = rng_for(seed, sheet.benchmark, level, index, generator.kind).permutation(len(eligible))
-        for position in sorted(order[: generator.count]):
-            row_index = eligible[position]
-            items.append(_generated_item(sheet, level, generator, rows[row_index], str(row_index)))
-    return items
-
-
-def load_data_rows(sheet: Sheet) -> list[dict[str, Any]]:
-    """The benchmark rows generated items are built from (Hub dataset or local files)."""
-    import datasets
-
-    data = sheet.data
-    if data is None:
-        return []
-    if data.data_files is not None:
-        suffix = data.data_files.suffix.lstrip(".")
-        loaded = datasets.load_dataset("json" if suffix in ("json", "jsonl") else suffix,
-                                       data_files=str(data.data_files), split="train")
-    else:
-        loaded = datasets.load_dataset(data.dataset_path, data.dataset_name, split=data.split)
-    missing = [f for f in (data.text_field, data.label_field) if f and f not in loaded.column_names]
-    if missing:
-        raise ContamError(f"column(s) {missing} not in the data (columns: {loaded.column_names})",
-                          source=str(sheet.path), field="data")
-    return [dict(row) for row in loaded]
-
-
-def item_to_doc(sheet: Sheet, item: SheetItem) -> dict[str, Any]:
-    """The lm-eval doc of one item (the check travels as JSON so every doc has one schema)."""
-    return {
-        "sheet": sheet.benchmark,
-        "level": item.level,
-        "item_id": item.item_id,
-        "prompt": item.prompt,
-        "check": json.dumps(check_to_dict(item.check), sort_keys=True),
-        "check_kind": item.check.kind,
-        "source": item.source,
-        "reference": item.reference,
-    }

@@ -4,7 +4,7 @@ Each level task ``dcr_<bench>_l<k>`` reports ``contaminated`` (S_k: the share of
 checked items judged contaminated; lm-eval's ``nanmean`` skips undetermined items)
 and ``unchecked`` (the share left for a person). The group ``dcr_<bench>`` lists
 the four levels. lm-eval can only average subtasks into a group, and the DCR
-Factor is not an average, so :mod:`lm_eval_contam.hook` computes the factor from
+Factor is not an average, so :mod:`lm_eval_contam.dcr.hook` computes the factor from
 the four level scores after the run and writes it, with ``acc_adj``, into the
 results (see ``task_configs/dcr/README.md``).
 """
@@ -19,12 +19,10 @@ import datasets
 
 from lm_eval_contam import task_dir
 from lm_eval_contam.dcr.checks import parse_check
-from lm_eval_contam.dcr.sheet import (
-    item_to_doc,
-    level_items,
-    load_data_rows,
-    load_sheet,
-)
+from lm_eval_contam.dcr.data import load_data_rows
+from lm_eval_contam.dcr.docs import item_to_doc
+from lm_eval_contam.dcr.items import level_items
+from lm_eval_contam.dcr.sheet import load_sheet
 
 
 def load_level_dataset(dcr_sheet: str, dcr_level: int, seed: int = 0, judge_model: str | None = None,

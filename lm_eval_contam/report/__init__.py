@@ -1,19 +1,14 @@
 """The contamination report: ``report.html`` (self-contained) and ``report.md`` from a run directory.
 
 ``build_report(path)`` reads an audit directory or lm-eval output path(s) into a
-:class:`Report`; ``write_report(path, out_dir=None)`` writes both files (into
-``path`` by default). :func:`lm_eval_contam.report.summary.verdicts` gives the
-verdict records alone, without rendering.
+:class:`Report` whose verdicts each method decided
+(:func:`lm_eval_contam.verdict.collect`); ``write_report(path, out_dir=None)``
+writes both files (into ``path`` by default).
 """
 
 from __future__ import annotations
 
-from lm_eval_contam.report.build import (
-    Report,
-    WrittenReport,
-    build_report,
-    write_report,
-)
-from lm_eval_contam.report.summary import Verdict, verdicts
+from lm_eval_contam.report.build import WrittenReport, build_report, write_report
+from lm_eval_contam.report.model import Report
 
-__all__ = ["Report", "Verdict", "WrittenReport", "build_report", "verdicts", "write_report"]
+__all__ = ["Report", "WrittenReport", "build_report", "write_report"]

@@ -1,18 +1,14 @@
-"""What the HTML and Markdown reports share: the summary grid and plain-text wording of numbers.
+"""What the HTML and Markdown reports share, format-neutral: the summary grid and the facts every verdict states.
 
 Everything here returns unescaped text; each renderer escapes for its format.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lm_eval_contam.intervals import ConfidenceInterval
-from lm_eval_contam.report.summary import METHODS, Method, Partition, Verdict
-
-MATCH_NAMES = {"exact": "exact", "near_exact": "near-exact", "inexact": "inexact"}
+from lm_eval_contam.verdict import Verdict, method_order
 
 
 @dataclass(frozen=True)
@@ -20,89 +16,44 @@ class SummaryRow:
     """One model × partition line of the summary table: that partition's verdicts per method."""
 
     model: str
-    partition: Partition
-    cells: dict[Method, tuple[Verdict, ...]]
+    partition: str
+    cells: dict[str, tuple[Verdict, ...]]
 
     @property
     def flagged(self) -> bool:
         return any(v.flagged for cell in self.cells.values() for v in cell)
 
 
-def number(value: float | None) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{value:.3f}"
+def decided(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """The verdicts that say yes or no (the summary grid); quantities such as DCR's factor show in the details."""
+    return [verdict for verdict in verdicts if verdict.flagged is not None]
 
 
-def pvalue(value: float | None) -> str:
-    if value is None or math.isnan(value):
-        return "n/a"
-    return "< 0.0001" if value < 1e-4 else f"{value:.4f}"
-
-
-def p_equals(value: float | None) -> str:
-    """``p = 0.0123`` or ``p < 0.0001``."""
-    text = pvalue(value)
-    return f"p {text}" if text.startswith("<") else f"p = {text}"
-
-
-def interval(ci: ConfidenceInterval | None) -> str:
-    if ci is None:
-        return "n/a"
-    return f"[{number(ci.low)}, {number(ci.high)}] ({ci.confidence_level:.0%} CI)"
-
-
-def methods_present(verdicts: Iterable[Verdict]) -> list[Method]:
-    seen = {v.method for v in verdicts}
-    return [method for method in METHODS if method in seen]
+def summary_columns(verdicts: Sequence[Verdict]) -> list[tuple[str, str]]:
+    """(method, title) per summary column, in the order the methods emit them."""
+    titles = {verdict.method: verdict.title for verdict in verdicts}
+    return [(method, titles[method]) for method in method_order(decided(verdicts))]
 
 
 def summary_rows(verdicts: Sequence[Verdict]) -> list[SummaryRow]:
     """Rows in the verdicts' order (model, then partition)."""
-    rows: dict[tuple[str, Partition], SummaryRow] = {}
+    rows: dict[tuple[str, str], SummaryRow] = {}
     for verdict in verdicts:
         row = rows.setdefault((verdict.model, verdict.partition), SummaryRow(verdict.model, verdict.partition, {}))
         row.cells[verdict.method] = (*row.cells.get(verdict.method, ()), verdict)
     return list(rows.values())
 
 
-def decision(verdict: Verdict) -> str:
-    return "contaminated" if verdict.flagged else "not flagged"
-
-
 def cell_detail(verdict: Verdict) -> str:
     """The numbers behind one verdict, short enough for a table cell."""
-    if verdict.method == "tt_alg1":
-        text = p_equals(verdict.pvalue)
-    elif verdict.method in ("tt_alg2_judge_a", "tt_judge_b"):
-        text = f"{verdict.exact_matches} exact, {verdict.near_exact_matches} near-exact"
-    else:
-        text = f"{p_equals(verdict.pvalue)}, max {number(verdict.dcq_max)}"
+    text = verdict.evidence.summary()
     return f"{text} ({verdict.variant})" if verdict.variant and verdict.variant != "instruct" else text
 
 
 def verdict_facts(verdict: Verdict) -> list[tuple[str, str]]:
-    """(name, value) lines describing one verdict in the details section."""
-    facts = [("task", verdict.task), ("verdict", decision(verdict))]
-    if verdict.n_instances is not None:
-        facts.append(("instances", str(verdict.n_instances)))
-    if verdict.method == "tt_alg1":
-        facts += [("mean ROUGE-L guided", number(verdict.rouge_guided)),
-                  ("mean ROUGE-L general", number(verdict.rouge_general)),
-                  ("bootstrap p-value (guided > general)", pvalue(verdict.pvalue)),
-                  ("rule", "flagged when p <= 0.05 (the task's alg1_contaminated)")]
-    elif verdict.method in ("tt_alg2_judge_a", "tt_judge_b"):
-        facts += [("exact matches", str(verdict.exact_matches)),
-                  ("near-exact matches", str(verdict.near_exact_matches)),
-                  ("rule", "flagged at >= 1 exact or >= 2 near-exact matches")]
-        if verdict.judge_model:
-            facts.append(("judge model", verdict.judge_model))
-    else:
-        facts += [("dcq_max (upper bound)", f"{number(verdict.dcq_max)} {interval(verdict.dcq_max_ci)}"),
-                  ("dcq_min (lower bound)", number(verdict.dcq_min)),
-                  ("Cohen's kappa (BCQ positions)", number(verdict.dcq_kappa)),
-                  ("McNemar p-value (BCQ hits vs BDQ picks)", pvalue(verdict.pvalue)),
-                  ("unparseable replies", number(verdict.unparseable)),
-                  ("rule", "flagged when p < 0.05")]
-    return facts
+    """What every verdict states, around the method's own numbers."""
+    return [*([("instances", str(verdict.n))] if verdict.n is not None else []), *verdict.evidence.facts(),
+            ("null hypothesis", verdict.null), ("rule", verdict.rule)]
 
 
 def model_description(injection: dict | None) -> str:

@@ -12,15 +12,10 @@ from lm_eval_contam.timetravel.judge import (
 )
 from lm_eval_contam.timetravel.prompts import render_judge_prompt, render_prompt
 from lm_eval_contam.timetravel.split import split_text
-from lm_eval_contam.timetravel.stats import (
-    BootstrapResult,
-    ConfidenceInterval,
-    bootstrap_test,
-)
+from lm_eval_contam.timetravel.stats import BootstrapResult, bootstrap_test
 
 __all__ = [
     "BootstrapResult",
-    "ConfidenceInterval",
     "PartitionVerdict",
     "bootstrap_test",
     "classify_match",

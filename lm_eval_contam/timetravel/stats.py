@@ -8,25 +8,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.intervals import ConfidenceInterval
 from lm_eval_contam.seeding import rng_for
-
-ALPHA = 0.05
+from lm_eval_contam.stats import TestResult, percentile_interval
 
 
 @dataclass(frozen=True)
-class BootstrapResult:
-    """H1: mean guided > mean general. ``statistic`` is mean(guided) - mean(general)."""
+class BootstrapResult(TestResult):
+    """H1: mean guided > mean general. ``statistic`` is mean(guided) - mean(general);
+    ``confidence_interval`` the percentile interval of the resampled statistic;
+    ``significant`` the paper's rule, contaminated iff p <= 0.05."""
 
-    statistic: float
-    pvalue: float
-    confidence_interval: ConfidenceInterval  # percentile interval of the resampled statistic
     n_resamples: int
     paired: bool
-
-    def significant(self, alpha: float = ALPHA) -> bool:
-        """The paper's rule: contaminated iff p <= alpha (0.05)."""
-        return self.pvalue <= alpha
 
 
 def _as_scores(values: Sequence[float], field: str) -> np.ndarray:
@@ -73,12 +66,10 @@ def bootstrap_test(
         resampled = guided_scores[guided_rows].mean(axis=1) - general_scores[general_rows].mean(axis=1)
     # Both variants: 1 - share of resamples where guided beats general.
     pvalue = float(np.mean(resampled <= 0))
-    tail = (1.0 - confidence_level) / 2
-    low, high = np.quantile(resampled, [tail, 1.0 - tail])
     return BootstrapResult(
         statistic=float(guided_scores.mean() - general_scores.mean()),
         pvalue=pvalue,
-        confidence_interval=ConfidenceInterval(float(low), float(high), confidence_level),
+        confidence_interval=percentile_interval(resampled, confidence_level),
         n_resamples=n_resamples,
         paired=paired,
     )

@@ -2,12 +2,19 @@
 
 Everything here maps the pure functions of this package onto lm-eval's Task
 interface; the method itself lives in split/prompts/stats/judge/instances.
+
+Per doc, ``process_results`` returns one structured record, ``{"guided": ROUGE-L,
+"general": ROUGE-L, "match": Judge A's class}``, under every partition-level
+metric (lm-eval hands each aggregation only its own metric's values, and logs
+them in the samples); the partition statistics are computed once per record
+list (:func:`partition_statistics`).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import datasets
@@ -15,54 +22,56 @@ from lm_eval.api.metrics import mean
 from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.partitions import Partition
+from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.text import rouge_l_f
-from lm_eval_contam.timetravel.instances import (
-    DEFAULT_NUM_INSTANCES,
-    Partition,
-    sample_docs,
-)
-from lm_eval_contam.timetravel.judge import classify_match, partition_verdict
-from lm_eval_contam.timetravel.stats import ALPHA, bootstrap_test
+from lm_eval_contam.timetravel.instances import DEFAULT_NUM_INSTANCES, sample_docs
+from lm_eval_contam.timetravel.judge import PartitionVerdict, classify_match, partition_verdict
+from lm_eval_contam.timetravel.stats import BootstrapResult, bootstrap_test
 
-METRICS = (
-    "rougeL_guided",
-    "rougeL_general",
-    "alg1_pvalue",
-    "alg1_contaminated",
-    "exact_matches",
-    "near_exact_matches",
-    "alg2_contaminated",
-)
+# Metrics aggregated from the per-doc record (the rest are means of per-doc ROUGE-L).
+PARTITION_METRICS = ("alg1_pvalue", "alg1_contaminated", "exact_matches", "near_exact_matches", "alg2_contaminated")
+METRICS = ("rougeL_guided", "rougeL_general", *PARTITION_METRICS)
 
 
-def _bootstrap(pairs: Sequence[Mapping[str, float]], *, paired: bool, n_resamples: int, seed: int):
-    return bootstrap_test(
-        [pair["guided"] for pair in pairs],
-        [pair["general"] for pair in pairs],
-        paired=paired,
-        n_resamples=n_resamples,
-        seed=seed,
+@dataclass(frozen=True)
+class BootstrapOptions:
+    paired: bool
+    n_resamples: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class PartitionStatistics:
+    alg1: BootstrapResult
+    alg2: PartitionVerdict
+
+
+def record_key(record: Mapping[str, Any]) -> tuple[float, float, str]:
+    return float(record["guided"]), float(record["general"]), str(record["match"])
+
+
+@functools.lru_cache(maxsize=64)
+def _statistics(records: tuple[tuple[float, float, str], ...], options: BootstrapOptions) -> PartitionStatistics:
+    return PartitionStatistics(
+        alg1=bootstrap_test([guided for guided, _, _ in records], [general for _, general, _ in records],
+                            paired=options.paired, n_resamples=options.n_resamples, seed=options.seed),
+        alg2=partition_verdict(match for _, _, match in records),
     )
 
 
-def alg1_pvalue(pairs: Sequence[Mapping[str, float]], **options: Any) -> float:
-    return _bootstrap(pairs, **options).pvalue
+def partition_statistics(records: Sequence[Mapping[str, Any]], options: BootstrapOptions) -> PartitionStatistics:
+    """Alg. 1 (bootstrap) and Alg. 2 (Judge A counts) over one partition's per-doc records, computed once."""
+    return _statistics(tuple(record_key(record) for record in records), options)
 
 
-def alg1_contaminated(pairs: Sequence[Mapping[str, float]], **options: Any) -> float:
-    return float(_bootstrap(pairs, **options).significant(ALPHA))
-
-
-def exact_matches(classes: Sequence[str]) -> int:
-    return partition_verdict(classes).exact_matches
-
-
-def near_exact_matches(classes: Sequence[str]) -> int:
-    return partition_verdict(classes).near_exact_matches
-
-
-def alg2_contaminated(classes: Sequence[str]) -> float:
-    return float(partition_verdict(classes).contaminated)
+STATISTIC_READERS: dict[str, Callable[[PartitionStatistics], float]] = {
+    "alg1_pvalue": lambda s: s.alg1.pvalue,
+    "alg1_contaminated": lambda s: float(s.alg1.significant(ALPHA)),
+    "exact_matches": lambda s: s.alg2.exact_matches,
+    "near_exact_matches": lambda s: s.alg2.near_exact_matches,
+    "alg2_contaminated": lambda s: float(s.alg2.contaminated),
+}
 
 
 def swap_prompt(context: str, guided_prompt: str, general_prompt: str) -> str:
@@ -79,7 +88,7 @@ def swap_prompt(context: str, guided_prompt: str, general_prompt: str) -> str:
 
 
 class TimeTravelTask(ConfigurableTask):
-    """A Time Travel partition; its YAML's ``metadata`` describes the partition (see README)."""
+    """A Time Travel partition; its YAML's ``metadata`` names the partition (see README)."""
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         config = {key: value for key, value in (config or {}).items() if key != "class"}
@@ -92,7 +101,7 @@ class TimeTravelTask(ConfigurableTask):
 
     @property
     def partition(self) -> Partition:
-        return Partition.from_metadata(self._metadata, source=f"task {self.config.task}")
+        return Partition.from_task_metadata(self._metadata, self.config.test_split)
 
     def test_docs(self) -> datasets.Dataset:
         if self._sampled is None:
@@ -116,37 +125,27 @@ class TimeTravelTask(ConfigurableTask):
 
     def process_results(self, doc: dict, results: list[str]) -> dict[str, Any]:
         guided_completion, general_completion = (result.strip() for result in results)
-        scores = {
+        record = {
             "guided": rouge_l_f(doc["reference"], guided_completion),
             "general": rouge_l_f(doc["reference"], general_completion),
+            "match": classify_match(doc["reference"], guided_completion),
         }
-        match = classify_match(doc["reference"], guided_completion)
-        return {
-            "rougeL_guided": scores["guided"],
-            "rougeL_general": scores["general"],
-            "alg1_pvalue": scores,
-            "alg1_contaminated": scores,
-            "exact_matches": match,
-            "near_exact_matches": match,
-            "alg2_contaminated": match,
-        }
+        return {"rougeL_guided": record["guided"], "rougeL_general": record["general"],
+                **{metric: record for metric in PARTITION_METRICS}}
 
     def aggregation(self) -> dict[str, Callable[..., float]]:
         metadata = self._metadata
-        options = {
-            "paired": str(metadata.get("bootstrap", "paired")) != "unpaired",
-            "n_resamples": int(metadata.get("n_resamples", 10_000)),
-            "seed": int(metadata.get("seed", 0)),
-        }
-        return {
-            "rougeL_guided": mean,
-            "rougeL_general": mean,
-            "alg1_pvalue": functools.partial(alg1_pvalue, **options),
-            "alg1_contaminated": functools.partial(alg1_contaminated, **options),
-            "exact_matches": exact_matches,
-            "near_exact_matches": near_exact_matches,
-            "alg2_contaminated": alg2_contaminated,
-        }
+        options = BootstrapOptions(
+            paired=str(metadata.get("bootstrap", "paired")) != "unpaired",
+            n_resamples=int(metadata.get("n_resamples", 10_000)),
+            seed=int(metadata.get("seed", 0)),
+        )
+
+        def reader(metric: str) -> Callable[[Sequence[Mapping[str, Any]]], float]:
+            return lambda records: STATISTIC_READERS[metric](partition_statistics(records, options))
+
+        return {"rougeL_guided": mean, "rougeL_general": mean,
+                **{metric: reader(metric) for metric in PARTITION_METRICS}}
 
     def higher_is_better(self) -> dict[str, bool]:
         # "Higher" means more evidence of contamination, except for the p-value.

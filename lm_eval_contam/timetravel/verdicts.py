@@ -1,74 +1,129 @@
-"""Judge B after the run: the paper's few-shot judge over lm-eval's logged Time Travel samples.
+"""Time Travel's verdicts from a run: Alg. 1 (bootstrap), Alg. 2 with Judge A, and Alg. 2 with each Judge B.
 
-Reads ``samples_<task>_<time>.jsonl`` files, asks the judge model about every
-guided completion, and writes ``samples_<task>_<time>.judge_b.json`` beside each
-(the run's own files are never touched).
+Read from lm-eval's results (the task's own partition metrics) and logged
+samples (the per-instance table); the report only renders them
+(``lm_eval_contam.report.methods.timetravel``).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.jsonl import read_jsonl_objects
-from lm_eval_contam.timetravel.judge import parse_judge_reply, partition_verdict
-from lm_eval_contam.timetravel.prompts import render_judge_prompt
+from lm_eval_contam.formatting import number, p_equals, pvalue
+from lm_eval_contam.partitions import Partition
+from lm_eval_contam.rundir import ModelRun
+from lm_eval_contam.stats import ALPHA
+from lm_eval_contam.timetravel.judge_b import judge_a_match, latest_per_judge
+from lm_eval_contam.verdict import Verdict
 
-JUDGE_MAX_NEW_TOKENS = 10
-SUFFIX = ".judge_b.json"
-
-Generate = Callable[[Sequence[str]], list[str]]
-
-
-def samples_files(path: Path) -> list[Path]:
-    """Logged-sample files under ``path`` (a run's output directory or one file)."""
-    if path.is_file():
-        return [path]
-    if not path.is_dir():
-        raise ContamError("no such file or directory", source=str(path))
-    return sorted(p for p in path.rglob("samples_*.jsonl"))
+FAMILY = "timetravel"
+ALG2_RULE = "flagged at >= 1 exact or >= 2 near-exact matches (the paper's Alg. 2)"
+ALG2_NULL = "none: a count of replicated instances, not a statistical test"
 
 
-def timetravel_rows(samples_path: Path) -> list[dict[str, Any]]:
-    """The Time Travel samples in one file (other tasks' files give an empty list)."""
-    return [
-        sample
-        for sample in read_jsonl_objects(samples_path)
-        if "guided_prompt" in sample.get("doc", {}) and "reference" in sample["doc"] and "alg2_contaminated" in sample
+@dataclass(frozen=True)
+class Instance:
+    """One Time Travel doc's row in the per-instance table."""
+
+    doc_id: int
+    first_piece: str
+    reference: str
+    guided: str
+    general: str
+    rouge_guided: float
+    rouge_general: float
+    judge_a: str  # exact | near_exact | inexact
+    judge_b: str | None = None
+
+
+@dataclass(frozen=True)
+class Alg1Evidence:
+    rouge_guided: float
+    rouge_general: float
+    pvalue: float
+    instances: tuple[Instance, ...]
+
+    def facts(self) -> list[tuple[str, str]]:
+        return [("mean ROUGE-L guided", number(self.rouge_guided)),
+                ("mean ROUGE-L general", number(self.rouge_general)),
+                ("bootstrap p-value (guided > general)", pvalue(self.pvalue))]
+
+    def summary(self) -> str:
+        return p_equals(self.pvalue)
+
+
+@dataclass(frozen=True)
+class Alg2Evidence:
+    exact_matches: int
+    near_exact_matches: int
+    judge_model: str | None  # None: Judge A (deterministic)
+    instances: tuple[Instance, ...]
+
+    def facts(self) -> list[tuple[str, str]]:
+        facts = [("exact matches", str(self.exact_matches)), ("near-exact matches", str(self.near_exact_matches))]
+        return facts + ([("judge model", self.judge_model)] if self.judge_model else [])
+
+    def summary(self) -> str:
+        return f"{self.exact_matches} exact, {self.near_exact_matches} near-exact"
+
+
+def instances(model: ModelRun, task: str, judge_b: dict[int, str] | None = None) -> tuple[Instance, ...]:
+    """The per-instance rows of one task, from its logged samples (empty without them)."""
+    rows = []
+    for sample in model.samples(task):
+        try:
+            doc = sample["doc"]
+            guided, general = (str(reply).strip() for reply in sample["filtered_resps"][:2])
+            rows.append(Instance(
+                doc_id=int(sample["doc_id"]), first_piece=str(doc["first_piece"]), reference=str(doc["reference"]),
+                guided=guided, general=general, rouge_guided=float(sample["rougeL_guided"]),
+                rouge_general=float(sample["rougeL_general"]), judge_a=judge_a_match(sample),
+                judge_b=(judge_b or {}).get(int(sample["doc_id"])),
+            ))
+        except (KeyError, TypeError, ValueError) as error:
+            raise ContamError(f"not a Time Travel sample ({type(error).__name__}: {error})",
+                              source=str(model.files[task].samples_file),
+                              field="doc_id " + str(sample.get("doc_id"))) from None
+    return tuple(sorted(rows, key=lambda row: row.doc_id))
+
+
+def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
+    """Alg. 1 and Alg. 2 (Judge A) from the task's metrics; Judge B for every judge model that judged it."""
+    metadata = model.metadata(task)
+    partition = Partition.from_task_metadata(metadata, str(model.config(task).get("test_split"))).label
+    n = model.n_instances(task)
+    common: dict[str, Any] = {"model": model.label, "partition": partition, "family": FAMILY, "task": task, "n": n,
+                              "variant": metadata.get("prompt_style"), "confidence_interval": None}
+    samples_file = model.files[task].samples_file
+    judged = latest_per_judge(samples_file) if samples_file is not None else []
+    rows = instances(model, task, {int(entry["doc_id"]): entry.get("judge_b_match")
+                                   for entry in judged[-1]["instances"]} if judged else None)
+    p = model.number(task, "alg1_pvalue")
+    found = [
+        Verdict(method="tt_alg1", title="Time Travel Alg. 1", flagged=model.number(task, "alg1_contaminated") == 1.0,
+                statistic=model.number(task, "rougeL_guided") - model.number(task, "rougeL_general"), pvalue=p,
+                null="guided completions overlap the reference no more than general ones (mean ROUGE-L)",
+                rule=f"flagged when the bootstrap p <= {ALPHA} (the paper's Alg. 1, the task's alg1_contaminated)",
+                evidence=Alg1Evidence(model.number(task, "rougeL_guided"), model.number(task, "rougeL_general"), p,
+                                      rows), **common),
+        Verdict(method="tt_alg2_judge_a", title="Time Travel Alg. 2 (Judge A)",
+                flagged=model.number(task, "alg2_contaminated") == 1.0, statistic=None, pvalue=None, null=ALG2_NULL,
+                rule=ALG2_RULE, evidence=Alg2Evidence(int(model.number(task, "exact_matches")),
+                                                      int(model.number(task, "near_exact_matches")), None, rows),
+                **common),
     ]
+    for verdicts in judged:
+        found.append(Verdict(
+            method="tt_judge_b", title="Time Travel Alg. 2 (Judge B)", flagged=bool(verdicts["alg2_contaminated"]),
+            statistic=None, pvalue=None, null=ALG2_NULL, rule=ALG2_RULE,
+            evidence=Alg2Evidence(int(verdicts["exact_matches"]), int(verdicts["near_exact_matches"]),
+                                  verdicts.get("judge_model"), rows),
+            **{**common, "n": len(verdicts["instances"])},
+        ))
+    return found
 
 
-def judge_samples(samples: Sequence[dict[str, Any]], generate: Generate) -> list[dict[str, Any]]:
-    """One verdict per sample: reference, guided completion, judge reply, both judges' classes."""
-    references = [sample["doc"]["reference"] for sample in samples]
-    candidates = [str(sample["filtered_resps"][0]).strip() for sample in samples]
-    replies = generate([render_judge_prompt(ref, cand) for ref, cand in zip(references, candidates)])
-    return [
-        {
-            "doc_id": sample["doc_id"],
-            "reference": reference,
-            "candidate": candidate,
-            "judge_reply": reply,
-            "judge_b_match": parse_judge_reply(reply),
-            "judge_a_match": sample["alg2_contaminated"],
-        }
-        for sample, reference, candidate, reply in zip(samples, references, candidates, replies)
-    ]
-
-
-def write_verdicts(samples_path: Path, verdicts: list[dict[str, Any]], judge_model: str) -> Path:
-    decision = partition_verdict(v["judge_b_match"] for v in verdicts)
-    out = samples_path.with_name(samples_path.name.removesuffix(".jsonl") + SUFFIX)
-    summary = {
-        "samples_file": samples_path.name,
-        "judge_model": judge_model,
-        "exact_matches": decision.exact_matches,
-        "near_exact_matches": decision.near_exact_matches,
-        "alg2_contaminated": decision.contaminated,
-        "instances": verdicts,
-    }
-    out.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return out
+def verdicts(model: ModelRun) -> list[Verdict]:
+    return [verdict for task in model.tasks_of(FAMILY) for verdict in task_verdicts(model, task)]

@@ -34,22 +34,24 @@ import lm_eval
 import pytest
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.dcq.instances import QuizPartition
+from lm_eval_contam.dcq.instances import sample_instances
+from lm_eval_contam.partitions import dataset_from_task_metadata
 from lm_eval_contam.dcq.options import OptionsEntry, append_options, collect_options
 from lm_eval_contam.dcq.perturb import offline_proposer
 from lm_eval_contam.dcq.quiz import LETTERS, build_quizzes, quiz_prompt
-from lm_eval_contam.models import build_tiny_model
+from lm_eval_contam.tiny_model import build_tiny_model
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PARTITIONS = ("skill", "memorised", "unseen")
 DATASET_NAME = "Toy Almanac"
 SPLIT = "train"  # every partition is quizzed as the same split: the prompt cannot tell them apart
-PARTITION = QuizPartition(DATASET_NAME, SPLIT, ("text",))
+PARTITION = dataset_from_task_metadata({"dataset_name": DATASET_NAME, "columns": ["text"],
+                                        "data_files": {SPLIT: "unused.jsonl"}}).partition(SPLIT)
 SKILL_OPTION_SEEDS = (0, 1, 2)  # three perturbation sets per skill instance: the skill, not one layout
 TRAIN_STEPS = 400
 TASK_YAML = """include: {template}
 task: dcq_recall_{name}_ll
-custom_dataset: !function lm_eval_contam.datafiles.load_jsonl_partitions
+custom_dataset: !function lm_eval_contam.datafiles.load_partitions
 test_split: {split}
 output_type: loglikelihood
 generation_kwargs: null
@@ -76,7 +78,7 @@ def one_thread() -> Iterator[None]:
 
 def instance_options(name: str, seed: int) -> list[OptionsEntry]:
     rows = [json.loads(line) for line in (DATA / f"dcq_recall_{name}.jsonl").read_text().splitlines()]
-    instances = PARTITION.sample(rows, len(rows), seed=0)  # every row, in the order the task quizzes them
+    instances = sample_instances(PARTITION, rows, len(rows), seed=0)  # every row, in the order the task quizzes them
     run = collect_options(instances, offline_proposer(seed), generator="offline", progress=False)
     assert not run.failures, run.failures
     return list(run.entries)

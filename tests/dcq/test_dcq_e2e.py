@@ -41,7 +41,10 @@ def both_modes(tiny_model_dir):
 def test_task_reports_every_metric(both_modes, task) -> None:
     metrics = both_modes["results"][task]
     for name in (*ESTIMATE_METRICS, *MEAN_METRICS):
-        assert 0.0 <= metrics[f"{name},none"] <= 1.0, name
+        if name != "dcq_kappa":
+            assert 0.0 <= metrics[f"{name},none"] <= 1.0, name
+    # kappa = (c - b) / (n - b) lies in [-1, max]: negative when BDQ picks p* more often than BCQ-p* hits it.
+    assert -1.0 <= metrics["dcq_kappa,none"] <= metrics["dcq_max,none"]
     if task.endswith("_ll"):  # an argmax always names a letter
         assert metrics["dcq_unparseable,none"] == 0.0
         assert sum(metrics[f"dcq_bdq_{letter},none"] for letter in "ABCDE") == pytest.approx(1.0)
@@ -51,8 +54,9 @@ def test_task_reports_every_metric(both_modes, task) -> None:
     assert len(samples) == 4
     for sample in samples:
         assert sample["target"] == "E A B C D"
-        answers = sample["dcq_max"]  # the five parsed answers, BDQ then BCQ-A..D
-        assert len(answers) == 5 and set(answers) <= set("ABCDE-")
+        record = sample["dcq_max"]  # the five parsed answers: BDQ, then BCQ-A..D by slot
+        assert set(record) == {"bdq", "bcq"} and list(record["bcq"]) == list("ABCD")
+        assert {record["bdq"], *record["bcq"].values()} <= set("ABCDE") | {None}
 
 
 @pytest.mark.slow
@@ -74,8 +78,8 @@ def test_loglikelihood_mode_requests(both_modes) -> None:
     assert len(sample["arguments"]) == 25
     assert [arguments[1] for arguments in sample["arguments"][:5]] == [" A", " B", " C", " D", " E"]
     lls = [resp[0] for resp in sample["filtered_resps"]]
-    letters = "".join("ABCDE"[max(range(5), key=lambda i: lls[5 * q + i])] for q in range(5))
-    assert sample["dcq_max"] == letters
+    letters = ["ABCDE"[max(range(5), key=lambda i: lls[5 * q + i])] for q in range(5)]
+    assert sample["dcq_max"] == {"bdq": letters[0], "bcq": dict(zip("ABCD", letters[1:]))}
 
 
 @pytest.mark.slow
@@ -98,15 +102,12 @@ def test_loglikelihood_mode_costs_one_forward_pass_per_quiz(tiny_model_dir, task
 
 
 def test_missing_options_name_the_command(tmp_path, task_manager_for) -> None:
-    with pytest.raises(ContamError, match=r"generate them with `lm-eval-contam dcq-options --dataset toy_news "
-                                          r"--split test --num-instances 100 --seed 0"):
+    with pytest.raises(ContamError, match=r"generate them with `lm-eval-contam dcq-options --task dcq_toy_news_test "
+                                          r"--generator <instruct model, or offline>`"):
         task_manager_for(metadata={"options_path": str(tmp_path / "none.jsonl")}).load(["dcq_toy_news_test"])
 
 
-def test_generated_task_configs_are_current() -> None:
-    check = subprocess.run([sys.executable, "scripts/generate_task_configs.py", "--check"], cwd=REPO,
-                           capture_output=True, text=True)
-    assert not [line for line in check.stdout.splitlines() if "task_configs/dcq/" in line], check.stdout
+def test_generated_task_configs_name_the_partition_only() -> None:
     from lm_eval_contam.dcq.configs import render_task_configs
 
     configs = render_task_configs()
@@ -123,6 +124,7 @@ def test_generated_task_configs_are_current() -> None:
         "generation_kwargs: null\n"
         "metadata:\n"
         "  version: 1.0\n"
+        "  method: dcq\n"
         "  dataset: rte\n"
     )
 

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.dcq.instances import QuizInstance, QuizPartition
+from lm_eval_contam.dcq.instances import QuizInstance, quiz_instance, sample_indices, sample_instances
+from lm_eval_contam.partitions import Partition
 from lm_eval_contam.dcq.options import (
     collect_options,
     generation_prompt,
@@ -151,25 +152,25 @@ def test_cache_rejects_invalid_entries(tmp_path) -> None:
 
 
 def test_instance_string_and_sampling() -> None:
-    partition = QuizPartition.from_dataset("ag_news", "train")
-    instance = partition.instance({"text": "Goal!", "label": 1})
+    partition = Partition.parse("ag_news:train")
+    instance = quiz_instance(partition, {"text": "Goal!", "label": 1})
     assert instance.text == "text: Goal!\nlabel: 1 (Sports)"
     assert instance.label_line == "label: 1 (Sports)"
-    assert QuizPartition.from_dataset("gsm8k", "test").instance({"question": "2+2?", "answer": "4"}).text == \
+    assert quiz_instance(Partition.parse("gsm8k:test"), {"question": "2+2?", "answer": "4"}).text == \
         "question: 2+2?"
-    rte = QuizPartition.from_dataset("rte", "validation").instance({"sentence1": "s1", "sentence2": "s2", "label": 0})
+    rte = quiz_instance(Partition.parse("rte:validation"), {"sentence1": "s1", "sentence2": "s2", "label": 0})
     assert rte.text == "sentence1: s1\nsentence2: s2\nlabel: 0 (entailment)"
-    indices = partition.sample_indices(1000, 100, seed=0)
+    indices = sample_indices(partition, 1000, 100, seed=0)
     assert len(set(indices)) == 100 and indices == sorted(indices)
-    assert indices == partition.sample_indices(1000, 100, seed=0)
-    assert indices != partition.sample_indices(1000, 100, seed=1)
-    assert partition.sample_indices(7, 100, seed=0) == list(range(7))
+    assert indices == sample_indices(partition, 1000, 100, seed=0)
+    assert indices != sample_indices(partition, 1000, 100, seed=1)
+    assert sample_indices(partition, 7, 100, seed=0) == list(range(7))
 
 
 def test_offline_perturber_yields_valid_deterministic_options() -> None:
-    partition = QuizPartition("Toy News", "train", ("text", "label"), "label", ("World", "Sports", "Business", "Science"))
+    partition = Partition.parse("toy_news:train")
     rows = [json.loads(line) for line in (task_dir() / "samples/toy_news_train.jsonl").read_text().splitlines()]
-    for instance in partition.sample(rows, 100, seed=0):
+    for instance in sample_instances(partition, rows, 100, seed=0):
         options = perturb(instance, seed=0)
         assert validate_options(instance, options) == [], instance.text
         assert options == perturb(instance, seed=0)
@@ -197,6 +198,5 @@ def test_shipped_toy_news_options_cover_its_partitions() -> None:
         for split in ("train", "test")
     }
     for split, rows in partition_rows.items():
-        partition = QuizPartition("Toy News", split, ("text", "label"), "label", ("World", "Sports", "Business", "Science"))
-        instances = partition.sample(rows, 100, seed=0)
+        instances = sample_instances(Partition.parse(f"toy_news:{split}"), rows, 100, seed=0)
         assert len(options_for(instances, cache, cache_path="shipped", command="-")) == 12

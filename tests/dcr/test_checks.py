@@ -6,8 +6,9 @@ import csv
 
 import pytest
 
-from lm_eval_contam.dcr import checks
-from lm_eval_contam.dcr.checks import CheckRow, level_items_by_sheet, parse_check, read_check_csv, write_check_csv
+from lm_eval_contam.dcr import check_csv, checks, judge
+from lm_eval_contam.dcr.check_csv import CheckRow, level_items_by_sheet, read_check_csv, write_check_csv
+from lm_eval_contam.dcr.checks import parse_check
 from lm_eval_contam.errors import ContamError
 
 CASES = [
@@ -44,10 +45,10 @@ def test_judge_check_runs_the_appendix_prompt_through_a_model(monkeypatch) -> No
         return ['{"result": "yes"}' if "1,821" in prompts[0] else '{"result": "no"}']
 
     monkeypatch.setattr("lm_eval_contam.generation.generate", fake_generate)
-    monkeypatch.setattr(checks, "_judge_model", lambda spec: object())
-    judge = parse_check({"kind": "judge", "level": 2, "model": "some/judge"})
-    assert judge.evaluate("How large is the SST-2 test set?", "It has 1,821 sentences.") is True
-    assert judge.evaluate("How large is the SST-2 test set?", "No idea.") is False
+    monkeypatch.setattr(judge, "_judge_model", lambda spec: object())
+    judge_check = parse_check({"kind": "judge", "level": 2, "model": "some/judge"})
+    assert judge_check.evaluate("How large is the SST-2 test set?", "It has 1,821 sentences.") is True
+    assert judge_check.evaluate("How large is the SST-2 test set?", "No idea.") is False
     assert "based on the question used to test the L2 (Information) level" in seen[0]
     assert seen[0].startswith("You are tasked with assessing whether the provided answer indicates signs of benchmark")
     assert seen[0].endswith("Question: How large is the SST-2 test set?\nAnswer: It has 1,821 sentences.")
@@ -56,7 +57,7 @@ def test_judge_check_runs_the_appendix_prompt_through_a_model(monkeypatch) -> No
 @pytest.mark.parametrize(("reply", "expected"), [('{"result": "yes"}', True), ('```json\n{"result": "No"}\n```', False),
                                                   ("yes", None), ('{"result": "maybe"}', None)])
 def test_parse_judge_reply(reply, expected) -> None:
-    assert checks.parse_judge_reply(reply) is expected
+    assert judge.parse_judge_reply(reply) is expected
 
 
 @pytest.mark.parametrize(("spec", "field"), [
@@ -98,7 +99,7 @@ def test_csv_round_trip(tmp_path) -> None:
 
 def test_csv_import_rejects_bad_cells(tmp_path) -> None:
     path = tmp_path / "bad.csv"
-    path.write_text(",".join(checks.CSV_COLUMNS) + "\ntoy,t,5,a,manual,q,r,,,1\n")
+    path.write_text(",".join(check_csv.CSV_COLUMNS) + "\ntoy,t,5,a,manual,q,r,,,1\n")
     with pytest.raises(ContamError, match="row 2 level"):
         read_check_csv(path)
     path.write_text("sheet,level\ntoy,1\n")

@@ -76,22 +76,23 @@ def test_bootstrap_is_deterministic_for_a_seed() -> None:
     other = bootstrap_dcr_factor(_items(), seed=4)
     assert first.n_resamples == 10_000
     assert first.level_scores == (0.7, 0.15, 0.5, 0.3)
-    assert first.value == dcr_factor([0.7, 0.15, 0.5, 0.3])
-    assert first.confidence_interval == second.confidence_interval
+    assert first.statistic == dcr_factor([0.7, 0.15, 0.5, 0.3])
+    assert first == second  # the resamples array is kept out of equality
+    assert first.confidence_interval.confidence_level == 0.95
     assert first.standard_error == second.standard_error
     assert other.confidence_interval != first.confidence_interval or other.standard_error != first.standard_error
-    assert first.confidence_interval.low <= first.value <= first.confidence_interval.high
+    assert first.confidence_interval.low <= first.statistic <= first.confidence_interval.high
 
 
 def test_adjusted_accuracy_with_and_without_bootstrap() -> None:
     fixed = adjusted_accuracy(0.9, 0.01, 0.5)
-    assert fixed.value == 0.45 and fixed.standard_error == pytest.approx(0.005) and fixed.confidence_interval is None
+    assert fixed.statistic == 0.45 and fixed.standard_error == pytest.approx(0.005) and fixed.confidence_interval is None
     boot = bootstrap_dcr_factor(_items(), seed=0)
-    spread = adjusted_accuracy(0.9, 0.01, boot.value, boot, seed=0)
-    assert spread.value == pytest.approx(0.9 * (1 - boot.value))
+    spread = adjusted_accuracy(0.9, 0.01, boot.statistic, boot, seed=0)
+    assert spread.statistic == pytest.approx(0.9 * (1 - boot.statistic))
     assert spread.standard_error > 0.9 * boot.standard_error * 0.9
-    assert spread.confidence_interval.low < spread.value < spread.confidence_interval.high
-    assert adjusted_accuracy(0.9, 0.01, boot.value, boot, seed=0) == spread
+    assert spread.confidence_interval.low < spread.statistic < spread.confidence_interval.high
+    assert adjusted_accuracy(0.9, 0.01, boot.statistic, boot, seed=0) == spread
 
 
 def test_bootstrap_rejects_an_empty_level() -> None:

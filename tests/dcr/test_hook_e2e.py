@@ -10,9 +10,10 @@ import lm_eval
 import pytest
 
 from lm_eval_contam.cli import main
-from lm_eval_contam.cli.run import post_process
 from lm_eval_contam.dcr import dcr_factor
-from lm_eval_contam.hook import apply_dcr, scores_from_results
+from lm_eval_contam.dcr.hook import apply_dcr
+from lm_eval_contam.dcr.results import scores_from_results
+from lm_eval_contam.harness import post_process
 
 LEVEL_TASKS = [f"dcr_toy_sentiment_l{n}" for n in (1, 2, 3, 4)]
 
@@ -79,10 +80,11 @@ def test_simple_evaluate_then_hook(tiny_model_dir, task_manager_for) -> None:
         device="cpu", batch_size=4, bootstrap_iters=100,
     )
     post_process(results)
-    scores = [results["results"][t]["contaminated,none"] for t in LEVEL_TASKS[1:]]
-    assert len(scores) == 3 and results["results"][LEVEL_TASKS[0]]["unchecked,none"] == 0.25  # one manual item
+    assert [results["results"][t]["unchecked,none"] for t in LEVEL_TASKS] == [0.25, 0.0, 0.0, 0.0]  # one manual L1 item
+    assert all(results["configs"][t]["metadata"]["method"] == "dcr" for t in LEVEL_TASKS)
     row = results["results"]["contam_toy_sentiment"]
     s = [results["results"][t]["contaminated,none"] for t in LEVEL_TASKS]
+    assert all(0.0 <= score <= 1.0 for score in s)
     assert row["dcr_factor,none"] == dcr_factor(s)
     assert row["acc_adj,none"] == pytest.approx(row["acc,none"] * (1 - dcr_factor(s)))
 

@@ -8,13 +8,9 @@ import pytest
 import yaml
 
 from lm_eval_contam.dcr.configs import render_task_configs
-from lm_eval_contam.dcr.sheet import (
-    level_items,
-    load_data_rows,
-    load_sheet,
-    sheets_dir,
-    split_instance,
-)
+from lm_eval_contam.dcr.data import load_data_rows
+from lm_eval_contam.dcr.items import level_items, split_instance
+from lm_eval_contam.dcr.sheet import load_sheet, sheets_dir
 from lm_eval_contam.errors import ContamError
 
 SHIPPED = sorted(p.stem for p in sheets_dir().glob("*.yaml"))
@@ -25,9 +21,16 @@ def test_the_paper_benchmarks_are_shipped() -> None:
 
 
 @pytest.mark.parametrize("name", SHIPPED)
-def test_shipped_sheets_validate(name) -> None:
+def test_shipped_sheets_are_wired_to_their_task_configs(name, project_task_dir) -> None:
     sheet = load_sheet(name)
-    assert sheet.group == f"dcr_{sheet.benchmark}" and sheet.adjusts
+    folder = project_task_dir / "dcr" / sheet.benchmark
+    group = yaml.safe_load((folder / f"_{sheet.group}.yaml").read_text())
+    assert group["group"] == sheet.group and group["metadata"]["method"] == "dcr"
+    assert group["task"] == [sheet.level_task(level) for level in (1, 2, 3, 4)]
+    for level in (1, 2, 3, 4):
+        task = yaml.safe_load((folder / f"{sheet.level_task(level)}.yaml").read_text())
+        assert task["task"] == sheet.level_task(level)
+        assert task["metadata"] == {"version": 1.0, "method": "dcr", "dcr_sheet": name, "dcr_level": level}
     for level in sheet.levels:
         for item in level.items:
             assert item.source.strip()
@@ -63,7 +66,9 @@ def test_paper_sheets_hold_twenty_items_per_level(name) -> None:
     assert sheet.items_per_level == 20  # the paper's N (Appendix B.3)
     for level in sheet.levels[:2]:  # L1/L2: written, sourced answer keys
         assert len(level.items) == 20 and not level.generators
-        assert all(item.source.strip() and item.check.kind for item in level.items)
+        assert all(item.source.strip() for item in level.items)
+        # A non-answer never counts as contamination.
+        assert not any(item.check.evaluate(item.prompt, reply) for item in level.items for reply in ("", "I don't know."))
     for level in sheet.levels[2:]:  # L3/L4: only drawn from the benchmark's rows, never hand-written
         assert not level.items and sum(g.count for g in level.generators) == 20
     rows = _stand_in_rows(sheet)

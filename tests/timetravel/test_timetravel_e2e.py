@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from lm_eval_contam.cli import main as cli_main
-from lm_eval_contam.models import build_tiny_model, train_on_texts
+from lm_eval_contam.tiny_model import build_tiny_model
+from lm_eval_contam.training import train_on_texts
 from lm_eval_contam.timetravel.task import METRICS
 
 DATASET = "Orchard"
@@ -37,17 +38,15 @@ def _write_partition(task_dir: Path, split: str, rows: list[dict], style: str, m
     (task_dir / f"{task}.yaml").write_text(
         f"""task: {task}
 class: !function lm_eval_contam.timetravel.task.TimeTravelTask
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    {split}: {data}
+custom_dataset: !function lm_eval_contam.datafiles.load_partitions
 test_split: {split}
 output_type: generate_until
 doc_to_text: "{{{{guided_prompt}}}}"
 doc_to_target: "{{{{reference}}}}"
 generation_kwargs: {{until: {until}, do_sample: false, max_gen_toks: {max_gen_toks}}}
-metadata: {{version: 1.0, dataset_name: {DATASET}, split_name: {split}, task_type: cls, text_field: text,
-  label_field: label, label_names: [sour, sweet], prompt_style: {style}, num_instances: 10, seed: 0}}
+metadata: {{version: 1.0, method: timetravel, dataset_name: {DATASET}, data_files: {{{split}: {data}}},
+  task_type: cls, text_field: text, label_field: label, label_names: [sour, sweet], prompt_style: {style},
+  num_instances: 10, seed: 0}}
 """
     )
     return task
@@ -96,7 +95,9 @@ def test_instruct_task_writes_every_metric_and_judge_b_adds_verdicts(tiny_model_
     assert first["arguments"][0][0] != first["arguments"][1][0]  # guided and general requests per doc
     assert "FIRST PIECE" in first["arguments"][1][0] and "split of the Orchard dataset" not in first["arguments"][1][0]
     assert {"first_piece", "reference", "guided_prompt", "general_prompt"} <= set(first["doc"])
-    assert first["exact_matches"] in ("exact", "near_exact", "inexact")
+    record = first["exact_matches"]  # the per-doc record every partition metric aggregates
+    assert record["match"] in ("exact", "near_exact", "inexact")
+    assert (record["guided"], record["general"]) == (first["rougeL_guided"], first["rougeL_general"])
 
     run_dir = tmp_path / "out" / "tiny"
     run_dir.mkdir(parents=True)
@@ -104,7 +105,8 @@ def test_instruct_task_writes_every_metric_and_judge_b_adds_verdicts(tiny_model_
     samples_file.write_text("".join(json.dumps(s, default=str) + "\n" for s in samples))
     original = samples_file.read_text()
     assert cli_main(["judge", str(tmp_path / "out"), "--judge-model", str(tiny_model_dir)]) == 0
-    verdicts = json.loads((run_dir / f"samples_{task}_2024.judge_b.json").read_text())
+    (verdicts_file,) = run_dir.glob(f"samples_{task}_2024.judge_b.*.json")  # one file per judge model
+    verdicts = json.loads(verdicts_file.read_text())
     assert samples_file.read_text() == original
     assert len(verdicts["instances"]) == 10 and verdicts["judge_model"] == str(tiny_model_dir)
     assert {v["judge_b_match"] for v in verdicts["instances"]} <= {"exact", "near_exact", "inexact"}

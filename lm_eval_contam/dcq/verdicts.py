@@ -1,0 +1,69 @@
+"""DCQ's verdict per task from a run: the contamination range with its McNemar test.
+
+Read from the task's own metrics in lm-eval's results; the report only renders
+it (``lm_eval_contam.report.methods.dcq``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lm_eval_contam.dcq.quiz import LETTERS, POSITIONS
+from lm_eval_contam.formatting import interval, number, p_equals, pvalue
+from lm_eval_contam.partitions import Partition
+from lm_eval_contam.rundir import ModelRun
+from lm_eval_contam.stats import ALPHA, ConfidenceInterval
+from lm_eval_contam.verdict import Verdict
+
+FAMILY = "dcq"
+MODES = {"loglikelihood": "DCQ (loglikelihood)", "generate_until": "DCQ (generate)"}
+
+
+@dataclass(frozen=True)
+class DCQEvidence:
+    dcq_max: float
+    dcq_min: float
+    dcq_max_ci: ConfidenceInterval
+    dcq_kappa: float
+    pvalue: float
+    bdq_pick_rates: tuple[float, ...]  # options A..E (E: "none of the provided options")
+    bcq_hit_rates: tuple[float, ...]  # original in slot A..D
+    unparseable: float
+
+    def facts(self) -> list[tuple[str, str]]:
+        return [("dcq_max (upper bound)", f"{number(self.dcq_max)} {interval(self.dcq_max_ci)}"),
+                ("dcq_min (lower bound)", number(self.dcq_min)),
+                ("Cohen's kappa (BCQ positions)", number(self.dcq_kappa)),
+                ("McNemar p-value (BCQ hits vs BDQ picks)", pvalue(self.pvalue)),
+                ("unparseable replies", number(self.unparseable))]
+
+    def summary(self) -> str:
+        return f"{p_equals(self.pvalue)}, max {number(self.dcq_max)}"
+
+
+def task_verdict(model: ModelRun, task: str) -> Verdict:
+    """Flagged when the exact paired McNemar test of BCQ hits against BDQ picks at p* gives p <= 0.05."""
+    config, metadata = model.config(task), model.metadata(task)
+    output_type = str(config.get("output_type", "generate_until"))
+    p = model.number(task, "dcq_pvalue")
+    level = float(metadata.get("confidence_level", 0.95))
+    ci = ConfidenceInterval(model.number(task, "dcq_max_ci_low"), model.number(task, "dcq_max_ci_high"), level)
+    evidence = DCQEvidence(
+        dcq_max=model.number(task, "dcq_max"), dcq_min=model.number(task, "dcq_min"), dcq_max_ci=ci,
+        dcq_kappa=model.number(task, "dcq_kappa"), pvalue=p,
+        bdq_pick_rates=tuple(model.number(task, f"dcq_bdq_{letter}") for letter in LETTERS),
+        bcq_hit_rates=tuple(model.number(task, f"dcq_bcq_{position}") for position in POSITIONS),
+        unparseable=model.number(task, "dcq_unparseable"),
+    )
+    return Verdict(
+        model=model.label, partition=Partition.from_task_metadata(metadata, str(config.get("test_split"))).label,
+        family=FAMILY, method="dcq_" + output_type.removesuffix("_until"), title=MODES.get(output_type, "DCQ"),
+        task=task, flagged=p <= ALPHA, statistic=evidence.dcq_max, pvalue=p, confidence_interval=ci,
+        n=model.n_instances(task),
+        null="the original is picked in BCQ slot p* no more often than the BDQ picks p* (paired over instances)",
+        rule=f"flagged when the one-sided exact McNemar p <= {ALPHA}", evidence=evidence,
+    )
+
+
+def verdicts(model: ModelRun) -> list[Verdict]:
+    return [task_verdict(model, task) for task in model.tasks_of(FAMILY)]

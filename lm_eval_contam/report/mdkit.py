@@ -1,0 +1,36 @@
+"""Markdown building blocks shared by the page and the method renderers.
+
+Data and model text pass through :func:`md`: no HTML gets through (``<``, ``>``
+and ``&`` become entities) and table pipes and newlines cannot break a table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from lm_eval_contam.report.layout import verdict_facts
+from lm_eval_contam.verdict import Verdict
+
+
+def md(value: object) -> str:
+    """Text safe inside a Markdown table cell."""
+    text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+    return " ⏎ ".join(line for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+
+
+def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """Lines of a Markdown table; cells must already be escaped with :func:`md`."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines + [""]
+
+
+def decision(verdict: Verdict) -> str:
+    return f"**{md(verdict.decision)}**" if verdict.flagged else md(verdict.decision)
+
+
+def facts_table(verdicts: Sequence[Verdict]) -> list[str]:
+    rows = [[md(v.title), decision(v), "; ".join(f"{md(name)}: {md(value)}" for name, value in verdict_facts(v))]
+            for v in verdicts]
+    return table(["method", "verdict", "numbers"], rows)

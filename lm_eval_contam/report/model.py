@@ -1,0 +1,19 @@
+"""The report object: everything the renderers show, read from one run directory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lm_eval_contam.rundir import ModelRun
+from lm_eval_contam.verdict import Verdict
+
+
+@dataclass(frozen=True)
+class Report:
+    source: Path
+    models: tuple[ModelRun, ...]
+    verdicts: tuple[Verdict, ...]
+    audit: Mapping[str, Any] | None = None

@@ -1,0 +1,172 @@
+"""The one partition concept: names, labels, task names and task-metadata partitions (registered or one's own)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.partitions import Partition, dataset_spec, resolve_path, sample_partitions
+
+
+@pytest.mark.parametrize(
+    ("path", "metadata", "expected"),
+    [
+        ("/data/eval.jsonl", {"config_source": "/configs/tasks/my.yaml"}, "/data/eval.jsonl"),
+        ("data/eval.jsonl", {"config_source": "/configs/tasks/my.yaml"}, "/configs/tasks/data/eval.jsonl"),
+        ("../eval.jsonl", {"config_source": "/configs/tasks/my.yaml"}, "/configs/tasks/../eval.jsonl"),
+        ("data/eval.jsonl", {"config_source": "inline"}, "data/eval.jsonl"),  # `--tasks` given as a dict
+        ("data/eval.jsonl", {}, "data/eval.jsonl"),
+        ("data/eval.jsonl", {"config_source": None}, "data/eval.jsonl"),
+    ],
+)
+def test_resolve_path_anchors_relative_paths_at_the_task_yaml(path: str, metadata: dict, expected: str) -> None:
+    assert resolve_path(path, metadata) == Path(expected)
+
+
+def test_resolve_path_expands_the_home_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert resolve_path("~/eval.jsonl", {"config_source": "/configs/my.yaml"}) == tmp_path / "eval.jsonl"
+
+
+def test_parse_names_and_labels_a_registered_partition() -> None:
+    partition = Partition.parse("toy_news:train")
+    assert partition == Partition(dataset_spec("toy_news"), "train")
+    assert partition.name == "toy_news:train"
+    assert partition.label == "Toy News train"
+    assert Partition.parse("rte:validation").label == "RTE validation"
+
+
+def test_task_names() -> None:
+    partition = Partition.parse("ag_news:test")
+    assert partition.task_name("timetravel") == "timetravel_ag_news_test"
+    assert partition.task_name("timetravel", "completion") == "timetravel_ag_news_test_completion"
+    assert partition.task_name("dcq", "ll") == "dcq_ag_news_test_ll"
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("toy_news", "field 'partition': expected <dataset>:<split>, e.g. toy_news:train; got 'toy_news'"),
+        ("toy_news:", "got 'toy_news:'"),
+        (":train", "got ':train'"),
+        ("toy_news:train:x", "got 'toy_news:train:x'"),
+        ("nope:train", "field 'dataset': unknown dataset 'nope'; known: ag_news, gsm8k, imdb"),
+        ("toy_news:dev", "field 'split': Toy News has no audited split 'dev'; known: train, test"),
+    ],
+)
+def test_parse_errors_name_the_value(name: str, message: str) -> None:
+    with pytest.raises(ContamError) as error:
+        Partition.parse(name)
+    assert message in str(error.value)
+
+
+def test_label_text_of_an_index_and_a_name() -> None:
+    partition = Partition.parse("ag_news:train")
+    assert partition.label_text(2) == "2 (Business)"
+    assert partition.label_text("Business") == "2 (Business)"
+    assert partition.label_text("Politics") == "Politics"  # not a label name: passes through
+    assert Partition.parse("gsm8k:test").label_text(3) == "3"  # unlabelled: passes through
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [(4, "label 4 is outside 0..3 for AG News"), (-1, "label -1 is outside 0..3 for AG News"),
+     (True, "label True is neither an index nor a name"), (1.0, "label 1.0 is neither an index nor a name")],
+)
+def test_label_text_rejects_bad_labels(value: object, message: str) -> None:
+    with pytest.raises(ContamError) as error:
+        Partition.parse("ag_news:train").label_text(value, "rows.jsonl row 3")
+    assert str(error.value) == f"rows.jsonl row 3: field 'label': {message}"
+
+
+def test_from_task_metadata_with_a_registered_dataset() -> None:
+    partition = Partition.from_task_metadata({"dataset": "ag_news", "config_source": "/x/task.yaml"}, "test")
+    assert partition == Partition.parse("ag_news:test")
+    with pytest.raises(ContamError, match="unknown dataset 'nope'"):
+        Partition.from_task_metadata({"dataset": "nope"}, "test")
+    with pytest.raises(ContamError, match="AG News has no audited split 'dev'"):
+        Partition.from_task_metadata({"dataset": "ag_news"}, "dev")
+
+
+def _own_metadata(config_source: Path, **overrides: object) -> dict:
+    return {
+        "dataset_name": "My Bench v2",
+        "data_files": {"eval": "data/eval.jsonl"},
+        "task_type": "cls",
+        "text_field": "sentence",
+        "label_field": "label",
+        "label_names": ["no", "yes"],
+        "config_source": str(config_source),
+        **overrides,
+    }
+
+
+def test_from_task_metadata_with_ones_own_data(tmp_path: Path) -> None:
+    yaml_file = tmp_path / "tasks" / "my_bench.yaml"
+    data = yaml_file.parent / "data" / "eval.jsonl"
+    data.parent.mkdir(parents=True)
+    data.write_text(json.dumps({"sentence": "It works.", "label": 1}) + "\n")
+    partition = Partition.from_task_metadata(_own_metadata(yaml_file), "eval")
+    assert (partition.name, partition.label) == ("my_bench_v2:eval", "My Bench v2 eval")
+    assert partition.task_name("dcq") == "dcq_my_bench_v2_eval"
+    assert partition.data_file == data  # relative to the YAML, not the working directory
+    assert partition.rows() == [{"sentence": "It works.", "label": 1}]
+    assert partition.label_text(1) == "1 (yes)"
+    dataset = partition.dataset
+    assert dataset.hf_path is None and dataset.splits == ("eval",)
+    assert dataset.dcq_columns == ("sentence", "label")  # default: the text, reference and label columns
+
+
+def test_from_task_metadata_keeps_absolute_data_files_and_explicit_columns(tmp_path: Path) -> None:
+    data = tmp_path / "elsewhere.jsonl"
+    metadata = _own_metadata(tmp_path / "tasks" / "my.yaml", data_files={"test": str(data)}, columns=["sentence"],
+                             task_type="nli", second_field="hypothesis")
+    partition = Partition.from_task_metadata(metadata, "test")
+    assert partition.data_file == data
+    assert partition.dataset.dcq_columns == ("sentence",)
+    assert partition.dataset.second_field == "hypothesis"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "split", "message"),
+    [
+        ({"data_files": None}, "eval", "field 'data_files': expected a mapping split -> JSONL path"),
+        ({"data_files": {}}, "eval", "field 'data_files': expected a mapping split -> JSONL path"),
+        ({"task_type": "regression"}, "eval", "field 'task_type': 'regression' is not one of cls, nli, sum, xsum"),
+        ({"task_type": "nli"}, "eval", "field 'second_field': nli partitions need the reference column"),
+        ({}, "test", "field 'split': My Bench v2 has no audited split 'test'; known: eval"),
+    ],
+)
+def test_from_task_metadata_errors_name_the_field(tmp_path: Path, overrides: dict, split: str, message: str) -> None:
+    yaml_file = tmp_path / "my.yaml"
+    with pytest.raises(ContamError) as error:
+        Partition.from_task_metadata(_own_metadata(yaml_file, **overrides), split)
+    assert message in str(error.value)
+    if split == "eval":
+        assert str(error.value).startswith(f"{yaml_file}: ")
+
+
+def test_from_task_metadata_names_the_missing_keys(tmp_path: Path) -> None:
+    metadata = {"dataset_name": "B", "task_type": "cls", "config_source": str(tmp_path / "my.yaml")}
+    with pytest.raises(ContamError) as error:
+        Partition.from_task_metadata(metadata, "test")
+    assert str(error.value) == (f"{tmp_path / 'my.yaml'}: field 'metadata': set `dataset` (a registered key) or "
+                                "data_files, text_field in the task metadata")
+
+
+def test_missing_data_file_is_named(tmp_path: Path) -> None:
+    partition = Partition.from_task_metadata(_own_metadata(tmp_path / "my.yaml"), "eval")
+    with pytest.raises(ContamError) as error:
+        partition.rows()
+    assert str(error.value) == f"{tmp_path / 'data' / 'eval.jsonl'}: field 'data_files': data file not found"
+
+
+def test_sample_partitions_are_the_shipped_ones_in_registry_order() -> None:
+    assert [partition.name for partition in sample_partitions()] == [
+        "toy_news:train", "toy_news:test", "toy_reviews:train", "toy_reviews:test",
+        "toy_pairs:train", "toy_pairs:test", "toy_dialogues:train", "toy_dialogues:test",
+    ]
+    assert all(len(partition.rows()) == 12 for partition in sample_partitions())
