@@ -31,27 +31,59 @@ class ModelSpec:
     model_args: str
     extra: dict[str, Any] = field(default_factory=dict)
 
+    spec: str = field(default="", compare=False)
+
     @classmethod
     def parse(cls, spec: str, *, device: str | None = None, batch_size: int | str = 1) -> "ModelSpec":
+        """A spec checked as far as it can be without loading anything (``build`` finds the rest)."""
+        def bad(message: str) -> ContamError:
+            return ContamError(f"{message} in model spec {spec!r}; expected an HF folder, a Hub id or "
+                               f"<backend>:<key=value,...>", field="model")
+
         if not spec or not spec.strip():
             raise ContamError(f"expected an HF folder, a Hub id or <backend>:<model_args>; got {spec!r}",
                               field="model")
+        extra: dict[str, Any] = {"batch_size": batch_size, "device": device or default_device()}
         head, sep, tail = spec.partition(":")
         if sep and "=" in tail and "/" not in head and not Path(spec).exists():
             backend, model_args = head, tail
+            if not backend.isidentifier():
+                raise bad(f"backend {backend!r} is not a name")
         else:
-            backend, model_args = "hf", f"pretrained={spec}"
-        extra: dict[str, Any] = {"batch_size": batch_size, "device": device or default_device()}
-        return cls(backend=backend, model_args=model_args, extra=extra)
+            return cls(backend="hf", model_args=f"pretrained={spec}", extra=extra, spec=spec)
+        args: dict[str, str] = {}
+        for pair in model_args.split(","):
+            key, eq, value = pair.partition("=")
+            if not eq or not key.strip() or not value.strip():
+                raise bad(f"model_args entry {pair!r} is not key=value")
+            args[key.strip()] = value.strip()
+        dtype = args.get("dtype")
+        if dtype and dtype != "auto":
+            import torch
+
+            if not isinstance(getattr(torch, dtype, None), torch.dtype):
+                raise bad(f"dtype {dtype!r} is not a torch dtype (e.g. float32, bfloat16, auto)")
+        return cls(backend=backend, model_args=model_args, extra=extra, spec=spec)
 
     def build(self) -> Any:
+        """The lm-eval model; any failure to build it is a one-line ContamError naming the spec."""
         from lm_eval.api.registry import get_model
 
         try:
             model_class = get_model(self.backend)
-        except (KeyError, ValueError) as error:
-            raise ContamError(f"unknown lm-eval model backend {self.backend!r}", field="model") from error
-        return model_class.create_from_arg_string(self.model_args, self.extra)
+        except Exception as error:  # noqa: BLE001 - unknown name, or a backend whose package is not installed
+            raise ContamError(f"unknown lm-eval model backend {self.backend!r} (or its package is not installed) in model spec "
+                              f"{self.spec or self.model_args!r} ({_one_line(error)})", field="model") from None
+        try:
+            return model_class.create_from_arg_string(self.model_args, self.extra)
+        except Exception as error:  # noqa: BLE001 - HF, vLLM, ... raise anything for a bad model
+            raise ContamError(f"cannot load model spec {self.spec or self.model_args!r}: {_one_line(error)}",
+                              field="model") from None
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text[:300]}"
 
 
 def generate(

@@ -9,12 +9,23 @@ from typing import Any
 from lm_eval_contam.errors import ContamError
 
 
-def read_jsonl_objects(path: Path) -> list[dict[str, Any]]:
-    """One dict per non-blank line; a missing file, bad JSON or a non-object line is a ContamError."""
+def read_utf8(path: Path, *, bom: bool = False) -> str:
+    """A text file's contents; unreadable or non-UTF-8 bytes are a ContamError naming the file and line."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        data = path.read_bytes()
     except OSError as error:
         raise ContamError(f"cannot read: {error.strerror or error}", source=str(path)) from None
+    try:
+        return data.decode("utf-8-sig" if bom else "utf-8")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise ContamError(f"not UTF-8 text (byte {data[error.start:error.start + 1]!r} at offset {error.start}); "
+                          f"save the file as UTF-8", source=f"{path}:{line}") from None
+
+
+def read_jsonl_objects(path: Path) -> list[dict[str, Any]]:
+    """One dict per non-blank line; a missing file, non-UTF-8 bytes, bad JSON or a non-object line is a ContamError."""
+    lines = read_utf8(path).splitlines()
     objects = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():

@@ -47,6 +47,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ContamError as error:
         print(f"lm-eval-contam {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"lm-eval-contam {args.command}: interrupted; finished work is saved (re-run the same command to "
+              f"resume)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -34,18 +34,27 @@ def parse_sheet_scores(text: str) -> tuple[float, float, float, float]:
         values = [float(part) for part in text.split(",")]
     except ValueError as error:
         raise ContamError(f"expected four comma-separated numbers, got {text!r}", field="--sheet-scores") from error
+    if len(values) != 4:
+        raise ContamError(f"expected four comma-separated numbers, got {len(values)} in {text!r}",
+                          field="--sheet-scores")
     (row,) = validate_scores(values, field="--sheet-scores")
+    outside = [float(v) for v in row if not 0.0 <= v <= 1.0]
+    if outside:
+        raise ContamError(f"scores are shares in [0, 1], got {outside[0]!r} in {text!r}", field="--sheet-scores")
     return tuple(float(v) for v in row)  # type: ignore[return-value]
 
 
 def _main(args: argparse.Namespace) -> int:
     from lm_eval.utils import handle_non_serializable, make_table
 
-    for results_file in results_files(args.output_path):
+    scores = parse_sheet_scores(args.sheet_scores) if args.sheet_scores is not None else None
+    adjusted = []
+    for results_file in results_files(args.output_path):  # validate and compute everything before writing
         results = read_results(results_file)
-        scores = parse_sheet_scores(args.sheet_scores) if args.sheet_scores else None
         messages = adjust_results(results, source=results_file, check_csv=args.check_csv, scores=scores,
                                   sheet=args.sheet, seed=args.seed)
+        adjusted.append((results_file, results, messages))
+    for results_file, results, messages in adjusted:
         target = adjusted_path(results_file)
         target.write_text(json.dumps(results, indent=2, default=handle_non_serializable, ensure_ascii=False),
                           encoding="utf-8")

@@ -9,6 +9,7 @@ checks, unparseable judge replies); fill it with 1/0 and pass the file to
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from lm_eval_contam.dcr.check_csv import check_rows, write_check_csv
 from lm_eval_contam.dcr.results import dcr_level_tasks
@@ -20,11 +21,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("dcr-export", help="export a run's DCR prompts/responses to a CSV for manual checks",
                                    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output_path", help="lm-eval --output_path directory, or one results JSON file")
-    parser.add_argument("--out", required=True, help="CSV file to write")
+    parser.add_argument("--out", required=True, help="CSV file to write (a new file unless --force)")
+    parser.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     parser.set_defaults(func=_main)
 
 
 def _main(args: argparse.Namespace) -> int:
+    if Path(args.out).exists() and not args.force:
+        raise ContamError("already exists (it may hold a person's decisions); use a new name or --force",
+                          source=str(args.out), field="--out")
     rows = []
     for results_file in results_files(args.output_path):
         rows += check_rows(results_file, dcr_level_tasks(read_results(results_file)))

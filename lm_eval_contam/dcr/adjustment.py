@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from lm_eval_contam.dcr.check_csv import CheckRow, level_items_by_sheet, read_check_csv
+from lm_eval_contam.dcr.check_csv import CheckRow, level_items_by_sheet, read_check_csv, validate_check_rows
 from lm_eval_contam.dcr.hook import apply_dcr
 from lm_eval_contam.dcr.results import SheetScores, dcr_level_tasks, scores_from_results
+from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.errors import ContamError
 
 
@@ -40,19 +41,29 @@ def sheet_scores(results: Mapping[str, Any], *, check_csv: str | Path | None = N
                  scores: Sequence[float] | None = None,
                  sheet: str | None = None) -> tuple[dict[str, SheetScores], list[str]]:
     """The level scores to adjust with: the CSV, the given scores, or the run's own level tasks."""
-    if check_csv:
-        return scores_from_check_rows(read_check_csv(check_csv)), []
-    if scores:
+    if check_csv is not None:
+        rows = validate_check_rows(read_check_csv(check_csv), source=str(check_csv), sheet_override=sheet)
+        return scores_from_check_rows(rows), []
+    if scores is not None:
         return given_scores(results, scores, sheet), []
     return scores_from_results(results)
 
 
 def adjust_results(results: dict[str, Any], *, source: Path, check_csv: str | Path | None = None,
                    scores: Sequence[float] | None = None, sheet: str | None = None, seed: int = 0) -> list[str]:
-    """Write the DCR rows into ``results`` (read from ``source``) in place; returns what was skipped."""
+    """Write the DCR rows into ``results`` (read from ``source``) in place; returns what was skipped.
+
+    Every sheet must load (ContamError otherwise), so a copy is never "adjusted" without a factor.
+    """
     evidence, messages = sheet_scores(results, check_csv=check_csv, scores=scores, sheet=sheet)
     if not evidence:
         raise ContamError("no DCR scores for this run: it has no complete dcr_<bench> group "
                           + (f"({'; '.join(messages)}) " if messages else "")
                           + "and neither --sheet-scores nor --check-csv was given", source=str(source))
+    for sheet_ref in evidence:
+        try:
+            load_sheet(sheet or sheet_ref)
+        except ContamError as error:
+            raise ContamError(f"DCR sheet {sheet or sheet_ref!r} could not be loaded ({error})", source=str(source),
+                              field="--sheet" if sheet else "dcr_sheet") from None
     return messages + apply_dcr(results, evidence, sheet_override=sheet, seed=seed)

@@ -9,15 +9,18 @@ into each sheet's per-level item results (:func:`level_items_by_sheet`).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lm_eval_contam.dcr.checks import parse_check
+from lm_eval_contam.dcr.sheet import LEVELS, Sheet, load_sheet
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.jsonl import read_jsonl_objects
+from lm_eval_contam.jsonl import read_jsonl_objects, read_utf8
 from lm_eval_contam.rundir import samples_file
 
 CSV_COLUMNS = ("sheet", "task", "level", "item_id", "check_kind", "prompt", "response", "reference",
@@ -69,37 +72,101 @@ def write_check_csv(rows: Iterable[CheckRow], path: str | Path) -> Path:
     return path
 
 
+_GENERATED_ID = re.compile(r"^l(?P<level>[1-4])-(?P<kind>[a-z]+)-\d+$")
+
+
+def _item_level(sheet: Sheet, item_id: str) -> int | None:
+    """The level an item id belongs to in ``sheet`` (static ids, or ids its generators produce), else None."""
+    for level in sheet.levels:
+        if any(item.item_id == item_id for item in level.items):
+            return level.number
+    match = _GENERATED_ID.match(item_id)
+    if match and match["kind"] in {g.kind for g in sheet.levels[int(match["level"]) - 1].generators}:
+        return int(match["level"])
+    return None
+
+
 def read_check_csv(path: str | Path) -> list[CheckRow]:
-    """Read a filled check CSV; every ``contaminated`` cell must be 1/0 (yes/no)."""
+    """Read a filled check CSV (UTF-8, with or without Excel's BOM); every ``contaminated`` cell must be 1/0.
+
+    Row ``i`` of the result is line ``i + 2`` of the file; :func:`validate_check_rows` checks it against the sheets.
+    """
     path = Path(path)
     source = str(path)
     if not path.is_file():
         raise ContamError("check CSV not found", source=source)
-    with path.open(newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise ContamError(f"missing column(s) {missing}", source=source, field="header")
-        rows = []
-        for number, record in enumerate(reader, start=2):
-            where = f"row {number} {{}}"
-            level_text = record["level"].strip()
-            if level_text not in ("1", "2", "3", "4"):
-                raise ContamError(f"level must be 1..4, got {level_text!r}", source=source,
-                                  field=where.format("level"))
-            contaminated = _parse_bool(record["contaminated"], source=source, field=where.format("contaminated"),
-                                       blank_ok=False)
-            rows.append(CheckRow(
-                sheet=record["sheet"], task=record["task"], level=int(level_text), item_id=record["item_id"],
-                check_kind=record["check_kind"], prompt=record["prompt"], response=record["response"],
-                reference=record["reference"],
-                auto_result=_parse_bool(record["auto_result"], source=source, field=where.format("auto_result"),
-                                        blank_ok=True),
-                contaminated=contaminated,
-            ))
+    reader = csv.DictReader(io.StringIO(read_utf8(path, bom=True), newline=""))
+    missing = [c for c in CSV_COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise ContamError(f"missing column(s) {missing}", source=source, field="header")
+    rows = []
+    for number, record in enumerate(reader, start=2):
+        where = f"row {number} {{}}"
+        if None in record or any(record[c] is None for c in CSV_COLUMNS):
+            raise ContamError(f"expected {len(reader.fieldnames or [])} cells, got a row of another length",
+                              source=source, field=where.format("columns"))
+        level_text = record["level"].strip()
+        if level_text not in ("1", "2", "3", "4"):
+            raise ContamError(f"level must be 1..4, got {level_text!r}", source=source,
+                              field=where.format("level"))
+        contaminated = _parse_bool(record["contaminated"], source=source, field=where.format("contaminated"),
+                                   blank_ok=False)
+        rows.append(CheckRow(
+            sheet=record["sheet"], task=record["task"], level=int(level_text), item_id=record["item_id"],
+            check_kind=record["check_kind"], prompt=record["prompt"], response=record["response"],
+            reference=record["reference"],
+            auto_result=_parse_bool(record["auto_result"], source=source, field=where.format("auto_result"),
+                                    blank_ok=True),
+            contaminated=contaminated,
+        ))
     if not rows:
         raise ContamError("the check CSV has no rows", source=source)
     return rows
+
+
+def validate_check_rows(rows: Sequence[CheckRow], *, source: str,
+                        sheet_override: str | None = None) -> list[CheckRow]:
+    """Rows as read by :func:`read_check_csv`, checked against their sheets (``sheet_override`` replaces the column).
+
+    Every row must name a loadable sheet and an item id that sheet can produce, filed under that
+    item's own level, once; every sheet must have checked items on all four levels.
+    """
+    sheets: dict[str, Sheet] = {}
+    seen: dict[tuple[str, str], int] = {}
+    counts: dict[tuple[str, int], int] = {}
+    checked = []
+    for number, row in enumerate(rows, start=2):
+        def bad(field: str, message: str) -> ContamError:
+            return ContamError(message, source=source, field=f"row {number} {field}")
+
+        sheet_ref = sheet_override or row.sheet
+        if sheet_ref not in sheets:
+            try:
+                sheets[sheet_ref] = load_sheet(sheet_ref)
+            except ContamError as error:
+                raise bad("sheet", f"unknown or unloadable DCR sheet {sheet_ref!r} ({error})") from None
+        sheet = sheets[sheet_ref]
+        own_level = _item_level(sheet, row.item_id)
+        if own_level is None:
+            raise bad("item_id", f"{row.item_id!r} is not an item of sheet {sheet_ref!r} (level {row.level})")
+        if own_level != row.level:
+            raise bad("level", f"item {row.item_id!r} is an L{own_level} item of sheet {sheet_ref!r}, filed under "
+                               f"level {row.level}")
+        if (sheet_ref, row.item_id) in seen:
+            raise bad("item_id", f"duplicate item {row.item_id!r} of sheet {sheet_ref!r} (first on row "
+                                 f"{seen[sheet_ref, row.item_id]})")
+        seen[sheet_ref, row.item_id] = number
+        counts[sheet_ref, row.level] = counts.get((sheet_ref, row.level), 0) + 1
+        if counts[sheet_ref, row.level] > sheet.items_per_level:
+            raise bad("level", f"more than the sheet's {sheet.items_per_level} items on level {row.level} of "
+                               f"{sheet_ref!r}")
+        checked.append(replace(row, sheet=sheet_ref))
+    for sheet_ref in sheets:
+        empty = [level for level in LEVELS if (sheet_ref, level) not in counts]
+        if empty:
+            raise ContamError(f"sheet {sheet_ref!r} has no checked items on level(s) {empty}; the DCR Factor "
+                              f"needs all four levels", source=source, field="level")
+    return checked
 
 
 def level_items_by_sheet(rows: Iterable[CheckRow]) -> dict[str, list[list[float]]]:

@@ -169,12 +169,35 @@ def parse_check(spec: Any, *, source: str | None = None, field: str = "check") -
     unknown = sorted(set(params) - allowed)
     if unknown:
         raise ContamError(f"unknown key(s) {unknown} for a {kind!r} check", source=source, field=field)
+    types = {f.name: f.type for f in fields(cls)}
+    for key, value in params.items():
+        _check_type(key, value, str(types[key]), source=source, field=field)
     try:
         check = cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})
     except TypeError as error:
         raise ContamError(f"{kind!r} check is missing a required key ({error})", source=source, field=field) from error
     _validate(check, source=source, field=field)
     return check
+
+
+_KEY_NAMES = {"any_of": "any", "all_of": "all"}
+
+
+def _check_type(key: str, value: Any, annotation: str, *, source: str | None, field: str) -> None:
+    """A YAML value must have its field's type: a list for tuples, true/false for bools, text for strings."""
+    if annotation.startswith("tuple"):
+        ok, expected = isinstance(value, list), "a list"
+    elif annotation == "bool":
+        ok, expected = isinstance(value, bool), "true or false"
+    elif annotation == "int":
+        ok, expected = isinstance(value, int) and not isinstance(value, bool), "an integer"
+    elif annotation == "str":
+        ok, expected = isinstance(value, str), "text"
+    else:
+        return  # numbers are checked with their range in _validate
+    if not ok:
+        raise ContamError(f"expected {expected}, got {value!r}", source=source,
+                          field=f"{field}.{_KEY_NAMES.get(key, key)}")
 
 
 def _validate(check: Check, *, source: str | None, field: str) -> None:

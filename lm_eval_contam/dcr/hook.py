@@ -44,7 +44,9 @@ def _factor_rows(factor: float, bootstrap: FactorBootstrap | None, filter_name: 
         rows[f"dcr_factor_ci_low,{filter_name}"] = bootstrap.confidence_interval.low
         rows[f"dcr_factor_ci_high,{filter_name}"] = bootstrap.confidence_interval.high
     else:
-        rows[f"dcr_factor_stderr,{filter_name}"] = "N/A"
+        # No per-item checks, no interval: never leave an earlier run's interval beside a new factor.
+        for key in ("stderr", "ci_low", "ci_high"):
+            rows[f"dcr_factor_{key},{filter_name}"] = "N/A"
     return rows
 
 

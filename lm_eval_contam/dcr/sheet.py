@@ -11,6 +11,7 @@ sheet file, the field and the bad value. The schema is documented in
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ import yaml
 from lm_eval_contam import task_dir
 from lm_eval_contam.dcr.checks import Check, numbers_in, parse_check
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.jsonl import read_utf8
 
 ITEMS_PER_LEVEL = 20  # the paper's N (Appendix B.3)
 LEVELS = (1, 2, 3, 4)
@@ -128,9 +130,9 @@ def load_sheet(ref: str | Path, *, judge_model: str | None = None) -> Sheet:
     path = resolve_sheet(ref)
     source = str(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(read_utf8(path))
     except yaml.YAMLError as error:
-        raise ContamError(f"not valid YAML: {error}", source=source) from error
+        raise ContamError(f"not valid YAML: {' '.join(str(error).split())}", source=source) from None
     return parse_sheet(raw, path=path, judge_model=judge_model)
 
 
@@ -302,7 +304,12 @@ def _parse_level(raw: Any, number: int, source: str, judge_model: str | None, se
 def _validate_template(template: Any, source: str, field: str) -> None:
     if not isinstance(template, str) or not template.strip():
         raise ContamError(f"expected template text, got {template!r}", source=source, field=field)
-    names = set(re.findall(r"\{(\w*)\}", template))
+    try:
+        names = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as error:
+        raise ContamError(f"not a valid template ({error}; write a literal brace as {{{{ or }}}}), got {template!r}",
+                          source=source, field=field) from None
+    # Only bare names: "{name.__class__}" or "{text[0]}" would reach into Python objects.
     if names - TEMPLATE_FIELDS or not names & {"text", "first_half"}:
         raise ContamError(f"placeholders must be among {sorted(TEMPLATE_FIELDS)} and include {{text}} or "
                           f"{{first_half}}, got {sorted(names)}", source=source, field=field)
