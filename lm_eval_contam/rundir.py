@@ -146,6 +146,12 @@ class ModelRun:
         path = self.files[task].samples_file
         return read_jsonl_objects(path) if path is not None else []
 
+    @property
+    def limit(self) -> int | float | None:
+        """lm-eval's ``--limit`` of the run (None for a full run): then the instances are not the method's sample."""
+        limit = (self.results.get("config") or {}).get("limit")
+        return limit if isinstance(limit, (int, float)) and not isinstance(limit, bool) else None
+
     def tasks_of(self, family: str) -> list[str]:
         """The run's tasks whose ``metadata.method`` is ``family``, sorted."""
         return sorted(task for task in (self.results.get("results") or {})
@@ -216,7 +222,7 @@ def load_model_dir(directory: Path, *, label: str | None = None, model: str | No
         raise ContamError("no lm-eval results_*.json here", source=str(directory))
     samples = _samples_by_task(directory)
     merged: dict[str, dict[str, Any]] = {
-        "results": {}, "configs": {}, "n-samples": {}, "group_subtasks": {}, "higher_is_better": {}}
+        "results": {}, "configs": {}, "n-samples": {}, "group_subtasks": {}, "higher_is_better": {}, "config": {}}
     task_files: dict[str, TaskFiles] = {}
     latest: dict[str, Any] = {}
     for path in files:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from lm_eval_contam.errors import ContamError
@@ -54,6 +54,7 @@ class Verdict:
     rule: str  # when the method flags
     evidence: Any  # an Evidence of the method's own type
     variant: str | None = None  # e.g. the Time Travel prompt style
+    caveats: tuple[str, ...] = ()  # why the run cannot fully support this verdict (e.g. lm-eval's --limit)
 
     @property
     def decision(self) -> str:
@@ -75,6 +76,14 @@ def _family_rank(family: str) -> tuple[int, str]:
     return (LEADING_FAMILIES.index(family), "") if family in LEADING_FAMILIES else (len(LEADING_FAMILIES), family)
 
 
+def run_caveats(model: ModelRun) -> tuple[str, ...]:
+    """What about the run itself weakens every verdict it gives."""
+    if model.limit is None:
+        return ()
+    return (f"run with --limit {model.limit:g}: lm-eval took the first instances, not the method's sample; "
+            "a smoke run, not a verdict to report",)
+
+
 def model_verdicts(model: ModelRun) -> list[Verdict]:
     """Every verdict of one model: each task's ``metadata.method`` names the package that decides it."""
     families = sorted({str(model.metadata(task)["method"]) for task in (model.results.get("results") or {})
@@ -87,7 +96,8 @@ def model_verdicts(model: ModelRun) -> list[Verdict]:
             raise ContamError(f"no verdicts for method {family!r} (lm_eval_contam/{family}/verdicts.py)",
                               field="metadata.method") from None
         found.extend(module.verdicts(model))
-    return found
+    caveats = run_caveats(model)
+    return [replace(verdict, caveats=verdict.caveats + caveats) for verdict in found] if caveats else found
 
 
 def collect(run: Run) -> list[Verdict]:

@@ -75,7 +75,7 @@ def test_verdicts_carry_the_results_json_numbers(run_dir) -> None:
     saved = _results(run_dir)["results"]
     tt, dcq = saved[TT_TASK], saved[DCQ_TASK]
     found = {v.method: v for v in verdicts(load_run(run_dir))}
-    assert sorted(found) == ["dcq_loglikelihood", "tt_alg1", "tt_alg2_judge_a", "tt_judge_b"]
+    assert sorted(found) == ["dcq_loglikelihood", "tt_alg1", "tt_alg1_permutation", "tt_alg2_judge_a", "tt_judge_b"]
     assert {v.partition for v in found.values()} == {"Toy News train"}
     assert len({v.model for v in found.values()}) == 1
 
@@ -93,7 +93,8 @@ def test_verdicts_carry_the_results_json_numbers(run_dir) -> None:
     assert judge_b.evidence.judge_model == "always-exact"
 
     quiz = found["dcq_loglikelihood"]
-    assert quiz.pvalue == dcq["dcq_pvalue,none"] and quiz.flagged == (dcq["dcq_pvalue,none"] <= 0.05)
+    assert quiz.pvalue == dcq["dcq_pvalue_null,none"] and quiz.flagged == (dcq["dcq_pvalue_null,none"] <= 0.05)
+    assert quiz.evidence.mcnemar_pvalue == dcq["dcq_pvalue,none"]
     evidence = quiz.evidence
     assert (evidence.dcq_max, evidence.dcq_min, evidence.dcq_kappa) == (dcq["dcq_max,none"], dcq["dcq_min,none"],
                                                                         dcq["dcq_kappa,none"])
@@ -125,7 +126,7 @@ def test_html_is_self_contained_with_summary_first_and_a_chart_each(run_dir, tmp
     summary = summary[:summary.index("</table>")]
     assert "<td>Toy News train</td>" in summary
     assert summary.count('<td class="flag">') == 1  # Judge B's flag; the untrained model fools nothing else
-    assert summary.count('<td class="ok">') == 3
+    assert summary.count('<td class="ok">') == 4
     # Charts: the ROUGE-L strip plot, the BDQ and the BCQ bars; each a well-formed standalone SVG.
     svgs = re.findall(r"<svg.*?</svg>", page, flags=re.DOTALL)
     assert len(svgs) == 3 and all(ET.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg" for svg in svgs)
@@ -193,7 +194,7 @@ def test_later_results_file_wins_per_task(run_copy) -> None:
 
 
 def _results_dcq_pvalue(results_file: Path) -> float:
-    return json.loads(results_file.read_text())["results"][DCQ_TASK]["dcq_pvalue,none"]
+    return json.loads(results_file.read_text())["results"][DCQ_TASK]["dcq_pvalue_null,none"]
 
 
 def test_samples_files_pair_with_their_exact_task(tmp_path) -> None:

@@ -70,6 +70,9 @@ def audit_one(model: str | None, label: str, out: Path, settings: AuditSettings,
 
     run = run_model(model, label, out, settings)
     print(f"audited {label} in {run.seconds} s -> {out / run.run_dir}")
+    if settings.limit is not None:
+        print(f"caveat: --limit {settings.limit} audits lm-eval's first instances, not each method's sample: a smoke "
+              "run; its verdicts are marked as such in the report")
     if judge_model:
         for path in judge_output_path(out / run.run_dir, judge_model, device=settings.device,
                                       chat_template=settings.apply_chat_template is not False):

@@ -50,7 +50,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     model = parser.add_argument_group("model generators")
     model.add_argument("--device", default=None, help="default: cuda when available, else cpu")
     model.add_argument("--batch-size", default=1)
-    model.add_argument("--max-gen-toks", type=int, default=1024)
+    # The paper's budget (dcq.options.GENERATION_MAX_NEW_TOKENS; not imported here to keep the CLI's start light).
+    model.add_argument("--max-gen-toks", type=int, default=4000, help="new-token cap per generation (default: 4000)")
     parser.add_argument("--no-progress", action="store_true")
     parser.set_defaults(func=_main)
 

@@ -49,7 +49,8 @@ Third word-level perturbation goes here
 
 D)
 Fourth word-level perturbation goes here
----"""
+---
+"""
 
 NUM_OPTIONS = 4
 DEFAULT_ATTEMPTS = 3
@@ -57,6 +58,7 @@ DEFAULT_ATTEMPTS = 3
 # the generator rewrote, added or dropped text.
 DEFAULT_MAX_LENGTH_CHANGE = 0.5
 GENERATION_TEMPERATURE = 1.0
+GENERATION_MAX_NEW_TOKENS = 4000  # the paper's generation budget
 
 # Four options for one instance, or None when the generator produced none (an
 # unparseable completion; no replaceable word for the offline perturber).
@@ -218,7 +220,7 @@ def model_proposer(complete: Callable[[list[str]], list[str]]) -> Proposer:
 
 
 def model_completer(
-    spec: str, *, device: str | None = None, batch_size: int | str = 1, max_gen_toks: int = 1024
+    spec: str, *, device: str | None = None, batch_size: int | str = 1, max_gen_toks: int = GENERATION_MAX_NEW_TOKENS
 ) -> Callable[[list[str]], list[str]]:
     """Completions at temperature 1.0 from any lm-eval model (HF folder or ``backend:model_args``)."""
     from lm_eval_contam.generation import ModelSpec, generate

@@ -45,7 +45,8 @@ D)
 E)
 None of the provided options.
 ---
-ANSWER:"""
+ANSWER:
+"""
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def build_quizzes(original: str, perturbations: Sequence[str]) -> tuple[Quiz, ..
 
 
 def quiz_prompt(options: Sequence[str], *, split_name: str, dataset_name: str) -> str:
-    """The quiz prompt with options A-D filled in (no trailing newline after ``ANSWER:``)."""
+    """The quiz prompt with options A-D filled in (ending "ANSWER:\n", as the official prompt)."""
     if len(options) != len(POSITIONS):
         raise ContamError(f"a quiz prompt needs four options, got {len(options)}", field="options")
     fields = {
@@ -109,8 +110,9 @@ def parse_answer(text: str | None) -> str | None:
 def letter_continuations(delimiter: str) -> tuple[str, ...]:
     """The five loglikelihood continuations: each letter after ``delimiter``.
 
-    After ``ANSWER:`` the delimiter is " " (" A" is one token for byte-level BPE
-    and SentencePiece tokenizers alike); under a chat template the context ends
-    with the assistant header and the delimiter is "".
+    In loglikelihood mode the context ends at ``ANSWER:`` and the delimiter is " "
+    (" A" is one token for byte-level BPE and SentencePiece tokenizers alike);
+    under a chat template the context ends with the assistant header and the
+    delimiter is "".
     """
     return tuple(f"{delimiter}{letter}" for letter in LETTERS)

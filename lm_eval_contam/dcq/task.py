@@ -14,7 +14,7 @@ schema every method shares (``lm_eval_contam.partitions``), and
 ``num_instances`` (100), ``seed`` (0), ``options_path``, ``confidence_level``
 (0.95). Relative paths resolve against the task's YAML directory. Per doc, the
 five parsed answers are one structured record ``{"bdq": letter, "bcq": {"A":
-letter, ...}}`` (None = unparseable) under every estimate metric.
+letter, ...}}`` (None = unparseable) under every estimate and chance-test metric.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 from lm_eval.api.task import ConfigurableTask
 
+from lm_eval_contam.dcq.chance import ChanceTestResult, chance_test
 from lm_eval_contam.dcq.estimate import DCQEstimate, InstanceAnswers, estimate
 from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_instances
 from lm_eval_contam.dcq.options import options_for, read_options
@@ -89,16 +90,35 @@ def answers_record(letters: Sequence[str | None]) -> dict[str, Any]:
     return {"bdq": bdq, "bcq": dict(zip(POSITIONS, bcq))}
 
 
+AnswersKey = tuple[tuple[str | None, ...], ...]
+
+
+def _answers(key: AnswersKey) -> list[InstanceAnswers]:
+    return [InstanceAnswers(bdq=a[0], bcq=dict(zip(POSITIONS, a[1:]))) for a in key]
+
+
+def _answers_key(records: Sequence[Mapping[str, Any]]) -> AnswersKey:
+    return tuple((r["bdq"], *(r["bcq"][p] for p in POSITIONS)) for r in records)
+
+
 @functools.lru_cache(maxsize=64)
-def _estimate(answers: tuple[tuple[str | None, ...], ...], confidence_level: float) -> DCQEstimate:
-    return estimate([InstanceAnswers(bdq=a[0], bcq=dict(zip(POSITIONS, a[1:]))) for a in answers],
-                    confidence_level=confidence_level)
+def _estimate(answers: AnswersKey, confidence_level: float) -> DCQEstimate:
+    return estimate(_answers(answers), confidence_level=confidence_level)
+
+
+@functools.lru_cache(maxsize=64)
+def _chance_test(answers: AnswersKey, seed: int) -> ChanceTestResult:
+    return chance_test(_answers(answers), seed=seed)
 
 
 def partition_estimate(records: Sequence[Mapping[str, Any]], confidence_level: float) -> DCQEstimate:
     """The DCQ estimate over one partition's per-doc answer records, computed once."""
-    key = tuple((r["bdq"], *(r["bcq"][p] for p in POSITIONS)) for r in records)
-    return _estimate(key, confidence_level)
+    return _estimate(_answers_key(records), confidence_level)
+
+
+def partition_chance_test(records: Sequence[Mapping[str, Any]], seed: int) -> ChanceTestResult:
+    """Our test of the whole procedure under no memory over the same records, computed once."""
+    return _chance_test(_answers_key(records), seed)
 
 
 # Metrics that need every doc's answers (the per-doc value is the answer record).
@@ -110,6 +130,11 @@ ESTIMATE_METRICS = {
     "dcq_max_ci_low": lambda e: e.confidence_interval.low,
     "dcq_max_ci_high": lambda e: e.confidence_interval.high,
     **{f"dcq_non_preferred_{p}": (lambda e, p=p: float(p in e.non_preferred)) for p in POSITIONS},
+}
+# Metrics of our chance test (lm_eval_contam.dcq.chance), from the same records.
+CHANCE_METRICS = {
+    "dcq_pvalue_null": lambda t: t.pvalue,
+    "dcq_chance_max": lambda t: t.chance_max,
 }
 # Metrics that are means of per-doc values.
 MEAN_METRICS = (
@@ -124,7 +149,7 @@ def per_doc_metrics(letters: Sequence[str | None]) -> dict[str, Any]:
     bdq, *bcq = letters
     record = answers_record(letters)
     return {
-        **{name: record for name in ESTIMATE_METRICS},
+        **{name: record for name in (*ESTIMATE_METRICS, *CHANCE_METRICS)},
         **{f"dcq_bdq_{letter}": float(bdq == letter) for letter in LETTERS},
         **{f"dcq_bcq_{p}": float(reply == p) for p, reply in zip(POSITIONS, bcq)},
         "dcq_unparseable": sum(letter is None for letter in letters) / len(letters),
@@ -176,7 +201,10 @@ class DCQTask(ConfigurableTask):
     def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
         quizzes = build_quizzes(doc["instance"], doc["options"])
         quiz = quizzes[QUIZ_NAMES.index(doc.get(QUIZ_KEY, QUIZ_NAMES[0]))]
-        return quiz_prompt(quiz.options, split_name=doc["split"], dataset_name=doc["dataset_name"])
+        prompt = quiz_prompt(quiz.options, split_name=doc["split"], dataset_name=doc["dataset_name"])
+        # Loglikelihood mode (ours) scores " A".." E" as the continuation of "ANSWER:"; the paper's
+        # generate mode sends the prompt verbatim, final newline included.
+        return prompt.removesuffix("\n") if self.OUTPUT_TYPE == "loglikelihood" else prompt
 
     def doc_to_target(self, doc: dict, doc_to_target: Any = None) -> str:
         """The correct letters of the five quizzes, e.g. "E A B C D"."""
@@ -201,8 +229,7 @@ class DCQTask(ConfigurableTask):
             raise ContamError(f"DCQ tasks answer by generate_until or loglikelihood, not {self.OUTPUT_TYPE!r}",
                               field="output_type")
         # Under a chat template the context ends with the assistant header: no space before the letter.
-        delimiter = "" if apply_chat_template else self.config.target_delimiter
-        continuations = letter_continuations(delimiter)
+        continuations = letter_continuations("" if apply_chat_template else self.config.target_delimiter)
         return [
             Instance("loglikelihood", doc, (context, continuation), idx=q * len(LETTERS) + i, **kwargs)
             for q, context in enumerate(ctx)
@@ -221,16 +248,20 @@ class DCQTask(ConfigurableTask):
         return per_doc_metrics(self.parsed_answers(results))
 
     def aggregation(self) -> dict:
-        level = self.settings.confidence_level
+        settings = self.settings
 
         def from_estimate(read):
-            return lambda records: read(partition_estimate(records, level))
+            return lambda records: read(partition_estimate(records, settings.confidence_level))
+
+        def from_chance_test(read):
+            return lambda records: read(partition_chance_test(records, settings.seed))
 
         return {
             **{name: from_estimate(read) for name, read in ESTIMATE_METRICS.items()},
+            **{name: from_chance_test(read) for name, read in CHANCE_METRICS.items()},
             **{name: mean for name in MEAN_METRICS},
         }
 
     def higher_is_better(self) -> dict:
-        lower = {"dcq_pvalue", "dcq_unparseable"}
-        return {name: name not in lower for name in (*ESTIMATE_METRICS, *MEAN_METRICS)}
+        lower = {"dcq_pvalue", "dcq_pvalue_null", "dcq_chance_max", "dcq_unparseable"}
+        return {name: name not in lower for name in (*ESTIMATE_METRICS, *CHANCE_METRICS, *MEAN_METRICS)}

@@ -1,4 +1,9 @@
-"""DCQ's verdict per task from a run: the contamination range with its McNemar test.
+"""DCQ's verdict per task from a run: the contamination range, decided by our chance test.
+
+The published McNemar p at p* is shown as a fact only: p* is chosen after seeing
+the hits, so that p is uncorrected for the choice (anti-conservative). The
+decision uses ``dcq_pvalue_null``, the whole procedure simulated under no memory
+(:mod:`lm_eval_contam.dcq.chance`).
 
 Read from the task's own metrics in lm-eval's results; the report only renders
 it (``lm_eval_contam.report.methods.dcq``).
@@ -25,7 +30,9 @@ class DCQEvidence:
     dcq_min: float
     dcq_max_ci: ConfidenceInterval
     dcq_kappa: float
-    pvalue: float
+    pvalue: float  # ours: the chance test of the whole procedure
+    mcnemar_pvalue: float  # published: McNemar at p* as if p* were fixed in advance
+    chance_max: float  # mean max of memory-free partitions with the same BDQ picks
     bdq_pick_rates: tuple[float, ...]  # options A..E (E: "none of the provided options")
     bcq_hit_rates: tuple[float, ...]  # original in slot A..D
     unparseable: float
@@ -34,23 +41,27 @@ class DCQEvidence:
         return [("dcq_max (upper bound)", f"{number(self.dcq_max)} {interval(self.dcq_max_ci)}"),
                 ("dcq_min (lower bound)", number(self.dcq_min)),
                 ("Cohen's kappa (BCQ positions)", number(self.dcq_kappa)),
-                ("McNemar p-value (BCQ hits vs BDQ picks)", pvalue(self.pvalue)),
+                ("chance level of dcq_max (memory-free, same BDQ picks)", number(self.chance_max)),
+                ("dcq_max above chance by", number(self.dcq_max - self.chance_max)),
+                ("p-value against no memory (whole procedure simulated)", pvalue(self.pvalue)),
+                ("McNemar p-value at p* (uncorrected for the choice of p*)", pvalue(self.mcnemar_pvalue)),
                 ("unparseable replies", number(self.unparseable))]
 
     def summary(self) -> str:
-        return f"{p_equals(self.pvalue)}, max {number(self.dcq_max)}"
+        return f"{p_equals(self.pvalue)}, max {number(self.dcq_max)} (chance {number(self.chance_max)})"
 
 
 def task_verdict(model: ModelRun, task: str) -> Verdict:
-    """Flagged when the exact paired McNemar test of BCQ hits against BDQ picks at p* gives p <= 0.05."""
+    """Flagged when our chance test of the whole procedure gives p <= 0.05."""
     config, metadata = model.config(task), model.metadata(task)
     output_type = str(config.get("output_type", "generate_until"))
-    p = model.number(task, "dcq_pvalue")
+    p = model.number(task, "dcq_pvalue_null")
     level = float(metadata.get("confidence_level", 0.95))
     ci = ConfidenceInterval(model.number(task, "dcq_max_ci_low"), model.number(task, "dcq_max_ci_high"), level)
     evidence = DCQEvidence(
         dcq_max=model.number(task, "dcq_max"), dcq_min=model.number(task, "dcq_min"), dcq_max_ci=ci,
-        dcq_kappa=model.number(task, "dcq_kappa"), pvalue=p,
+        dcq_kappa=model.number(task, "dcq_kappa"), pvalue=p, mcnemar_pvalue=model.number(task, "dcq_pvalue"),
+        chance_max=model.number(task, "dcq_chance_max"),
         bdq_pick_rates=tuple(model.number(task, f"dcq_bdq_{letter}") for letter in LETTERS),
         bcq_hit_rates=tuple(model.number(task, f"dcq_bcq_{position}") for position in POSITIONS),
         unparseable=model.number(task, "dcq_unparseable"),
@@ -60,8 +71,10 @@ def task_verdict(model: ModelRun, task: str) -> Verdict:
         family=FAMILY, method="dcq_" + output_type.removesuffix("_until"), title=MODES.get(output_type, "DCQ"),
         task=task, flagged=p <= ALPHA, statistic=evidence.dcq_max, pvalue=p, confidence_interval=ci,
         n=model.n_instances(task),
-        null="the original is picked in BCQ slot p* no more often than the BDQ picks p* (paired over instances)",
-        rule=f"flagged when the one-sided exact McNemar p <= {ALPHA}", evidence=evidence,
+        null=("no memory: every quiz is answered from the same letter distribution, whichever slot holds the "
+              "original (dcq_max no higher than a memory-free model with the same BDQ picks would score)"),
+        rule=f"flagged when the Monte-Carlo p of the whole procedure (p* chosen as published) <= {ALPHA}",
+        evidence=evidence,
     )
 
 

@@ -47,13 +47,15 @@ def summary_rows(verdicts: Sequence[Verdict]) -> list[SummaryRow]:
 def cell_detail(verdict: Verdict) -> str:
     """The numbers behind one verdict, short enough for a table cell."""
     text = verdict.evidence.summary()
-    return f"{text} ({verdict.variant})" if verdict.variant and verdict.variant != "instruct" else text
+    text = f"{text} ({verdict.variant})" if verdict.variant and verdict.variant != "instruct" else text
+    return f"{text}; caveat: {len(verdict.caveats)} (see details)" if verdict.caveats else text
 
 
 def verdict_facts(verdict: Verdict) -> list[tuple[str, str]]:
     """What every verdict states, around the method's own numbers."""
     return [*([("instances", str(verdict.n))] if verdict.n is not None else []), *verdict.evidence.facts(),
-            ("null hypothesis", verdict.null), ("rule", verdict.rule)]
+            ("null hypothesis", verdict.null), ("rule", verdict.rule),
+            *(("caveat", caveat) for caveat in verdict.caveats)]
 
 
 def model_description(injection: dict | None) -> str:

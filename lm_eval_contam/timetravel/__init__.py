@@ -1,6 +1,7 @@
 """Time Travel in LLMs (Golchin & Surdeanu, ICLR 2024) as lm-eval tasks.
 
-Public API: :func:`bootstrap_test` (Algorithm 1), :func:`classify_match`
+Public API: :func:`bootstrap_test` (Algorithm 1), :func:`permutation_test` (Algorithm 1's
+sign-flip test, ours), :func:`classify_match`
 (Algorithm 2, Judge A), :func:`render_prompt` (the paper's prompts).
 """
 
@@ -12,15 +13,17 @@ from lm_eval_contam.timetravel.judge import (
 )
 from lm_eval_contam.timetravel.prompts import render_judge_prompt, render_prompt
 from lm_eval_contam.timetravel.split import split_text
-from lm_eval_contam.timetravel.stats import BootstrapResult, bootstrap_test
+from lm_eval_contam.timetravel.stats import BootstrapResult, PermutationResult, bootstrap_test, permutation_test
 
 __all__ = [
     "BootstrapResult",
     "PartitionVerdict",
+    "PermutationResult",
     "bootstrap_test",
     "classify_match",
     "parse_judge_reply",
     "partition_verdict",
+    "permutation_test",
     "render_judge_prompt",
     "render_prompt",
     "split_text",

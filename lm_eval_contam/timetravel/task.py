@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import datasets
+import numpy as np
 from lm_eval.api.metrics import mean
 from lm_eval.api.task import ConfigurableTask
 
@@ -27,11 +28,15 @@ from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.text import rouge_l_f
 from lm_eval_contam.timetravel.instances import DEFAULT_NUM_INSTANCES, sample_docs
 from lm_eval_contam.timetravel.judge import PartitionVerdict, classify_match, partition_verdict
-from lm_eval_contam.timetravel.stats import BootstrapResult, bootstrap_test
+from lm_eval_contam.timetravel.stats import BootstrapResult, PermutationResult, bootstrap_test, permutation_test
 
 # Metrics aggregated from the per-doc record (the rest are means of per-doc ROUGE-L).
-PARTITION_METRICS = ("alg1_pvalue", "alg1_contaminated", "exact_matches", "near_exact_matches", "alg2_contaminated")
+PARTITION_METRICS = ("alg1_pvalue", "alg1_contaminated", "alg1_permutation_pvalue", "exact_matches", "near_exact_matches", "alg2_contaminated")
 METRICS = ("rougeL_guided", "rougeL_general", *PARTITION_METRICS)
+
+
+# The paper rounds ROUGE-L to two decimals before its test; Alg. 1 does too by default.
+ALG1_DECIMALS = 2
 
 
 @dataclass(frozen=True)
@@ -39,11 +44,13 @@ class BootstrapOptions:
     paired: bool
     n_resamples: int
     seed: int
+    decimals: int | None = ALG1_DECIMALS  # None: test the unrounded scores
 
 
 @dataclass(frozen=True)
 class PartitionStatistics:
     alg1: BootstrapResult
+    alg1_permutation: PermutationResult
     alg2: PartitionVerdict
 
 
@@ -53,25 +60,34 @@ def record_key(record: Mapping[str, Any]) -> tuple[float, float, str]:
 
 @functools.lru_cache(maxsize=64)
 def _statistics(records: tuple[tuple[float, float, str], ...], options: BootstrapOptions) -> PartitionStatistics:
+    guided, general = ([record[column] for record in records] for column in (0, 1))
+    if options.decimals is not None:
+        guided, general = (list(np.round(scores, options.decimals)) for scores in (guided, general))
     return PartitionStatistics(
-        alg1=bootstrap_test([guided for guided, _, _ in records], [general for _, general, _ in records],
-                            paired=options.paired, n_resamples=options.n_resamples, seed=options.seed),
+        alg1=bootstrap_test(guided, general, paired=options.paired, n_resamples=options.n_resamples, seed=options.seed),
+        alg1_permutation=permutation_test(guided, general, seed=options.seed),
         alg2=partition_verdict(match for _, _, match in records),
     )
 
 
 def partition_statistics(records: Sequence[Mapping[str, Any]], options: BootstrapOptions) -> PartitionStatistics:
-    """Alg. 1 (bootstrap) and Alg. 2 (Judge A counts) over one partition's per-doc records, computed once."""
+    """Alg. 1 (bootstrap and our permutation test) and Alg. 2 (Judge A counts) over one partition's per-doc records, computed once."""
     return _statistics(tuple(record_key(record) for record in records), options)
 
 
 STATISTIC_READERS: dict[str, Callable[[PartitionStatistics], float]] = {
     "alg1_pvalue": lambda s: s.alg1.pvalue,
     "alg1_contaminated": lambda s: float(s.alg1.significant(ALPHA)),
+    "alg1_permutation_pvalue": lambda s: s.alg1_permutation.pvalue,
     "exact_matches": lambda s: s.alg2.exact_matches,
     "near_exact_matches": lambda s: s.alg2.near_exact_matches,
     "alg2_contaminated": lambda s: float(s.alg2.contaminated),
 }
+
+
+def _alg1_decimals(value: Any) -> int | None:
+    """The task's ``alg1_decimals`` metadata: an integer, or "none" to test unrounded scores."""
+    return None if value is None or str(value).lower() == "none" else int(value)
 
 
 def swap_prompt(context: str, guided_prompt: str, general_prompt: str) -> str:
@@ -139,6 +155,7 @@ class TimeTravelTask(ConfigurableTask):
             paired=str(metadata.get("bootstrap", "paired")) != "unpaired",
             n_resamples=int(metadata.get("n_resamples", 10_000)),
             seed=int(metadata.get("seed", 0)),
+            decimals=_alg1_decimals(metadata.get("alg1_decimals", ALG1_DECIMALS)),
         )
 
         def reader(metric: str) -> Callable[[Sequence[Mapping[str, Any]]], float]:
@@ -149,4 +166,4 @@ class TimeTravelTask(ConfigurableTask):
 
     def higher_is_better(self) -> dict[str, bool]:
         # "Higher" means more evidence of contamination, except for the p-value.
-        return {metric: metric != "alg1_pvalue" for metric in METRICS}
+        return {metric: not metric.endswith("_pvalue") for metric in METRICS}

@@ -1,4 +1,4 @@
-"""Time Travel's verdicts from a run: Alg. 1 (bootstrap), Alg. 2 with Judge A, and Alg. 2 with each Judge B.
+"""Time Travel's verdicts from a run: Alg. 1 (bootstrap; our sign-flip permutation test), Alg. 2 with Judge A, and Alg. 2 with each Judge B.
 
 Read from lm-eval's results (the task's own partition metrics) and logged
 samples (the per-instance table); the report only renders them
@@ -13,7 +13,7 @@ from typing import Any
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import number, p_equals, pvalue
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.rundir import ModelRun
+from lm_eval_contam.rundir import FILTER, ModelRun
 from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.timetravel.judge_b import judge_a_match, latest_per_judge
 from lm_eval_contam.verdict import Verdict
@@ -44,11 +44,12 @@ class Alg1Evidence:
     rouge_general: float
     pvalue: float
     instances: tuple[Instance, ...]
+    test: str = "bootstrap"  # which test gave ``pvalue``
 
     def facts(self) -> list[tuple[str, str]]:
         return [("mean ROUGE-L guided", number(self.rouge_guided)),
                 ("mean ROUGE-L general", number(self.rouge_general)),
-                ("bootstrap p-value (guided > general)", pvalue(self.pvalue))]
+                (f"{self.test} p-value (guided > general)", pvalue(self.pvalue))]
 
     def summary(self) -> str:
         return p_equals(self.pvalue)
@@ -100,14 +101,26 @@ def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
     judged = latest_per_judge(samples_file) if samples_file is not None else []
     rows = instances(model, task, {int(entry["doc_id"]): entry.get("judge_b_match")
                                    for entry in judged[-1]["instances"]} if judged else None)
+    rouge_guided, rouge_general = model.number(task, "rougeL_guided"), model.number(task, "rougeL_general")
     p = model.number(task, "alg1_pvalue")
     found = [
         Verdict(method="tt_alg1", title="Time Travel Alg. 1", flagged=model.number(task, "alg1_contaminated") == 1.0,
-                statistic=model.number(task, "rougeL_guided") - model.number(task, "rougeL_general"), pvalue=p,
+                statistic=rouge_guided - rouge_general, pvalue=p,
                 null="guided completions overlap the reference no more than general ones (mean ROUGE-L)",
                 rule=f"flagged when the bootstrap p <= {ALPHA} (the paper's Alg. 1, the task's alg1_contaminated)",
-                evidence=Alg1Evidence(model.number(task, "rougeL_guided"), model.number(task, "rougeL_general"), p,
-                                      rows), **common),
+                evidence=Alg1Evidence(rouge_guided, rouge_general, p, rows), **common),
+    ]
+    # Runs made before the permutation test have no such metric: they keep their published verdicts only.
+    if f"alg1_permutation_pvalue,{FILTER}" in model.row(task):
+        permutation_p = model.number(task, "alg1_permutation_pvalue")
+        found.append(Verdict(
+            method="tt_alg1_permutation", title="Time Travel Alg. 1, permutation (ours)",
+            flagged=permutation_p <= ALPHA, statistic=rouge_guided - rouge_general, pvalue=permutation_p,
+            null="guided and general ROUGE-L are exchangeable within each instance",
+            rule=f"flagged when the exact sign-flip p <= {ALPHA}",
+            evidence=Alg1Evidence(rouge_guided, rouge_general, permutation_p, rows, test="sign-flip permutation"),
+            **common))
+    found += [
         Verdict(method="tt_alg2_judge_a", title="Time Travel Alg. 2 (Judge A)",
                 flagged=model.number(task, "alg2_contaminated") == 1.0, statistic=None, pvalue=None, null=ALG2_NULL,
                 rule=ALG2_RULE, evidence=Alg2Evidence(int(model.number(task, "exact_matches")),

@@ -87,7 +87,8 @@ def instance_options(name: str, seed: int) -> list[OptionsEntry]:
 def answered_quizzes(entries) -> list[tuple[str, str]]:
     """(prompt, correct letter) of every quiz of ``entries``, as the task renders them."""
     return [
-        (quiz_prompt(quiz.options, split_name=SPLIT, dataset_name=DATASET_NAME), quiz.answer)
+        # The loglikelihood mode's context ends at "ANSWER:" (the paper's final newline dropped; see DCQTask).
+        (quiz_prompt(quiz.options, split_name=SPLIT, dataset_name=DATASET_NAME).removesuffix("\n"), quiz.answer)
         for entry in entries
         for quiz in build_quizzes(entry.instance, entry.options)
     ]

@@ -64,7 +64,7 @@ def test_generate_mode_requests(both_modes) -> None:
     sample = both_modes["samples"]["dcq_toy_news_train"][0]
     assert len(sample["arguments"]) == 5  # BDQ + four BCQs, one greedy request each
     contexts = [arguments[0] for arguments in sample["arguments"]]
-    assert all(c.startswith("You are provided with a five-choice quiz.") and c.endswith("ANSWER:") for c in contexts)
+    assert all(c.startswith("You are provided with a five-choice quiz.") and c.endswith("ANSWER:\n") for c in contexts)
     assert "from the train split of the Toy News dataset" in contexts[0]
     assert sample["arguments"][0][1]["max_gen_toks"] == 1 and sample["arguments"][0][1]["do_sample"] is False
     instance = sample["doc"]["instance"]

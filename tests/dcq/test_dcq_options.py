@@ -56,7 +56,7 @@ EXPECTED_GENERATION_PROMPT = (
     "C)\nThird word-level perturbation goes here\n"
     "\n"
     "D)\nFourth word-level perturbation goes here\n"
-    "---"
+    "---\n"  # the official prompt ends with a newline (shahriargolchin/DCQ, option_generation.py)
 )
 
 

@@ -29,7 +29,7 @@ EXPECTED_PROMPT = (
     "\n"
     "E)\nNone of the provided options.\n"
     "---\n"
-    "ANSWER:"
+    "ANSWER:\n"
 )
 
 

@@ -1,0 +1,36 @@
+"""A run made with lm-eval's --limit says so beside every verdict it gives (report and Markdown)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lm_eval_contam.report import build_report
+from lm_eval_contam.report.html import render_html
+from lm_eval_contam.report.markdown import render_markdown
+
+DCQ = "dcq_toy_news_train_ll"
+
+
+def _write_run(directory: Path, limit: int | None) -> None:
+    metrics = {"dcq_pvalue": 0.3, "dcq_max": 0.1, "dcq_min": 0.0, "dcq_kappa": 0.0, "dcq_max_ci_low": 0.02,
+               "dcq_max_ci_high": 0.3, "dcq_unparseable": 0.0, "dcq_pvalue_null": 0.4, "dcq_chance_max": 0.1,
+               **{f"dcq_bdq_{x}": 0.2 for x in "ABCDE"}, **{f"dcq_bcq_{x}": 0.1 for x in "ABCD"}}
+    results = {"results": {DCQ: {f"{k},none": v for k, v in metrics.items()}},
+               "configs": {DCQ: {"output_type": "loglikelihood", "test_split": "train",
+                                 "metadata": {"method": "dcq", "dataset": "toy_news"}}},
+               "n-samples": {DCQ: {"original": 12, "effective": limit or 12}},
+               "config": {"model": "hf", "model_args": "pretrained=/m", "limit": limit}}
+    directory.mkdir(parents=True)
+    (directory / "results_2024-01-01T00-00-00.json").write_text(json.dumps(results))
+
+
+def test_limit_is_a_caveat_on_every_verdict(tmp_path: Path) -> None:
+    _write_run(tmp_path / "limited" / "m", limit=2)
+    (verdict,) = build_report(tmp_path / "limited").verdicts
+    assert verdict.caveats and verdict.caveats[0].startswith("run with --limit 2: lm-eval took the first instances")
+    assert "caveat: run with --limit 2" in render_markdown(build_report(tmp_path / "limited"))
+    assert "caveat: 1 (see details)" in render_html(build_report(tmp_path / "limited"))
+    _write_run(tmp_path / "full" / "m", limit=None)
+    (full,) = build_report(tmp_path / "full").verdicts
+    assert full.caveats == ()
