@@ -19,6 +19,7 @@ from typing import Any
 from lm_eval_contam.errors import ContamError
 
 DCQ_MODES = ("loglikelihood", "generate")
+PLAIN_TEXT_BACKENDS = ("hf", "vllm")  # lm-eval backends that can continue plain text (Time Travel's completion style)
 AUDIT_FILE = "audit.json"
 
 
@@ -47,11 +48,15 @@ class ModelRun:
     seconds: float = 0.0
 
 
-def partition_tasks(name: str, dcq_modes: Sequence[str], *, chat: bool = True) -> list[str]:
+def partition_tasks(name: str, dcq_modes: Sequence[str], *, chat: bool = True, plain_text: bool = True) -> list[str]:
     """The tasks auditing one partition (``<dataset>:<split>``): Time Travel and DCQ in each mode.
 
-    Time Travel's instruct prompts suit chat models; without a chat template the
-    model is treated as a base model and gets the completion-style prompts.
+    A chat model gets Time Travel in both prompt styles (a chat model may replicate
+    memorised text only when asked to continue plain text; the completion style stops
+    at the first line break and costs little), combined in the report with a
+    Bonferroni correction; without a chat template the model is treated as a base
+    model and gets the completion style only. A chat API (``plain_text`` False)
+    cannot continue plain text, so it gets the instruct style only.
     """
     from lm_eval_contam.dcq.configs import METHOD as DCQ
     from lm_eval_contam.partitions import Partition
@@ -61,7 +66,8 @@ def partition_tasks(name: str, dcq_modes: Sequence[str], *, chat: bool = True) -
     unknown = [mode for mode in dcq_modes if mode not in DCQ_MODES]
     if unknown:
         raise ContamError(f"unknown DCQ mode(s) {unknown}; known: {', '.join(DCQ_MODES)}", field="dcq_mode")
-    return [timetravel_task(partition, "instruct" if chat else "completion"),
+    styles = ("instruct", "completion") if chat and plain_text else ("instruct",) if chat else ("completion",)
+    return [*(timetravel_task(partition, style) for style in styles),
             *(partition.task_name(DCQ, "ll" if mode == "loglikelihood" else "") for mode in dcq_modes)]
 
 
@@ -76,12 +82,12 @@ class AuditPlan:
         return self.dcr is not None
 
 
-def plan_audit(settings: AuditSettings, *, chat: bool = True) -> AuditPlan:
+def plan_audit(settings: AuditSettings, *, chat: bool = True, plain_text: bool = True) -> AuditPlan:
     """Every task name of the audit, partitions first, then the DCR sheet's group and benchmarks."""
     if not settings.partitions and not settings.dcr_sheet:
         raise ContamError("nothing to audit: give partitions and/or a DCR sheet", field="partitions")
     tasks = [task for partition in settings.partitions
-             for task in partition_tasks(partition, settings.dcq_modes, chat=chat)]
+             for task in partition_tasks(partition, settings.dcq_modes, chat=chat, plain_text=plain_text)]
     dcr = None
     if settings.dcr_sheet:
         from lm_eval_contam.dcr.sheet import load_sheet
@@ -126,7 +132,8 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     chat = settings.apply_chat_template
     if chat is None:
         chat = _has_chat_template(spec.backend, model_args)
-    plan = plan_audit(settings, chat=chat)
+    # Local backends score plain text; chat APIs only take messages.
+    plan = plan_audit(settings, chat=chat, plain_text=spec.backend in PLAIN_TEXT_BACKENDS)
     tasks = list(plan.tasks)
     task_manager = harness.task_manager(settings.include_path, include_defaults=plan.needs_builtins)
     missing = [task for task in tasks if task not in task_manager.all_subtasks and task not in task_manager.all_groups]

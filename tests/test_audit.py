@@ -18,9 +18,10 @@ SETTINGS = AuditSettings(partitions=("toy_news:train",), max_gen_toks=6, batch_s
 
 
 def test_partition_tasks_follow_the_task_naming() -> None:
-    assert partition_tasks("toy_news:train", ["loglikelihood"]) == ["timetravel_toy_news_train", "dcq_toy_news_train_ll"]
-    assert partition_tasks("ag_news:test", ["loglikelihood", "generate"]) == [
-        "timetravel_ag_news_test", "dcq_ag_news_test_ll", "dcq_ag_news_test"]
+    assert partition_tasks("toy_news:train", ["loglikelihood"]) == [
+        "timetravel_toy_news_train", "timetravel_toy_news_train_completion", "dcq_toy_news_train_ll"]
+    assert partition_tasks("ag_news:test", ["loglikelihood", "generate"], chat=False) == [
+        "timetravel_ag_news_test_completion", "dcq_ag_news_test_ll", "dcq_ag_news_test"]
     with pytest.raises(ContamError, match="unknown DCQ mode"):
         partition_tasks("toy_news:train", ["vibes"])
     with pytest.raises(ContamError):
@@ -90,13 +91,14 @@ def _results(run_dir: Path) -> dict:
 def test_audit_writes_lm_eval_results_and_audit_json(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
     counter = _CountingCalls(monkeypatch)
     run = run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
-    assert run.tasks == ("timetravel_toy_news_train", "dcq_toy_news_train_ll")
+    assert run.tasks == ("timetravel_toy_news_train", "timetravel_toy_news_train_completion", "dcq_toy_news_train_ll")
     results = _results(tmp_path / run.run_dir)["results"]
     assert set(results) == set(run.tasks)
     assert 0.0 <= results["timetravel_toy_news_train"]["alg1_pvalue,none"] <= 1.0
     assert 0.0 <= results["dcq_toy_news_train_ll"]["dcq_pvalue,none"] <= 1.0
-    # 12 instances: 24 Time Travel generations, 12 x 5 quizzes at one forward pass each.
-    assert counter.calls == 24 + 60
+    # 12 instances: 24 Time Travel generations per prompt style (a chat model gets both), 12 x 5 quizzes at one
+    # forward pass each.
+    assert counter.calls == 2 * 24 + 60
     audit = json.loads((tmp_path / "audit.json").read_text())
     assert [m["label"] for m in audit["models"]] == ["tiny"]
     assert audit["partitions"] == ["toy_news:train"] and audit["models"][0]["injection"] is None
@@ -113,7 +115,7 @@ def test_interrupted_audit_resumes_from_the_request_cache(tiny_model_dir: Path, 
     assert interrupted.calls == 30 and not list(tmp_path.rglob("results_*.json"))
     resumed = _CountingCalls(monkeypatch)
     run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
-    assert resumed.calls == 24 + 60 - 30  # nothing done before the interruption is recomputed
+    assert resumed.calls == 2 * 24 + 60 - 30  # nothing done before the interruption is recomputed
     again = _CountingCalls(monkeypatch)
     run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
     assert again.calls == 0
@@ -179,3 +181,20 @@ def test_demo_runs_end_to_end_and_says_what_was_flagged(tiny_model_dir: Path, tm
     out = capsys.readouterr().out
     assert "contaminated / Toy News train (injected):" in out and "clean / Toy News test (not injected):" in out
     assert (tmp_path / "report.html").is_file() and (tmp_path / "report.md").is_file()
+
+
+def test_chat_model_audit_runs_both_styles_and_flags_only_the_injected_partition(toy_news_memoriser: Path,
+                                                                                  tmp_path: Path) -> None:
+    """A chat-templated model injected in plain text: the audit's completion style catches what instruct prompts miss."""
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
+
+    assert cli_main(["audit", "--model", str(toy_news_memoriser), "--label", "chat",
+                     "--partitions", "toy_news:train,toy_news:test", "--max_gen_toks", "40",
+                     "--batch_size", "12", "--output_path", str(tmp_path), "--no-report"]) == 0
+    found = collect(load_run(tmp_path))
+    flagged = {(v.partition, v.method, v.variant) for v in found if v.flagged}
+    assert ("Toy News train", "tt_alg2_judge_a", "completion") in flagged
+    assert not [key for key in flagged if key[0] == "Toy News test"]
+    assert {v.variant for v in found if v.method == "tt_alg1"} == {"instruct", "completion"}
+    assert [v.method for v in found if v.partition == "Toy News train"].count("tt_styles_combined") == 1

@@ -138,5 +138,49 @@ def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
     return found
 
 
+@dataclass(frozen=True)
+class StylesEvidence:
+    """Both prompt styles' permutation p-values for one partition, combined by Bonferroni."""
+
+    pvalues: tuple[tuple[str, float], ...]  # (prompt style, sign-flip p)
+    adjusted: float
+    instances: tuple[Instance, ...] = ()  # per-instance rows live with each style's own task
+
+    def facts(self) -> list[tuple[str, str]]:
+        return [*((f"sign-flip p, {style} prompts", pvalue(p)) for style, p in self.pvalues),
+                (f"Bonferroni-adjusted p (min p × {len(self.pvalues)})", pvalue(self.adjusted))]
+
+    def summary(self) -> str:
+        return p_equals(self.adjusted)
+
+
+def styles_combined(found: list[Verdict]) -> list[Verdict]:
+    """One verdict per partition audited in several prompt styles: the smallest permutation p, Bonferroni-adjusted.
+
+    A chat model may replicate memorised text only when it is asked to continue plain text (the completion
+    style) or only when instructed; the audit runs both, and this keeps the family-wise level at 0.05.
+    """
+    by_partition: dict[tuple[str, str], list[Verdict]] = {}
+    for verdict in found:
+        if verdict.method == "tt_alg1_permutation":
+            by_partition.setdefault((verdict.model, verdict.partition), []).append(verdict)
+    combined = []
+    for (model, partition), styles in by_partition.items():
+        if len({v.variant for v in styles}) < 2:
+            continue
+        pvalues = tuple((str(v.variant), float(v.pvalue)) for v in styles)
+        adjusted = min(1.0, len(pvalues) * min(p for _, p in pvalues))
+        combined.append(Verdict(
+            model=model, partition=partition, family=FAMILY, method="tt_styles_combined",
+            title="Time Travel, both prompt styles (ours)", task=" + ".join(v.task for v in styles),
+            flagged=adjusted <= ALPHA, statistic=None, pvalue=adjusted, confidence_interval=None,
+            n=min(v.n for v in styles if v.n is not None) if any(v.n is not None for v in styles) else None,
+            null="in every prompt style, guided and general ROUGE-L are exchangeable within each instance",
+            rule=f"flagged when the Bonferroni-adjusted smallest sign-flip p <= {ALPHA} ({len(pvalues)} styles)",
+            evidence=StylesEvidence(pvalues, adjusted)))
+    return combined
+
+
 def verdicts(model: ModelRun) -> list[Verdict]:
-    return [verdict for task in model.tasks_of(FAMILY) for verdict in task_verdicts(model, task)]
+    found = [verdict for task in model.tasks_of(FAMILY) for verdict in task_verdicts(model, task)]
+    return found + styles_combined(found)
