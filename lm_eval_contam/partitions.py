@@ -65,6 +65,21 @@ class DatasetSpec:
             return f"{self.label_names.index(value)} ({value})"
         return str(value)
 
+    @property
+    def registered(self) -> bool:
+        """A dataset of the project's registry (the papers' Hub datasets and the shipped samples)."""
+        return (DATASETS.get(self.key) or SAMPLE_DATASETS.get(self.key)) == self
+
+    def task_metadata(self) -> dict[str, Any]:
+        """The task-YAML metadata naming this dataset (the inverse of :func:`dataset_from_task_metadata`)."""
+        if self.registered:
+            return {"dataset": self.key}
+        fields = {"dataset_name": self.display_name, "data_files": dict(self.data_files or {}),
+                  "task_type": self.task_type, "text_field": self.text_field, "second_field": self.second_field,
+                  "label_field": self.label_field, "label_names": list(self.label_names),
+                  "columns": list(self.dcq_columns), "companion_field": self.companion_field}
+        return {key: value for key, value in fields.items() if value not in (None, [])}
+
     def partition(self, split: str) -> Partition:
         if split not in self.splits:
             raise ContamError(f"{self.display_name} has no audited split {split!r}; known: {', '.join(self.splits)}",

@@ -119,6 +119,7 @@ def _main(args: argparse.Namespace) -> int:
         model_completer,
         model_proposer,
         read_options,
+        failures_path,
         write_failures,
     )
     from lm_eval_contam.dcq.instances import sample_instances
@@ -149,9 +150,9 @@ def _main(args: argparse.Namespace) -> int:
         failures += run.failures
     print(f"wrote {written} option sets to {out}")
     if failures:
-        failures_path = out.with_name(out.name + ".failures.jsonl")
-        write_failures(failures_path, failures)
-        print(f"{len(failures)} instances still invalid after {args.attempts} attempts; see {failures_path}:")
+        failures_file = failures_path(out)
+        write_failures(failures_file, failures)
+        print(f"{len(failures)} instances still invalid after {args.attempts} attempts; see {failures_file}:")
         for failure in failures[:5]:
             print(f"  {failure.instance[:70]!r}: {'; '.join(failure.problems)}")
         return 1

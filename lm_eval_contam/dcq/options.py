@@ -17,6 +17,7 @@ from pathlib import Path
 
 from lm_eval_contam.dcq.instances import QuizInstance, instance_key, label_line
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.jsonl import read_jsonl_objects
 from lm_eval_contam.text import normalize_whitespace
 
 # Verbatim from the official implementation; {original_instance} is filled by str.replace.
@@ -281,10 +282,40 @@ def write_failures(path: str | Path, failures: Iterable[OptionsFailure]) -> None
     _write_jsonl(path, failures, "w")
 
 
+def failures_path(options_path: str | Path) -> Path:
+    """Where ``dcq-options`` lists the instances it could not make valid options for."""
+    path = Path(options_path)
+    return path.with_name(path.name + ".failures.jsonl")
+
+
+def read_failures(options_path: str | Path) -> dict[str, OptionsFailure]:
+    """The recorded failures beside an options cache, keyed by instance hash (empty when none)."""
+    source = failures_path(options_path)
+    failures: dict[str, OptionsFailure] = {}
+    for number, record in enumerate(read_jsonl_objects(source) if source.is_file() else [], start=1):
+        try:
+            failure = OptionsFailure(key=record["key"], instance=record["instance"],
+                                     problems=tuple(record["problems"]), attempts=int(record["attempts"]))
+        except (KeyError, TypeError, ValueError) as error:
+            raise ContamError(f"not a failure record ({error})", source=f"{source}:{number}") from None
+        failures[failure.key] = failure
+    return failures
+
+
 def options_for(
-    instances: Sequence[QuizInstance], cache: Mapping[str, OptionsEntry], *, cache_path: str | Path, command: str
+    instances: Sequence[QuizInstance], cache: Mapping[str, OptionsEntry], *, cache_path: str | Path, command: str,
+    left_out: Mapping[str, OptionsFailure] | None = None,
 ) -> list[OptionsEntry]:
-    """The cached options of each instance; a missing one is an error naming the command that makes them."""
+    """The cached options of each instance, skipping those recorded in ``left_out`` (no valid options could be made).
+
+    Any other missing instance is an error naming the command that makes its options.
+    """
+    left_out = left_out or {}
+    quizzed = [instance for instance in instances if instance.key not in left_out]
+    if not quizzed:
+        raise ContamError(f"none of the {len(instances)} instances has valid quiz options "
+                          f"(see {failures_path(cache_path)})", source=str(cache_path))
+    instances = quizzed
     missing = [instance for instance in instances if instance.key not in cache]
     if missing:
         raise ContamError(

@@ -20,6 +20,7 @@ letter, ...}}`` (None = unparseable) under every estimate and chance-test metric
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from lm_eval.api.task import ConfigurableTask
 from lm_eval_contam.dcq.chance import ChanceTestResult, chance_test
 from lm_eval_contam.dcq.estimate import DCQEstimate, InstanceAnswers, estimate
 from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_instances
-from lm_eval_contam.dcq.options import options_for, read_options
+from lm_eval_contam.dcq.options import failures_path, options_for, read_failures, read_options
 from lm_eval_contam.dcq.quiz import (
     LETTERS,
     POSITIONS,
@@ -48,6 +49,7 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import Partition, resolve_path
 from lm_eval_contam.default_model import cache_home
 
+log = logging.getLogger("lm_eval_contam.dcq")
 OPTIONS_COMMAND = "lm-eval-contam dcq-options"
 QUIZ_KEY = "dcq_quiz"  # set on a copy of the doc to select which quiz doc_to_text renders
 
@@ -183,8 +185,13 @@ class DCQTask(ConfigurableTask):
         rows = self.dataset[self.config.test_split]
         instances = sample_instances(settings.partition, rows, settings.num_instances, settings.seed)
         cache = read_options(settings.options_path)
+        left_out = read_failures(settings.options_path)
         entries = options_for(instances, cache, cache_path=settings.options_path,
-                              command=options_command(self.config.task))
+                              command=options_command(self.config.task), left_out=left_out)
+        if len(entries) < len(instances):
+            log.warning("%s: %d of %d instances left out of the quiz (no valid options; listed in %s)",
+                        self.config.task, len(instances) - len(entries), len(instances),
+                        failures_path(settings.options_path))
         return datasets.Dataset.from_list(
             [
                 {

@@ -84,7 +84,8 @@ def sample_docs(
 
 def default_num_instances(partition: Partition) -> int:
     """The task's sample size: a shipped sample partition is small enough to use whole, else the paper's 10."""
-    return len(partition.rows()) if partition.dataset.hf_path is None else DEFAULT_NUM_INSTANCES
+    shipped_sample = partition.dataset.registered and partition.dataset.hf_path is None
+    return len(partition.rows()) if shipped_sample else DEFAULT_NUM_INSTANCES
 
 
 def audited_rows(partition: Partition, rows: Sequence[Mapping[str, Any]], *, num_instances: int | None = None,

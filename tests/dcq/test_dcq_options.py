@@ -200,3 +200,20 @@ def test_shipped_toy_news_options_cover_its_partitions() -> None:
     for split, rows in partition_rows.items():
         instances = sample_instances(Partition.parse(f"toy_news:{split}"), rows, 100, seed=0)
         assert len(options_for(instances, cache, cache_path="shipped", command="-")) == 12
+
+
+def test_instances_with_recorded_failures_are_left_out_not_fatal(tmp_path) -> None:
+    from lm_eval_contam.dcq.options import append_options, read_failures, write_failures
+
+    other = QuizInstance("text: v1.2 fix")
+    run = collect_options([ORIGINAL, other], lambda insts, attempt: [GOOD] + [""] * (len(insts) - 1),
+                          generator="fake", attempts=2, progress=False)
+    path = tmp_path / "options.jsonl"
+    append_options(path, run.entries)
+    write_failures(tmp_path / "options.jsonl.failures.jsonl", run.failures)
+    left_out = read_failures(path)
+    assert list(left_out) == [other.key]
+    entries = options_for([ORIGINAL, other], read_options(path), cache_path=path, command="CMD", left_out=left_out)
+    assert [entry.key for entry in entries] == [ORIGINAL.key]
+    with pytest.raises(ContamError, match="none of the 1 instances has valid quiz options"):
+        options_for([other], read_options(path), cache_path=path, command="CMD", left_out=left_out)
