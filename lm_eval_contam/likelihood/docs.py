@@ -1,0 +1,117 @@
+"""From a partition (and its control) to likelihood docs: which rows, which texts, which prompts.
+
+Every mode scores the rows DCQ quizzes (:func:`lm_eval_contam.dcq.instances.sample_indices`
+with the task's ``num_instances`` and ``seed``): the injection kit injects those rows,
+and the option-likelihood mode needs their cached DCQ options. Each doc carries
+``group``: ``partition`` or ``control``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lm_eval_contam.dcq.instances import quiz_instance, sample_indices
+from lm_eval_contam.dcq.options import OptionsEntry
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.partitions import Partition
+from lm_eval_contam.seeding import rng_for
+from lm_eval_contam.timetravel.instances import build_doc
+
+PARTITION, CONTROL = "partition", "control"
+
+
+def text_columns(partition: Partition) -> tuple[str, ...]:
+    """The columns whose text is scored: the DCQ instance's columns without the label (shared by many rows)."""
+    dataset = partition.dataset
+    return tuple(column for column in dataset.dcq_columns if column != dataset.label_field)
+
+
+def instance_text(partition: Partition, row: Mapping[str, Any], *, source: str | None = None) -> str:
+    """The row's text columns, one per line (an NLI pair is its two sentences)."""
+    values = []
+    for column in text_columns(partition):
+        if column not in row:
+            raise ContamError(f"no such column; the row has {sorted(row)}", source=source, field=column)
+        values.append(str(row[column]))
+    return "\n".join(values)
+
+
+def option_text(instance: str, partition: Partition) -> str:
+    """An instance string (``<column>: <value>`` lines, as DCQ options are written) as :func:`instance_text` writes it."""
+    columns = text_columns(partition)
+    label = partition.dataset.label_field
+    values: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in instance.split("\n"):
+        header = next((column for column in (*columns, label) if column and line.startswith(f"{column}: ")), None)
+        if header is not None:
+            current = header
+            values[header] = [line[len(header) + 2:]]
+        elif current is not None:
+            values[current].append(line)  # a value that itself holds a line break
+    missing = [column for column in columns if column not in values]
+    if missing:
+        raise ContamError(f"option has no {missing[0]!r} line: {instance[:80]!r}", field="options")
+    return "\n".join("\n".join(values[column]) for column in columns)
+
+
+def control_partition(partition: Partition, control: str) -> Partition:
+    """The control the task metadata names: ``<split>`` of the same dataset, or ``<dataset key>:<split>``."""
+    if not control:
+        raise ContamError("name a control partition (a split of the same dataset or <dataset>:<split>)",
+                          field="control")
+    found = Partition.parse(control) if ":" in control else partition.dataset.partition(control)
+    if found == partition:
+        raise ContamError(f"the control must differ from the audited partition {partition.name}", field="control")
+    return found
+
+
+def sampled_rows(partition: Partition, rows: Sequence[Mapping[str, Any]], num_instances: int,
+                 seed: int) -> list[int]:
+    """The row indices scored: DCQ's sample of the partition."""
+    return sample_indices(partition, len(rows), num_instances, seed)
+
+
+def text_docs(partition: Partition, rows: Sequence[Mapping[str, Any]], group: str, *, num_instances: int,
+              seed: int) -> list[dict[str, Any]]:
+    """Partition-vs-control docs: one text per sampled row."""
+    return [{"group": group, "row_index": index,
+             "text": instance_text(partition, rows[index], source=f"{partition.label} row {index}")}
+            for index in sampled_rows(partition, rows, num_instances, seed)]
+
+
+def option_docs(partition: Partition, rows: Sequence[Mapping[str, Any]], group: str,
+                options: Mapping[str, OptionsEntry], *, num_instances: int, seed: int) -> list[dict[str, Any]]:
+    """Option-likelihood docs: the original text and its four cached word-level perturbations.
+
+    Rows without cached options (DCQ's generator could not vary them) are left out;
+    the caller names the command that makes the missing ones.
+    """
+    docs = []
+    for index in sampled_rows(partition, rows, num_instances, seed):
+        entry = options.get(quiz_instance(partition, rows[index], source=f"{partition.label} row {index}").key)
+        if entry is None:
+            continue
+        docs.append({"group": group, "row_index": index, "original": option_text(entry.instance, partition),
+                     "perturbed": [option_text(option, partition) for option in entry.options]})
+    return docs
+
+
+def lift_docs(partition: Partition, rows: Sequence[Mapping[str, Any]], *, num_instances: int,
+              seed: int) -> list[dict[str, Any]]:
+    """Time Travel likelihood docs: completion-style guided and general prompts, the instance's own second piece,
+    and another sampled instance's second piece (a seeded cyclic shift of the sample) as the control.
+    """
+    built = [build_doc(rows[index], index, partition, seed=seed, style="completion")
+             for index in sampled_rows(partition, rows, num_instances, seed)]
+    docs = [doc for doc in built if doc is not None]
+    if len(docs) < 2:
+        raise ContamError(f"{len(docs)} row(s) long enough to cut; the control needs at least 2",
+                          source=partition.label, field=partition.dataset.text_field)
+    shift = int(rng_for(seed, "likelihood-lift-other", partition.dataset.display_name, partition.split)
+                .integers(1, len(docs)))
+    return [{"group": PARTITION, "row_index": doc["row_index"], "guided_prompt": doc["guided_prompt"],
+             "general_prompt": doc["general_prompt"], "reference": doc["reference"],
+             "other_reference": docs[(number + shift) % len(docs)]["reference"]}
+            for number, doc in enumerate(docs)]

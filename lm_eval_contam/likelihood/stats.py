@@ -1,0 +1,89 @@
+"""The likelihood modes' tests (ours), each level-exact under its stated null.
+
+* :func:`two_sample_test`: one-sided two-sample permutation test of the mean
+  (H0: the partition's and the control's scores are exchangeable, as when both
+  are samples of one distribution the model saw alike; H1: the partition scores higher).
+* :func:`lift_test`: one-sided paired sign-flip test of own lift minus other lift
+  (H0: within each instance, the dataset name's lift of its own second piece and of
+  another instance's second piece are exchangeable; H1: its own is lifted more);
+  the sign-flip test of :mod:`lm_eval_contam.timetravel.stats`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from math import comb
+
+import numpy as np
+from scipy import stats
+
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.likelihood.docs import CONTROL, PARTITION
+from lm_eval_contam.seeding import rng_for
+from lm_eval_contam.stats import TestResult
+from lm_eval_contam.timetravel.stats import PermutationResult, permutation_test
+
+# Group relabellings are enumerated exactly up to this many, else sampled.
+EXACT_LIMIT = 100_000
+N_RESAMPLES = 10_000
+
+
+@dataclass(frozen=True)
+class TwoSampleResult(TestResult):
+    """``statistic``: mean(partition) - mean(control); ``confidence_interval`` None (a p-value, not an interval)."""
+
+    partition_mean: float
+    control_mean: float
+    n_partition: int
+    n_control: int
+    exact: bool
+
+
+def _scores(values: Sequence[float], field: str) -> np.ndarray:
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
+        raise ContamError(f"need a non-empty list of finite scores, got {list(values)!r}", field=field)
+    return array
+
+
+def two_sample_test(partition: Sequence[float], control: Sequence[float], *, seed: int = 0,
+                    n_resamples: int = N_RESAMPLES) -> TwoSampleResult:
+    """Permutation test of mean(partition) > mean(control): exact when the relabellings number <= 100,000,
+    else ``n_resamples`` seeded relabellings with p = (1 + hits) / (1 + resamples)."""
+    x, y = _scores(partition, "partition"), _scores(control, "control")
+    relabellings = comb(x.size + y.size, x.size)
+    exact = relabellings <= EXACT_LIMIT
+    result = stats.permutation_test(
+        (x, y), lambda a, b, axis: np.mean(a, axis=axis) - np.mean(b, axis=axis),
+        permutation_type="independent", alternative="greater", vectorized=True,
+        n_resamples=relabellings if exact else n_resamples, rng=rng_for(seed, "likelihood-two-sample"))
+    return TwoSampleResult(statistic=float(x.mean() - y.mean()), pvalue=float(result.pvalue),
+                           confidence_interval=None, partition_mean=float(x.mean()), control_mean=float(y.mean()),
+                           n_partition=int(x.size), n_control=int(y.size), exact=exact)
+
+
+def lift_test(own: Sequence[float], other: Sequence[float], *, seed: int = 0) -> PermutationResult:
+    """Paired sign-flip test of own - other lift (exact up to n = 16, else 10,000 seeded flips)."""
+    return permutation_test(own, other, seed=seed)
+
+
+def _groups(records: Sequence[Mapping[str, object]], key: str) -> tuple[list[float], list[float]]:
+    by_group: dict[str, list[float]] = {PARTITION: [], CONTROL: []}
+    for record in records:
+        by_group[str(record["group"])].append(float(record[key]))  # type: ignore[arg-type]
+    return by_group[PARTITION], by_group[CONTROL]
+
+
+def control_tests(records: Sequence[Mapping[str, object]], seed: int) -> dict[str, TwoSampleResult]:
+    """Partition vs control on per-byte log-likelihood and on the zlib ratio."""
+    return {key: two_sample_test(*_groups(records, key), seed=seed) for key in ("per_byte", "zlib")}
+
+
+def option_test(records: Sequence[Mapping[str, object]], seed: int) -> TwoSampleResult:
+    """The original-over-perturbations gap of the partition vs of the control."""
+    return two_sample_test(*_groups(records, "gap"), seed=seed)
+
+
+def lift_from_records(records: Sequence[Mapping[str, object]], seed: int) -> PermutationResult:
+    return lift_test([float(r["own_lift"]) for r in records], [float(r["other_lift"]) for r in records], seed=seed)

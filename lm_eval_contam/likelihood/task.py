@@ -1,0 +1,206 @@
+"""lm-eval glue for the likelihood modes (ours): one task per partition and mode, no generation.
+
+Task ``metadata`` (YAML, overridable with ``--metadata``): the partition in the
+schema every method shares (``lm_eval_contam.partitions``), ``mode``
+(``control``, ``lift`` or ``options``), ``control`` (a split of the same dataset
+or ``<dataset>:<split>``; modes ``control`` and ``options``), ``num_instances``
+(100 per side), ``seed`` (0), and for ``options`` the DCQ ``options_path``.
+
+Requests per doc, each one forward pass for texts within the model's context:
+
+* ``control``: one ``loglikelihood_rolling`` of the instance text;
+* ``options``: five ``loglikelihood_rolling``, the original and its four perturbations;
+* ``lift``: four ``loglikelihood`` requests, the own and another instance's second
+  piece after the completion-style guided and general prompts (plain text, never
+  chat-templated: the style continues a document).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import datasets
+from lm_eval.api.instance import Instance
+from lm_eval.api.task import ConfigurableTask
+
+from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES
+from lm_eval_contam.dcq.options import read_options
+from lm_eval_contam.dcq.task import default_options_path, options_command
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.likelihood.docs import CONTROL, PARTITION, control_partition, lift_docs, option_docs, text_docs
+from lm_eval_contam.likelihood.scores import option_gap, per_byte, utf8_bytes, zlib_ratio
+from lm_eval_contam.likelihood.stats import control_tests, lift_from_records, lift_test, option_test
+from lm_eval_contam.partitions import Partition, resolve_path
+
+MODES = ("control", "lift", "options")
+# mode -> partition-level metric -> reader of the mode's statistics
+METRICS: dict[str, dict[str, Callable[[Any], float]]] = {
+    "control": {
+        "per_byte_partition": lambda s: s["per_byte"].partition_mean,
+        "per_byte_control": lambda s: s["per_byte"].control_mean,
+        "per_byte_pvalue": lambda s: s["per_byte"].pvalue,
+        "zlib_partition": lambda s: s["zlib"].partition_mean,
+        "zlib_control": lambda s: s["zlib"].control_mean,
+        "zlib_pvalue": lambda s: s["zlib"].pvalue,
+    },
+    "options": {
+        "gap_partition": lambda s: s.partition_mean,
+        "gap_control": lambda s: s.control_mean,
+        "gap_pvalue": lambda s: s.pvalue,
+    },
+    "lift": {
+        "lift_own": lambda s: s["own_mean"],
+        "lift_other": lambda s: s["other_mean"],
+        "lift_pvalue": lambda s: s["controlled"].pvalue,
+        "lift_own_pvalue": lambda s: s["uncontrolled"].pvalue,
+    },
+}
+
+
+@dataclass(frozen=True)
+class LikelihoodSettings:
+    partition: Partition
+    mode: str
+    control: Partition | None
+    num_instances: int
+    seed: int
+    options_path: Path
+
+    @classmethod
+    def from_metadata(cls, metadata: Mapping[str, Any] | None, split: str) -> LikelihoodSettings:
+        metadata = dict(metadata or {})
+        mode = str(metadata.get("mode", "control"))
+        if mode not in MODES:
+            raise ContamError(f"{mode!r} is not one of {', '.join(MODES)}", source=metadata.get("config_source"),
+                              field="mode")
+        partition = Partition.from_task_metadata(metadata, split)
+        options = metadata.get("options_path")
+        return cls(
+            partition=partition, mode=mode,
+            control=control_partition(partition, str(metadata.get("control") or "")) if mode != "lift" else None,
+            num_instances=int(metadata.get("num_instances", DEFAULT_NUM_INSTANCES)),
+            seed=int(metadata.get("seed", 0)),
+            options_path=resolve_path(options, metadata) if options else default_options_path(),
+        )
+
+
+def _frozen(records: Sequence[Mapping[str, Any]]) -> str:
+    return json.dumps(list(records), sort_keys=True)
+
+
+@functools.lru_cache(maxsize=64)
+def _statistics(mode: str, records_json: str, seed: int) -> Any:
+    records = json.loads(records_json)
+    if mode == "control":
+        return control_tests(records, seed)
+    if mode == "options":
+        return option_test(records, seed)
+    own, other = ([float(record[key]) for record in records] for key in ("own_lift", "other_lift"))
+    return {"controlled": lift_from_records(records, seed), "uncontrolled": lift_test(own, [0.0] * len(own), seed=seed),
+            "own_mean": sum(own) / len(own), "other_mean": sum(other) / len(other)}
+
+
+def partition_statistics(mode: str, records: Sequence[Mapping[str, Any]], seed: int) -> Any:
+    """The mode's tests over one task's per-doc records, computed once per record list."""
+    return _statistics(mode, _frozen(records), seed)
+
+
+def doc_record(mode: str, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+    """One doc's scores from its requests' results (floats for rolling, (ll, is_greedy) for loglikelihood)."""
+    if mode == "control":
+        (loglikelihood,) = results
+        return {"group": doc["group"], "loglikelihood": float(loglikelihood),
+                "bytes": utf8_bytes(doc["text"]), "per_byte": per_byte(float(loglikelihood), doc["text"]),
+                "zlib": zlib_ratio(float(loglikelihood), doc["text"])}
+    if mode == "options":
+        texts = [doc["original"], *doc["perturbed"]]
+        scores = [per_byte(float(ll), text) for ll, text in zip(results, texts)]
+        return {"group": doc["group"], "original": scores[0], "perturbed": scores[1:],
+                "gap": option_gap(scores[0], scores[1:])}
+    own_guided, own_general, other_guided, other_general = (float(ll) for ll, _greedy in results)
+    return {"own_lift": per_byte(own_guided - own_general, doc["reference"]),
+            "other_lift": per_byte(other_guided - other_general, doc["other_reference"])}
+
+
+class LikelihoodTask(ConfigurableTask):
+    """One partition in one likelihood mode; its YAML's ``metadata`` names the partition, mode and control."""
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        config = {key: value for key, value in (config or {}).items() if key != "class"}
+        self._docs: datasets.Dataset | None = None
+        super().__init__(config=config, **kwargs)
+
+    @property
+    def settings(self) -> LikelihoodSettings:
+        return LikelihoodSettings.from_metadata(self.config.metadata, self.config.test_split)
+
+    def _rows(self, partition: Partition) -> list[dict[str, Any]]:
+        same_dataset = partition.dataset == self.settings.partition.dataset
+        if same_dataset and self.dataset is not None and partition.split in self.dataset:
+            return self.dataset[partition.split].to_list()
+        return partition.rows()
+
+    def test_docs(self) -> datasets.Dataset:
+        if self._docs is None:
+            self._docs = datasets.Dataset.from_list(self._build_docs())
+        return self._docs
+
+    def _build_docs(self) -> list[dict[str, Any]]:
+        settings = self.settings
+        sides = [(PARTITION, settings.partition)] + ([(CONTROL, settings.control)] if settings.control else [])
+        sample = {"num_instances": settings.num_instances, "seed": settings.seed}
+        if settings.mode == "lift":
+            return lift_docs(settings.partition, self._rows(settings.partition), **sample)
+        if settings.mode == "control":
+            return [doc for group, partition in sides for doc in text_docs(partition, self._rows(partition), group,
+                                                                             **sample)]
+        options = read_options(settings.options_path)
+        docs = []
+        for group, partition in sides:
+            found = option_docs(partition, self._rows(partition), group, options, **sample)
+            if not found:
+                raise ContamError(f"no DCQ options cached for {partition.label}; make them with "
+                                  f"`{options_command(partition.task_name('dcq'))}`", source=str(settings.options_path))
+            docs += found
+        return docs
+
+    def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
+        return doc.get("guided_prompt") or doc.get("text") or doc["original"]
+
+    def doc_to_target(self, doc: dict, doc_to_target: Any = None) -> str:
+        return doc.get("reference") or doc.get("text") or doc["original"]
+
+    def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> list[Instance]:
+        kwargs.pop("apply_chat_template", None)
+        kwargs.pop("chat_template", None)
+        mode = self.settings.mode
+        if mode == "lift":
+            arguments = [(prompt, " " + doc[piece]) for piece in ("reference", "other_reference")
+                         for prompt in (doc["guided_prompt"], doc["general_prompt"])]
+            request_type = "loglikelihood"
+        else:
+            texts = [doc["text"]] if mode == "control" else [doc["original"], *doc["perturbed"]]
+            arguments = [(text,) for text in texts]
+            request_type = "loglikelihood_rolling"
+        return [Instance(request_type, doc, argument, idx=number, **kwargs) for number, argument in enumerate(arguments)]
+
+    def process_results(self, doc: dict, results: list[Any]) -> dict[str, Any]:
+        mode = self.settings.mode
+        record = doc_record(mode, doc, results)
+        return {metric: record for metric in METRICS[mode]}
+
+    def aggregation(self) -> dict[str, Callable[..., float]]:
+        settings = self.settings
+
+        def reader(read: Callable[[Any], float]) -> Callable[[Sequence[Mapping[str, Any]]], float]:
+            return lambda records: float(read(partition_statistics(settings.mode, records, settings.seed)))
+
+        return {metric: reader(read) for metric, read in METRICS[settings.mode].items()}
+
+    def higher_is_better(self) -> dict[str, bool]:
+        return {metric: not metric.endswith(("_pvalue", "_control")) for metric in METRICS[self.settings.mode]}

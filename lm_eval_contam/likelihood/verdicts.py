@@ -1,0 +1,97 @@
+"""The likelihood modes' verdicts (ours) from a run: partition vs control (per byte, zlib), lift, options.
+
+Read from each task's own metrics in lm-eval's results; the report only renders
+them (``lm_eval_contam.report.methods.likelihood``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lm_eval_contam.formatting import number, p_equals, pvalue
+from lm_eval_contam.likelihood.docs import control_partition
+from lm_eval_contam.partitions import Partition
+from lm_eval_contam.rundir import ModelRun
+from lm_eval_contam.stats import ALPHA
+from lm_eval_contam.verdict import Verdict
+
+FAMILY = "likelihood"
+# The lift mode names its two means after what they lift.
+METRIC_NAMES = {"lift": {"partition": "lift_own", "reference": "lift_other"}}
+TWO_SAMPLE_RULE = f"flagged when the one-sided two-sample permutation p <= {ALPHA}"
+
+
+@dataclass(frozen=True)
+class ComparisonEvidence:
+    """A score's mean on the partition vs on what it is compared with, and the test's p."""
+
+    score: str  # what is compared, in words
+    partition_mean: float
+    reference_mean: float
+    reference: str  # e.g. "control (Toy News test)"
+    pvalue: float
+    uncontrolled_pvalue: float | None = None  # the lift mode's own lift against 0, shown for comparison only
+
+    def facts(self) -> list[tuple[str, str]]:
+        facts = [(f"{self.score}, partition", number(self.partition_mean)),
+                 (f"{self.score}, {self.reference}", number(self.reference_mean)),
+                 ("difference", number(self.partition_mean - self.reference_mean)),
+                 ("p-value (partition higher)", pvalue(self.pvalue))]
+        if self.uncontrolled_pvalue is not None:
+            facts.append(("uncontrolled p (own lift > 0; also fires on a familiar dataset's unseen split)",
+                          pvalue(self.uncontrolled_pvalue)))
+        return facts
+
+    def summary(self) -> str:
+        return f"{p_equals(self.pvalue)}, {number(self.partition_mean)} vs {number(self.reference_mean)}"
+
+
+def _comparison(model: ModelRun, task: str, common: dict, *, method: str, title: str, score: str, prefix: str,
+                reference: str, null: str, rule: str, uncontrolled: str | None = None) -> Verdict:
+    """One verdict from the task's ``<prefix>_partition``, ``<prefix>_reference`` and ``<prefix>_pvalue`` metrics."""
+    names = METRIC_NAMES.get(prefix, {})
+    partition_mean = model.number(task, names.get("partition", f"{prefix}_partition"))
+    reference_mean = model.number(task, names.get("reference", f"{prefix}_control"))
+    p = model.number(task, f"{prefix}_pvalue")
+    evidence = ComparisonEvidence(score, partition_mean, reference_mean, reference, p,
+                                  model.number(task, uncontrolled) if uncontrolled else None)
+    return Verdict(method=method, title=title, flagged=p <= ALPHA, statistic=partition_mean - reference_mean, pvalue=p,
+                   null=null, rule=rule, evidence=evidence, **common)
+
+
+def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
+    metadata = model.metadata(task)
+    partition = Partition.from_task_metadata(metadata, str(model.config(task).get("test_split")))
+    mode = str(metadata.get("mode", "control"))
+    common = {"model": model.label, "partition": partition.label, "family": FAMILY, "task": task,
+              "n": model.n_instances(task), "confidence_interval": None, "variant": mode}
+    if mode == "lift":
+        return [_comparison(
+            model, task, common, method="likelihood_lift", title="Time Travel, likelihood (ours)",
+            score="guided-minus-general log-likelihood per byte", prefix="lift",
+            reference="other instances' second pieces",
+            null=("within each instance, the dataset name lifts the log-likelihood of its own second piece and of "
+                  "another instance's second piece alike (paired differences symmetric about 0)"),
+            rule=f"flagged when the one-sided sign-flip p <= {ALPHA}", uncontrolled="lift_own_pvalue")]
+    control = control_partition(partition, str(metadata.get("control") or "")).label
+    reference = f"control ({control})"
+    if mode == "options":
+        return [_comparison(
+            model, task, common, method="likelihood_options", title="DCQ options, likelihood (ours)",
+            score="original minus mean perturbation, log-likelihood per byte", prefix="gap", reference=reference,
+            null=(f"the original-over-perturbations gaps of {partition.label} and of {control} are exchangeable "
+                  "(the naturalness gap unseen text shows, no more)"), rule=TWO_SAMPLE_RULE)]
+    null = f"the scores of {partition.label} and of {control} are exchangeable (the model saw both alike)"
+    return [
+        _comparison(model, task, common, method="likelihood_control", title="Likelihood vs control (ours)",
+                    score="log-likelihood per byte", prefix="per_byte", reference=reference, null=null,
+                    rule=TWO_SAMPLE_RULE),
+        _comparison(model, task, common, method="likelihood_control_zlib",
+                    title="Likelihood vs control, zlib-normalised (ours)",
+                    score="log-likelihood per zlib byte", prefix="zlib", reference=reference, null=null,
+                    rule=TWO_SAMPLE_RULE),
+    ]
+
+
+def verdicts(model: ModelRun) -> list[Verdict]:
+    return [verdict for task in model.tasks_of(FAMILY) for verdict in task_verdicts(model, task)]
