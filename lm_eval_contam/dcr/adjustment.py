@@ -25,7 +25,7 @@ from lm_eval_contam.errors import ContamError
 def scores_from_check_rows(rows: Iterable[CheckRow]) -> dict[str, SheetScores]:
     """Each sheet's level scores and per-item results from a person's decisions (NaN for a level with none)."""
     return {sheet: SheetScores(sheet, tuple(float(np.mean(i)) if i else float("nan") for i in levels),  # type: ignore[arg-type]
-                               tuple(np.asarray(i) for i in levels))
+                               tuple(np.asarray(i) for i in levels), check_mode="manual")
             for sheet, levels in level_items_by_sheet(rows).items()}
 
 
@@ -34,7 +34,7 @@ def given_scores(results: Mapping[str, Any], scores: Sequence[float], sheet: str
     sheets = [sheet] if sheet else list(dcr_level_tasks(results))
     if len(sheets) != 1:
         raise ContamError(f"the run names {len(sheets)} DCR sheets {sheets}; say which with --sheet", field="--sheet")
-    return {sheets[0]: SheetScores(sheets[0], tuple(scores))}  # type: ignore[arg-type]
+    return {sheets[0]: SheetScores(sheets[0], tuple(scores), check_mode="given")}  # type: ignore[arg-type]
 
 
 def sheet_scores(results: Mapping[str, Any], *, check_csv: str | Path | None = None,

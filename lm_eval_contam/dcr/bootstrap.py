@@ -2,6 +2,9 @@
 
 Each level's checked items are resampled with replacement, independently per
 level; every resample's four level scores go through the vectorised aggregator.
+An item's result is 1 (contaminated) or 0 in the paper check mode, and original
+minus control (1, 0 or -1) on a controlled level, whose score is the mean floored
+at 0 (:mod:`lm_eval_contam.dcr.level_score`); the floor changes no 1/0 level.
 The adjusted accuracy's resamples pair each factor resample with a normal draw of
 the raw accuracy (mean ``acc``, sd its standard error), because lm-eval reports
 the benchmark as a mean and a standard error, not as items.
@@ -51,7 +54,7 @@ def bootstrap_dcr_factor(
     confidence_level: float = CONFIDENCE_LEVEL,
     seed: int = 0,
 ) -> FactorBootstrap:
-    """Resample each level's per-item Check results (1 contaminated, 0 not) and aggregate."""
+    """Resample each level's per-item Check results (1 contaminated, 0 not; controlled: -1..1) and aggregate."""
     if len(level_items) != 4:
         raise ContamError(f"expected item results for 4 levels, got {len(level_items)}", field="level_items")
     if n_resamples < 1:
@@ -66,9 +69,9 @@ def bootstrap_dcr_factor(
     for level, items in enumerate(arrays):
         rng = rng_for(seed, "dcr_bootstrap", level)
         picks = rng.integers(0, items.size, size=(n_resamples, items.size))
-        resampled_scores[:, level] = items[picks].mean(axis=1)
+        resampled_scores[:, level] = np.maximum(items[picks].mean(axis=1), 0.0)
     factors = dcr_factor_many(resampled_scores)
-    scores = tuple(float(items.mean()) for items in arrays)
+    scores = tuple(max(float(items.mean()), 0.0) for items in arrays)
     return FactorBootstrap(
         statistic=dcr_factor(scores),
         confidence_interval=percentile_interval(factors, confidence_level),

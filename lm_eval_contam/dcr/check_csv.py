@@ -1,7 +1,8 @@
 """Manual checks: the DCR items of a run as a CSV for a person, and the filled CSV read back.
 
 ``dcr-export`` writes one :class:`CheckRow` per logged item with the automatic
-result pre-filled (:func:`check_rows`, :func:`write_check_csv`); ``adjust
+result pre-filled (for the item itself: a person judges the response as the
+paper's Check does, so a controlled item's control is not exported) (:func:`check_rows`, :func:`write_check_csv`); ``adjust
 --check-csv`` reads the person's decisions (:func:`read_check_csv`) and turns them
 into each sheet's per-level item results (:func:`level_items_by_sheet`).
 """
@@ -179,8 +180,11 @@ def level_items_by_sheet(rows: Iterable[CheckRow]) -> dict[str, list[list[float]
 
 
 def _auto_result(sample: Mapping[str, object]) -> bool | None:
-    # lm-eval logs the per-item metric; NaN (or no value) means the check was undetermined.
+    # lm-eval logs the per-item metric: the Check's result, or on a controlled level the record of the original's
+    # and the control's; NaN or None (or no value) means the check was undetermined.
     value = sample.get("contaminated")
+    if isinstance(value, Mapping):
+        value = value.get("original")
     return None if not isinstance(value, (int, float)) or math.isnan(value) else bool(value)
 
 

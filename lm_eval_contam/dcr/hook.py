@@ -3,7 +3,7 @@
 Works on lm-eval's own results dict (the one ``simple_evaluate`` returns and
 ``lm_eval run`` saves and prints), so the new rows appear in lm-eval's JSON and
 table: ``dcr_factor`` (± its bootstrap standard error, ``dcr_factor_ci_low`` /
-``_high``) on the ``dcr_<bench>`` group, and ``<metric>_adj`` (± stderr) plus the
+``_high``), ``s1``..``s4`` and ``check_mode`` (what produced them) on the ``dcr_<bench>`` group, and ``<metric>_adj`` (± stderr) plus the
 factor and its interval on each adjusted task, under the same filter as the raw
 metric. Shared by ``lm-eval-contam run`` (live) and ``lm-eval-contam adjust``; the
 level scores it starts from are read by :mod:`lm_eval_contam.dcr.results`. Anything
@@ -24,7 +24,7 @@ from lm_eval_contam.dcr.bootstrap import (
     bootstrap_dcr_factor,
 )
 from lm_eval_contam.dcr.fuzzy import dcr_factor
-from lm_eval_contam.dcr.results import SheetScores, scores_from_results
+from lm_eval_contam.dcr.results import CHECK_MODE_ROW, SheetScores, scores_from_results
 from lm_eval_contam.dcr.sheet import LEVELS, load_sheet
 from lm_eval_contam.errors import ContamError
 
@@ -78,6 +78,7 @@ def apply_dcr(
                             f"confidence interval and acc_adj_stderr only carries the accuracy's stderr")
         group_rows = _factor_rows(factor, bootstrap, "none")
         group_rows.update({f"s{level},none": score for level, score in zip(LEVELS, sheet_scores.scores)})
+        group_rows[f"{CHECK_MODE_ROW},none"] = sheet_scores.check_mode
         _set_row(results, sheet.group, group_rows)
         results.setdefault("higher_is_better", {}).setdefault(sheet.group, {})["dcr_factor"] = False
         for target in sheet.adjusts:

@@ -2,16 +2,35 @@
 
 Which rows a generator uses is a seeded choice (``seed``, the sheet's benchmark,
 the level, the generator's position), so a level's items are the same on every run.
+In the controlled check mode each generated item carries its control
+(:mod:`lm_eval_contam.dcr.controls`): the same prompt about the row's perturbed twin.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from lm_eval_contam.dcr.checks import LabelCheck, NumberCheck, OverlapCheck, RegexCheck, numbers_in, parse_check
-from lm_eval_contam.dcr.sheet import DataSource, Generator, Sheet, SheetItem, with_answer_key
+from lm_eval_contam.dcr.checks import (
+    Check,
+    LabelCheck,
+    NumberCheck,
+    OverlapCheck,
+    RegexCheck,
+    numbers_in,
+    parse_check,
+)
+from lm_eval_contam.dcr.controls import perturbed_twin
+from lm_eval_contam.dcr.sheet import (
+    Control,
+    DataSource,
+    Generator,
+    Sheet,
+    SheetItem,
+    valid_check_mode,
+    with_answer_key,
+)
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.seeding import rng_for
 
@@ -40,12 +59,10 @@ def gold_answer(data: DataSource, row: Mapping[str, Any], source: str) -> str:
     return match.group(1).strip()
 
 
-def _generated_item(sheet: Sheet, level: int, generator: Generator, row: Mapping[str, Any],
-                    row_id: str) -> SheetItem:
+def _prompt_and_check(sheet: Sheet, level: int, generator: Generator, text: str, gold: str) -> tuple[str, Check, str]:
+    """The prompt, Check and reference of one generated item about ``text`` (gold: its label, for L4)."""
     data = sheet.data
     assert data is not None  # parse_sheet guarantees it for sheets with generators
-    source = str(sheet.path)
-    text = str(row[data.text_field])
     first_half, second_half = split_instance(text)
     labels = ", ".join(data.label_names)
     prompt = generator.template.format(name=sheet.name, text=text, first_half=first_half, labels=labels)
@@ -54,30 +71,86 @@ def _generated_item(sheet: Sheet, level: int, generator: Generator, row: Mapping
     elif generator.kind == "membership":
         reference, default = "yes", RegexCheck(pattern=r"^\W*yes\b")
     else:
-        reference = gold_answer(data, row, source)
+        reference = gold
         default = (LabelCheck(label=reference, labels=data.label_names) if data.label_names
                    else NumberCheck(value=numbers_in(reference)[0]) if numbers_in(reference)
                    else OverlapCheck(reference=reference))
     check = (parse_check(with_answer_key(dict(generator.check), reference, data.label_names),
-                         source=source, field=f"levels.l{level}.generate.check")
+                         source=str(sheet.path), field=f"levels.l{level}.generate.check")
              if generator.check is not None else default)
+    return prompt, check, reference
+
+
+CONTROL_ROLES = {
+    "completion": "its perturbed twin, completed against the twin's second half",
+    "membership": "its perturbed twin as the non-member",
+    "association": "its perturbed twin, which keeps the gold label",
+}
+
+
+def _asks_another_question(kind: str, text: str) -> Callable[[str], bool]:
+    """Whether a twin makes a different item: a completion item shows the first half and checks the second, so
+    both must change (an unchanged first half asks the same question; an unchanged second half is passed by
+    recalling the original)."""
+    if kind != "completion":
+        return lambda twin: True
+    halves = split_instance(text)
+    return lambda twin: all(new != old for new, old in zip(split_instance(twin), halves))
+
+
+def _generated_item(sheet: Sheet, level: int, generator: Generator, row: Mapping[str, Any], row_id: str,
+                    twin: str | None) -> SheetItem:
+    data = sheet.data
+    assert data is not None  # parse_sheet guarantees it for sheets with generators
+    gold = gold_answer(data, row, str(sheet.path)) if generator.kind == "association" else ""
+    prompt, check, reference = _prompt_and_check(sheet, level, generator, str(row[data.text_field]), gold)
     where = data.dataset_path or (data.data_files.name if data.data_files else "")
+    source = f"{where} {data.split} row {row_id}"
+    control = None
+    if twin is not None:
+        control_prompt, control_check, control_reference = _prompt_and_check(sheet, level, generator, twin, gold)
+        control = Control(prompt=control_prompt, check=control_check, reference=control_reference,
+                          source=f"control of {source}: {CONTROL_ROLES[generator.kind]}")
     return SheetItem(item_id=f"l{level}-{generator.kind}-{row_id}", level=level, prompt=prompt, check=check,
-                     source=f"{where} {data.split} row {row_id}", reference=reference)
+                     source=source, reference=reference, control=control)
 
 
-def level_items(sheet: Sheet, level: int, rows: Sequence[Mapping[str, Any]] = (), *, seed: int = 0) -> list[SheetItem]:
-    """All items of one level: the static ones, then the generated ones (seeded choice of rows)."""
+def level_items(sheet: Sheet, level: int, rows: Sequence[Mapping[str, Any]] = (), *, seed: int = 0,
+                check_mode: str | None = None) -> list[SheetItem]:
+    """All items of one level: the static ones, then the generated ones (seeded choice of rows).
+
+    ``check_mode`` (default: the sheet's) "controlled" gives every generated item its perturbed twin as
+    control; rows whose text has no word to perturb are passed over. "paper" builds the items alone.
+    """
+    mode = valid_check_mode(check_mode or sheet.check_mode)
     spec = sheet.levels[level - 1]
     items = list(spec.items)
+    def text_of(row_index: int) -> str:
+        return str(rows[row_index][sheet.data.text_field])  # type: ignore[union-attr]
+
     for index, generator in enumerate(spec.generators):
-        eligible = [i for i, row in enumerate(rows)
-                    if generator.kind != "completion" or len(str(row[sheet.data.text_field]).split()) >= 4]  # type: ignore[union-attr]
+        eligible = [i for i in range(len(rows)) if generator.kind != "completion" or len(text_of(i).split()) >= 4]
+        where = f"levels.l{level}.generate[{index}].count"
         if len(eligible) < generator.count:
             raise ContamError(f"needs {generator.count} rows but the benchmark split offers {len(eligible)} usable",
-                              source=str(sheet.path), field=f"levels.l{level}.generate[{index}].count")
+                              source=str(sheet.path), field=where)
         order = rng_for(seed, sheet.benchmark, level, index, generator.kind).permutation(len(eligible))
-        for position in sorted(order[: generator.count]):
-            row_index = eligible[position]
-            items.append(_generated_item(sheet, level, generator, rows[row_index], str(row_index)))
+        if mode == "paper":
+            chosen = {eligible[position]: None for position in order[: generator.count]}
+        else:
+            # Walk the same seeded order, so the originals are the paper mode's rows wherever those have a twin.
+            chosen = {}
+            for position in order:
+                text = text_of(eligible[position])
+                twin = perturbed_twin(text, seed=seed, usable=_asks_another_question(generator.kind, text))
+                if twin is not None:
+                    chosen[eligible[position]] = twin
+                if len(chosen) == generator.count:
+                    break
+            if len(chosen) < generator.count:
+                raise ContamError(f"needs {generator.count} rows with a word WordNet can replace (for the controlled "
+                                  f"check's twin) but the split offers {len(chosen)}; use check_mode: paper",
+                                  source=str(sheet.path), field=where)
+        for row_index in sorted(chosen):
+            items.append(_generated_item(sheet, level, generator, rows[row_index], str(row_index), chosen[row_index]))
     return items

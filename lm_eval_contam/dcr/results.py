@@ -17,15 +17,28 @@ from lm_eval_contam.dcr.sheet import LEVELS
 
 SCORE_METRIC = "contaminated"
 UNCHECKED_METRIC = "unchecked"
+# Written by controlled levels only: the shares of checked items where only the original / only the control passed.
+ORIGINAL_ONLY_METRIC = "original_only"
+CONTROL_ONLY_METRIC = "control_only"
+PVALUE_METRIC = "advantage_pvalue"  # the controlled level's sign test, item vs control
+# The group row's record of what produced S1..S4 (SheetScores.check_mode), written by the hook.
+CHECK_MODE_ROW = "check_mode"
+# Runs made before the controlled checks existed carry no check_mode: their levels were checked as in the paper.
+UNRECORDED_CHECK_MODE = "paper"
 
 
 @dataclass(frozen=True)
 class SheetScores:
-    """S1..S4 of one sheet and, when known, each level's per-item Check results (for the CI)."""
+    """S1..S4 of one sheet and, when known, each level's per-item Check results (for the CI).
+
+    ``check_mode`` says what produced the scores: "controlled" or "paper" (the level tasks' checks),
+    "manual" (a person's decisions, ``adjust --check-csv``) or "given" (``adjust --sheet-scores``).
+    """
 
     sheet: str  # shipped sheet name or sheet path
     scores: tuple[float, float, float, float]
     level_items: tuple[np.ndarray, ...] | None = None
+    check_mode: str = UNRECORDED_CHECK_MODE
 
 
 def dcr_level_tasks(results: Mapping[str, Any]) -> dict[str, dict[int, str]]:
@@ -38,11 +51,28 @@ def dcr_level_tasks(results: Mapping[str, Any]) -> dict[str, dict[int, str]]:
     return found
 
 
-def _level_items(score: float, unchecked: float, n: int) -> np.ndarray:
-    # Checks are binary, so a level's items are determined by its score and checked count.
-    checked = int(round(n * (1.0 - unchecked)))
+def _level_items(row: Mapping[str, Any], score: float, n: int) -> np.ndarray:
+    """Each checked item's result, rebuilt from the level's shares (all items of a level are alike).
+
+    A paper-mode level's results are 1/0, determined by its score and checked count; a controlled level's are
+    original minus control (1, 0 or -1), determined by the shares where only one of the two passed.
+    """
+    checked = int(round(n * (1.0 - float(row.get(f"{UNCHECKED_METRIC},none", 0.0)))))
+    original_only = row.get(f"{ORIGINAL_ONLY_METRIC},none")
+    if isinstance(original_only, (int, float)):
+        wins = int(round(original_only * checked))
+        losses = int(round(float(row[f"{CONTROL_ONLY_METRIC},none"]) * checked))
+        return np.array([1.0] * wins + [-1.0] * losses + [0.0] * (checked - wins - losses))
     positives = int(round(score * checked))
     return np.array([1.0] * positives + [0.0] * (checked - positives))
+
+
+def level_check_modes(results: Mapping[str, Any], tasks: Mapping[int, str]) -> str:
+    """The check mode the level tasks recorded in their metadata ("mixed" when they differ)."""
+    configs = results.get("configs") or {}
+    modes = {str(((configs.get(task) or {}).get("metadata") or {}).get("check_mode", UNRECORDED_CHECK_MODE))
+             for task in tasks.values()}
+    return modes.pop() if len(modes) == 1 else "mixed"
 
 
 def scores_from_results(results: Mapping[str, Any]) -> tuple[dict[str, SheetScores], list[str]]:
@@ -67,7 +97,8 @@ def scores_from_results(results: Mapping[str, Any]) -> tuple[dict[str, SheetScor
                                 f"lm-eval-contam adjust --check-csv")
                 break
             scores.append(float(score))
-            items.append(_level_items(float(score), float(row.get(f"{UNCHECKED_METRIC},none", 0.0)), int(n)))
+            items.append(_level_items(row, float(score), int(n)))
         else:
-            evidence[sheet] = SheetScores(sheet, tuple(scores), tuple(items))  # type: ignore[arg-type]
+            evidence[sheet] = SheetScores(sheet, tuple(scores), tuple(items),  # type: ignore[arg-type]
+                                          check_mode=level_check_modes(results, tasks))
     return evidence, messages

@@ -27,6 +27,10 @@ from lm_eval_contam.jsonl import read_utf8
 ITEMS_PER_LEVEL = 20  # the paper's N (Appendix B.3)
 LEVELS = (1, 2, 3, 4)
 GENERATOR_KINDS = ("completion", "membership", "association")
+# How generated L3/L4 items are checked: "controlled" pairs each with a control a memory-free model passes as
+# often (see lm_eval_contam.dcr.controls); "paper" checks the item alone, as the paper's automated Check would.
+CHECK_MODES = ("controlled", "paper")
+DEFAULT_CHECK_MODE = "controlled"
 # Wording after Appendix B.2 ("This is a data entry from the LIAR2 dataset, please complete it:
 # [HALF_DATA]", "Is the statement "[DATA]" in LIAR2?") and the L4 injection format "<data> is <label>".
 DEFAULT_TEMPLATES = {
@@ -72,6 +76,16 @@ class Generator:
 
 
 @dataclass(frozen=True)
+class Control:
+    """An item's control: the same question about a non-member or twin that only item memory tells apart."""
+
+    prompt: str
+    check: Check
+    source: str
+    reference: str
+
+
+@dataclass(frozen=True)
 class SheetItem:
     """One prompt of a level with its Check; ``source`` says where its answer key comes from."""
 
@@ -81,6 +95,7 @@ class SheetItem:
     check: Check
     source: str
     reference: str
+    control: Control | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +114,7 @@ class Sheet:
     items_per_level: int
     data: DataSource | None
     levels: tuple[Level, Level, Level, Level]
+    check_mode: str = DEFAULT_CHECK_MODE
 
     @property
     def group(self) -> str:
@@ -163,8 +179,8 @@ def parse_sheet(raw: Any, *, path: Path, judge_model: str | None = None) -> Shee
     source = str(path)
     if not isinstance(raw, dict):
         raise ContamError(f"a sheet must be a YAML mapping, got {type(raw).__name__}", source=source)
-    _no_unknown(raw, {"benchmark", "name", "description", "adjusts", "items_per_level", "data", "levels"},
-                source, "sheet")
+    _no_unknown(raw, {"benchmark", "name", "description", "adjusts", "items_per_level", "data", "levels",
+                      "check_mode"}, source, "sheet")
     benchmark = _require(raw, "benchmark", str, source, "benchmark")
     if not _BENCHMARK.match(benchmark):
         raise ContamError(f"use lower-case letters, digits and '_' (it names tasks), got {benchmark!r}",
@@ -206,7 +222,15 @@ def parse_sheet(raw: Any, *, path: Path, judge_model: str | None = None) -> Shee
                                       source=source, field=f"levels.l{number}.generate[{index}]")
         levels.append(level)
     return Sheet(path=path, benchmark=benchmark, name=name, adjusts=tuple(adjusts),
-                 items_per_level=items_per_level, data=data, levels=tuple(levels))  # type: ignore[arg-type]
+                 items_per_level=items_per_level, data=data, levels=tuple(levels),  # type: ignore[arg-type]
+                 check_mode=valid_check_mode(raw.get("check_mode", DEFAULT_CHECK_MODE), source=source, field="check_mode"))
+
+
+def valid_check_mode(value: Any, *, source: str | None = None, field: str = "check_mode") -> str:
+    """A valid check mode (``controlled`` or ``paper``), or ContamError naming where the bad value came from."""
+    if value not in CHECK_MODES:
+        raise ContamError(f"expected one of {list(CHECK_MODES)}, got {value!r}", source=source, field=field)
+    return value
 
 
 def _parse_data(raw: Any, path: Path) -> DataSource:

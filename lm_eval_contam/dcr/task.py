@@ -1,51 +1,145 @@
 """lm-eval glue for DCR: one generate_until task per sheet level, scored by the item's Check.
 
-Each level task ``dcr_<bench>_l<k>`` reports ``contaminated`` (S_k: the share of
-checked items judged contaminated; lm-eval's ``nanmean`` skips undetermined items)
-and ``unchecked`` (the share left for a person). The group ``dcr_<bench>`` lists
-the four levels. lm-eval can only average subtasks into a group, and the DCR
-Factor is not an average, so :mod:`lm_eval_contam.dcr.hook` computes the factor from
-the four level scores after the run and writes it, with ``acc_adj``, into the
-results (see ``task_configs/dcr/README.md``).
+Each level task ``dcr_<bench>_l<k>`` reports ``contaminated`` (S_k) and
+``unchecked`` (the share of items left for a person). The check mode (task
+metadata ``check_mode``, else the sheet's ``check_mode``, else ``controlled``) is
+written back into the task's metadata, so the run's config records it.
+
+- paper mode, and every level without generated items: one request per item;
+  S_k is the share of checked items judged contaminated (lm-eval's ``nanmean``
+  skips undetermined items), as the paper's automated Check computes it.
+- controlled mode, L3/L4 with generated items: each item also asks its control
+  (:mod:`lm_eval_contam.dcr.controls`) as a second request; per item one record
+  ``{"original", "control"}`` goes under every metric, and S_k is
+  :func:`lm_eval_contam.dcr.level_score.controlled_score`: the pass rate on the
+  originals minus on the controls, floored at 0, beside the two rates, the
+  discordant shares and the sign test's p-value.
+
+The group ``dcr_<bench>`` lists the four levels. lm-eval can only average
+subtasks into a group, and the DCR Factor is not an average, so
+:mod:`lm_eval_contam.dcr.hook` computes the factor from the four level scores
+after the run and writes it, with ``acc_adj``, into the results (see
+``task_configs/dcr/README.md``).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import datasets
+from lm_eval.api.metrics import mean, nanmean
+from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_contam import task_dir
 from lm_eval_contam.dcr.checks import parse_check
 from lm_eval_contam.dcr.data import load_data_rows
 from lm_eval_contam.dcr.docs import item_to_doc
 from lm_eval_contam.dcr.items import level_items
-from lm_eval_contam.dcr.sheet import load_sheet
+from lm_eval_contam.dcr.level_score import ControlledScore, controlled_score
+from lm_eval_contam.dcr.results import (
+    CONTROL_ONLY_METRIC,
+    ORIGINAL_ONLY_METRIC,
+    PVALUE_METRIC,
+    SCORE_METRIC,
+    UNCHECKED_METRIC,
+)
+from lm_eval_contam.dcr.sheet import load_sheet, valid_check_mode
+from lm_eval_contam.timetravel.task import general_context
+
+# Metrics of a controlled level, each read from the level's ControlledScore.
+CONTROLLED_READERS: dict[str, Callable[[ControlledScore], float]] = {
+    SCORE_METRIC: lambda score: score.statistic,
+    "original": lambda score: score.original_rate,
+    "control": lambda score: score.control_rate,
+    ORIGINAL_ONLY_METRIC: lambda score: score.original_only,
+    CONTROL_ONLY_METRIC: lambda score: score.control_only,
+    PVALUE_METRIC: lambda score: score.pvalue,
+}
 
 
 def load_level_dataset(dcr_sheet: str, dcr_level: int, seed: int = 0, judge_model: str | None = None,
-                       **_metadata: Any) -> datasets.DatasetDict:
+                       check_mode: str | None = None, **_metadata: Any) -> datasets.DatasetDict:
     """lm-eval ``custom_dataset``: the level's items as a one-split DatasetDict.
 
-    ``seed`` and ``judge_model`` come from task metadata (``--metadata '{"judge_model": ...}'``).
+    ``seed``, ``judge_model`` and ``check_mode`` come from task metadata (``--metadata '{"check_mode": "paper"}'``).
     """
     sheet = load_sheet(dcr_sheet, judge_model=judge_model)
     level = int(dcr_level)
     rows = load_data_rows(sheet) if sheet.levels[level - 1].generators else []
-    docs = [item_to_doc(sheet, item) for item in level_items(sheet, level, rows, seed=int(seed))]
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+    items = level_items(sheet, level, rows, seed=int(seed), check_mode=check_mode)
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list([item_to_doc(sheet, item) for item in items])})
 
 
-def process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
-    """Per item: ``contaminated`` 1/0 (NaN when undetermined) and ``unchecked`` 1/0."""
-    check = parse_check(json.loads(doc["check"]), field=f"{doc['item_id']}.check")
-    verdict = check.evaluate(doc["prompt"], results[0])
-    return {
-        "contaminated": math.nan if verdict is None else float(verdict),
-        "unchecked": float(verdict is None),
-    }
+def check_result(check_json: str, item_id: str, prompt: str, response: str) -> float | None:
+    """One Check on one response: 1.0 contaminated, 0.0 not, None undetermined."""
+    verdict = parse_check(json.loads(check_json), field=f"{item_id}.check").evaluate(prompt, response)
+    return None if verdict is None else float(verdict)
+
+
+def item_record(doc: Mapping[str, Any], responses: Sequence[str]) -> dict[str, float | None]:
+    """``{"original": r, "control": r}`` for one item (no ``"control"`` key when the item has no control)."""
+    record = {"original": check_result(doc["check"], doc["item_id"], doc["prompt"], responses[0])}
+    if doc["control_prompt"]:
+        record["control"] = check_result(doc["control_check"], doc["item_id"], doc["control_prompt"], responses[1])
+    return record
+
+
+@functools.lru_cache(maxsize=64)
+def _controlled_score(records: tuple[tuple[tuple[str, float | None], ...], ...]) -> ControlledScore:
+    return controlled_score([dict(record) for record in records])
+
+
+def level_controlled_score(records: Sequence[Mapping[str, Any]]) -> ControlledScore:
+    """The level's ControlledScore, computed once for all its metrics."""
+    return _controlled_score(tuple(tuple(sorted(record.items())) for record in records))
+
+
+class DCRLevelTask(ConfigurableTask):
+    """One level of a DCR sheet; its YAML's metadata names the sheet and level (see the README)."""
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        config = {key: value for key, value in (config or {}).items() if key != "class"}
+        metadata = dict(config.get("metadata") or {})
+        sheet = load_sheet(metadata["dcr_sheet"])
+        mode = valid_check_mode(metadata.get("check_mode") or sheet.check_mode, source="task metadata")
+        config["metadata"] = {**metadata, "check_mode": mode}
+        self.controlled = mode == "controlled" and bool(sheet.levels[int(metadata["dcr_level"]) - 1].generators)
+        super().__init__(config=config, **kwargs)
+
+    def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> Any:
+        original = super().construct_requests(doc, ctx, **dict(kwargs))
+        if not doc["control_prompt"]:
+            return original
+        control = super().construct_requests(doc, general_context(ctx, doc["prompt"], doc["control_prompt"]),
+                                             **kwargs)
+        control.idx = 1
+        return [original, control]
+
+    def process_results(self, doc: dict, results: list[str]) -> dict[str, Any]:
+        record = item_record(doc, results)
+        undetermined = record["original"] is None or record.get("control", 0.0) is None
+        if not self.controlled:
+            original = record["original"]
+            return {SCORE_METRIC: math.nan if original is None else original, UNCHECKED_METRIC: float(undetermined)}
+        return {**{metric: record for metric in CONTROLLED_READERS}, UNCHECKED_METRIC: float(undetermined)}
+
+    def aggregation(self) -> dict[str, Callable[..., float]]:
+        if not self.controlled:
+            return {SCORE_METRIC: nanmean, UNCHECKED_METRIC: mean}
+
+        def reader(metric: str) -> Callable[[Sequence[Mapping[str, Any]]], float]:
+            return lambda records: CONTROLLED_READERS[metric](level_controlled_score(records))
+
+        return {**{metric: reader(metric) for metric in CONTROLLED_READERS}, UNCHECKED_METRIC: mean}
+
+    def higher_is_better(self) -> dict[str, bool]:
+        # "Higher" means more evidence of contamination, except for the p-value.
+        metrics = CONTROLLED_READERS if self.controlled else (SCORE_METRIC,)
+        return {**{metric: not metric.endswith("_pvalue") for metric in metrics}, UNCHECKED_METRIC: False}
 
 
 def load_toy_sentiment(**_metadata: Any) -> datasets.DatasetDict:

@@ -2,7 +2,9 @@
 
 DCR quantifies rather than decides, so every verdict has ``flagged=None``: the
 statistic is the DCR Factor the hook (or ``adjust``) wrote on the sheet's group
-row, and the evidence holds S1..S4 and every ``<metric>_adj`` beside its raw
+row, and the evidence holds S1..S4, the check mode that produced them
+(``controlled``, ``paper``, ``manual`` or ``given``), each controlled level's
+sign-test p-value (original vs control) and every ``<metric>_adj`` beside its raw
 metric. Adjusted rows that no sheet of the run accounts for (e.g. ``adjust
 --sheet-scores`` with a sheet the run did not name) get a verdict of their own,
 sheet unknown, so they are never dropped. The report renders them with
@@ -15,7 +17,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lm_eval_contam.dcr.results import SCORE_METRIC, dcr_level_tasks
+from lm_eval_contam.dcr.results import (
+    CHECK_MODE_ROW,
+    PVALUE_METRIC,
+    SCORE_METRIC,
+    dcr_level_tasks,
+    level_check_modes,
+)
 from lm_eval_contam.dcr.sheet import LEVELS, load_sheet
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import interval, number
@@ -28,6 +36,14 @@ METHOD = "dcr_factor"
 TITLE = "DCR Factor"
 NULL = "n/a: DCR estimates a risk factor, no test"
 RULE = "acc_adj = acc × (1 − DCR Factor)"
+# What S3/S4 are in each check mode (the verdict's rule names the mode that produced the factor).
+CHECK_MODE_RULES = {
+    "controlled": "S3/S4 = max(0, pass rate on the items − on their perturbed twins); per-level H0: item and twin "
+                  "are exchangeable (no item memory), exact one-sided sign test",
+    "paper": "S_i = share of items whose automated Check passed, no control (the paper-style checks)",
+    "manual": "S_i = share of items a person judged contaminated (the paper's Check)",
+    "given": "S1..S4 given by hand (adjust --sheet-scores)",
+}
 UNKNOWN_SHEET = "unknown"
 
 LevelScores = tuple[float | None, float | None, float | None, float | None]
@@ -56,10 +72,15 @@ class DCREvidence:
     factor: float | None
     factor_ci: ConfidenceInterval | None
     adjusted: tuple[AdjustedMetric, ...]
+    check_mode: str | None = None  # what produced S1..S4; None when no sheet is known
+    level_pvalues: LevelScores = (None, None, None, None)  # controlled levels' sign test, original vs control
 
     def facts(self) -> list[tuple[str, str]]:
+        tested = [f"L{level} p = {number(p)}" for level, p in zip(LEVELS, self.level_pvalues) if p is not None]
         return [("sheet", self.sheet),
+                ("check mode", self.check_mode or "unknown"),
                 ("level scores S1–S4", ", ".join(number(score) for score in self.level_scores)),
+                *([("item vs control (sign test)", ", ".join(tested))] if tested else []),
                 ("DCR Factor", f"{number(self.factor)} {interval(self.factor_ci)}"),
                 *((f"{row.task} {row.metric} → {row.metric}_adj",
                    f"{number(row.raw)} ± {number(row.raw_stderr)} → "
@@ -121,6 +142,18 @@ def level_scores(model: ModelRun, group: str | None, tasks: Mapping[int, str]) -
     return tuple(score(level) for level in LEVELS)  # type: ignore[return-value]
 
 
+def level_pvalues(model: ModelRun, tasks: Mapping[int, str]) -> LevelScores:
+    """Each controlled level's sign-test p-value (None for levels checked without controls)."""
+    return tuple(number_or_none(model.row(tasks[level]).get(f"{PVALUE_METRIC},{FILTER}")) if level in tasks else None
+                 for level in LEVELS)  # type: ignore[return-value]
+
+
+def check_mode_of(model: ModelRun, group_row: Mapping[str, Any], tasks: Mapping[int, str]) -> str:
+    """What produced S1..S4: the hook's record on the group row, else what the level tasks recorded."""
+    recorded = group_row.get(f"{CHECK_MODE_ROW},{FILTER}")
+    return recorded if isinstance(recorded, str) else level_check_modes(model.results, tasks)
+
+
 def sheet_targets(sheet: str) -> tuple[str | None, set[str]]:
     """The sheet's group and the tasks it adjusts, from its file; (None, no tasks) when it cannot be loaded."""
     try:
@@ -136,9 +169,11 @@ def _items(model: ModelRun, tasks: Mapping[int, str]) -> int | None:
 
 
 def _verdict(model: ModelRun, *, partition: str, task: str, evidence: DCREvidence, n: int | None) -> Verdict:
+    mode = evidence.check_mode
+    rule = f"{RULE}; {mode} checks: {CHECK_MODE_RULES[mode]}" if mode in CHECK_MODE_RULES else RULE
     return Verdict(model=model.label, partition=partition, family=FAMILY, method=METHOD, title=TITLE, task=task,
                    flagged=None, statistic=evidence.factor, pvalue=None, confidence_interval=evidence.factor_ci,
-                   n=n, null=NULL, rule=RULE, evidence=evidence)
+                   n=n, null=NULL, rule=rule, evidence=evidence)
 
 
 def verdicts(model: ModelRun) -> list[Verdict]:
@@ -153,7 +188,9 @@ def verdicts(model: ModelRun) -> list[Verdict]:
         accounted |= {row.task for row in mine}
         evidence = DCREvidence(sheet=sheet, level_scores=level_scores(model, group, tasks),
                                factor=number_or_none(group_row.get(f"dcr_factor,{FILTER}")),
-                               factor_ci=factor_interval(group_row), adjusted=mine)
+                               factor_ci=factor_interval(group_row), adjusted=mine,
+                               check_mode=check_mode_of(model, group_row, tasks),
+                               level_pvalues=level_pvalues(model, tasks))
         found.append(_verdict(model, partition=f"DCR sheet {sheet}", task=group or sheet, evidence=evidence,
                               n=_items(model, tasks)))
     for task in sorted({row.task for row in adjusted} - accounted):

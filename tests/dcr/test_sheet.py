@@ -56,8 +56,8 @@ def _stand_in_rows(sheet, count: int = 30) -> list[dict]:
     """Rows shaped like the benchmark's (its text and label fields), to exercise the generators offline."""
     data = sheet.data
     label = ((lambda i: i % len(data.label_names)) if data.label_names else (lambda i: f"so {i} #### {i}"))
-    return [{data.text_field: f"stand-in row number {i} of the split", data.label_field: label(i)}
-            for i in range(count)]
+    return [{data.text_field: f"stand-in row number {i} tells of a quiet morning walk beside the river",
+             data.label_field: label(i)} for i in range(count)]
 
 
 @pytest.mark.parametrize("name", PAPER_SHEETS)
@@ -75,6 +75,9 @@ def test_paper_sheets_hold_twenty_items_per_level(name) -> None:
     assert [len(level_items(sheet, n, rows)) for n in (1, 2, 3, 4)] == [20, 20, 20, 20]
     kinds = [item.item_id.split("-")[1] for item in level_items(sheet, 3, rows)]
     assert kinds.count("completion") == kinds.count("membership") == 10
+    # Controlled (the default): every generated item has its control; the paper mode builds none.
+    assert all(item.control is not None for n in (3, 4) for item in level_items(sheet, n, rows))
+    assert not any(item.control for n in (3, 4) for item in level_items(sheet, n, rows, check_mode="paper"))
 
 
 def test_liar2_sheet_and_task_share_the_authors_label_order() -> None:

@@ -1,0 +1,81 @@
+"""A controlled level's score S_i and its test, from each item's Check results on the original and its control.
+
+Per item the record is ``{"original": r, "control": r}`` with r = 1.0 (the Check
+passed: "contaminated"), 0.0, or None (undetermined); an item without a control
+(a sheet's static item) has no ``"control"`` key.
+
+S_i = max(0, mean over decided items of (original − control)): the pass rate on
+the originals minus the pass rate on their controls (an item without a control
+counts its original alone, as in the paper mode), floored at 0 like the paper's
+scores, which never go below 0.
+
+The null hypothesis H0: the model holds no memory of the items, so an item's
+original and its control are exchangeable (the result pair (o, c) is distributed
+as (c, o)). Under H0 the paired differences are symmetric about 0: the mean
+difference is centred at 0, and among the m pairs whose results differ the number
+where only the original passed is Binomial(m, 1/2). ``pvalue`` is that exact
+one-sided sign (McNemar) test over the items that have a control; the floor at 0
+keeps S_i ≥ 0, so under H0 S_i is 0 in at least half of all runs, and positive
+only by chance, by at most the noise of m discordant pairs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scipy.stats import binomtest
+
+from lm_eval_contam.stats import TestResult
+
+
+@dataclass(frozen=True)
+class ControlledScore(TestResult):
+    """S_i (``statistic``), the sign test's ``pvalue``, and the rates behind them.
+
+    ``original_only`` / ``control_only``: the shares of decided items where only the original / only the
+    control passed (``statistic`` = max(0, original_only − control_only)); ``n_items``: decided items.
+    """
+
+    original_rate: float
+    control_rate: float
+    original_only: float
+    control_only: float
+    n_items: int
+
+
+def _result(record: Mapping[str, Any], key: str) -> float | None:
+    value = record.get(key)
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
+
+
+def controlled_score(records: Sequence[Mapping[str, Any]]) -> ControlledScore:
+    """S_i and its sign test from the level's per-item records (undetermined items are left out)."""
+    pairs: list[tuple[float, float | None]] = []  # (original, control or None when the item has none)
+    for record in records:
+        original, control = _result(record, "original"), _result(record, "control")
+        if original is not None and (control is not None or "control" not in record):
+            pairs.append((original, control))
+    if not pairs:
+        nan = math.nan
+        return ControlledScore(statistic=nan, confidence_interval=None, pvalue=nan, original_rate=nan,
+                               control_rate=nan, original_only=nan, control_only=nan, n_items=0)
+    n = len(pairs)
+    only_original = sum(1 for original, control in pairs if original > (control or 0.0))
+    only_control = sum(1 for original, control in pairs if (control or 0.0) > original)
+    controlled = [(original, control) for original, control in pairs if control is not None]
+    wins = sum(1 for original, control in controlled if original > control)
+    discordant = sum(1 for original, control in controlled if original != control)
+    pvalue = binomtest(wins, discordant, 0.5, alternative="greater").pvalue if discordant else 1.0
+    return ControlledScore(
+        statistic=max(0.0, (only_original - only_control) / n),
+        confidence_interval=None,
+        pvalue=float(pvalue),
+        original_rate=sum(original for original, _ in pairs) / n,
+        control_rate=(sum(control for _, control in controlled) / len(controlled)) if controlled else math.nan,
+        original_only=only_original / n,
+        control_only=only_control / n,
+        n_items=n,
+    )
