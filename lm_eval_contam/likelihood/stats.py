@@ -63,9 +63,10 @@ def two_sample_test(partition: Sequence[float], control: Sequence[float], *, see
                            n_partition=int(x.size), n_control=int(y.size), exact=exact)
 
 
-def lift_test(own: Sequence[float], other: Sequence[float], *, seed: int = 0) -> PermutationResult:
-    """Paired sign-flip test of own - other lift (exact up to n = 16, else 10,000 seeded flips)."""
-    return permutation_test(own, other, seed=seed)
+def lift_test(own: Sequence[float], other: Sequence[float], *, seed: int = 0,
+              n_resamples: int = N_RESAMPLES) -> PermutationResult:
+    """Paired sign-flip test of own - other lift (exact up to n = 16, else ``n_resamples`` seeded flips)."""
+    return permutation_test(own, other, seed=seed, n_resamples=n_resamples)
 
 
 def _groups(records: Sequence[Mapping[str, object]], key: str) -> tuple[list[float], list[float]]:
