@@ -43,3 +43,33 @@ def test_rates_split_injected_from_held_out_partitions() -> None:
     assert rates["strong"]["tt_alg1"] == {"injected": 0.5, "held_out": 0.5, "n_injected": 2, "n_held_out": 2}
     assert rates["clean"]["dcq_loglikelihood"]["injected"] == 0.0
     assert rates["clean"]["dcq_loglikelihood"]["n_held_out"] == 0
+
+
+def test_generated_text_is_fresh_deterministic_and_labelled() -> None:
+    rows = study.generated_rows(0, "train", 8)
+    assert rows == study.generated_rows(0, "train", 8)
+    assert [row["label"] for row in rows] == [0, 1, 2, 3, 0, 1, 2, 3]
+    others = study.generated_rows(0, "test", 8) + study.generated_rows(1, "train", 8)
+    assert not {row["text"] for row in rows} & {row["text"] for row in others}
+    assert rows[1]["text"].count(".") == 3 and any(noun in rows[1]["text"] for noun in study.TOPICS["Sports"])
+
+
+def test_generated_datasets_and_their_likelihood_tasks(tmp_path: Path) -> None:
+    datasets = study.write_generated_datasets(tmp_path / "data", 2, 5)
+    assert [d["dataset_name"] for d in datasets] == ["Study Set 0", "Study Set 1"]
+    names = study.write_likelihood_tasks(tmp_path / "tasks", datasets, num_instances=5)
+    assert names[:2] == ["likelihood_study_set_0_train", "likelihood_study_set_0_train_lift"] and len(names) == 8
+    text = (tmp_path / "tasks" / "likelihood_study_set_1_test.yaml").read_text()
+    assert '  control: "control"' in text and "  num_instances: 5" in text
+
+
+def test_rates_carry_clopper_pearson_intervals() -> None:
+    interval = study.clopper_pearson(0, 8)
+    assert interval.low == 0.0 and interval.high == pytest.approx(1 - 0.025 ** (1 / 8))  # exact: (alpha/2)^(1/n)
+    assert study.clopper_pearson(0, 0) is None
+    verdicts = [_verdict("strong", "Study Set 0", "train", "likelihood_control", True),
+                _verdict("strong", "Study Set 1", "train", "likelihood_control", False),
+                _verdict("strong", "Study Set 0", "test", "likelihood_control", False)]
+    table = study.split_rates(verdicts)
+    assert table == {"strong": {"likelihood_control": {"train": [1, 2], "test": [0, 1]}}}
+    assert "1/2 = 50% [1%, 99%]" in study.generated_markdown(table, {})
