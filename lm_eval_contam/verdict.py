@@ -10,14 +10,17 @@ that name, so a new method adds ``<family>/verdicts.py`` and nothing here.
 
 from __future__ import annotations
 
+import functools
 import importlib
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Protocol
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.rundir import ModelRun, Run
-from lm_eval_contam.stats import ConfidenceInterval
+from lm_eval_contam.stats import ALPHA, ConfidenceInterval
 
 
 class Evidence(Protocol):
@@ -104,3 +107,162 @@ def collect(run: Run) -> list[Verdict]:
     """Every verdict of every model: by model (run order), then partition, then family and method order."""
     # sorted() is stable: within a partition the families' own order stays.
     return [verdict for model in run.models for verdict in sorted(model_verdicts(model), key=lambda v: v.partition)]
+
+
+# The null study's measured false-positive rates (scripts/null_study.py writes it; the report reads it).
+NULL_RATES_FILE = Path(__file__).with_name("null_rates.json")
+
+
+def rate_key(verdict: Verdict) -> str:
+    """How the null study files a verdict's rate: its method, and its prompt style where it has one."""
+    return f"{verdict.method}:{verdict.variant}" if verdict.variant else verdict.method
+
+
+@dataclass(frozen=True)
+class MeasuredRate:
+    """How often a verdict flagged partitions its model cannot have seen, in the null study."""
+
+    key: str
+    k: int
+    false_positives: int
+    rate: float
+    confidence_interval: ConfidenceInterval
+    null: str  # which partitions counted as null
+    command: str
+    date: str
+
+    def text(self) -> str:
+        """E.g. ``3.2 % (2/63; 95 % CI 0.4–11.0 %)``."""
+        ci = self.confidence_interval
+        return (f"{100 * self.rate:.1f} % ({self.false_positives}/{self.k}; 95 % CI "
+                f"{100 * ci.low:.1f}–{100 * ci.high:.1f} %)")
+
+
+def parse_rates(document: Mapping[str, Any], source: str = "null rates") -> dict[str, MeasuredRate]:
+    """The ``methods`` of a rates document, keyed as :func:`rate_key`."""
+    found = {}
+    for key, entry in (document.get("methods") or {}).items():
+        try:
+            low, high = entry["ci"]
+            found[key] = MeasuredRate(key, int(entry["k"]), int(entry["false_positives"]), float(entry["rate"]),
+                                      ConfidenceInterval(float(low), float(high),
+                                                         float(document.get("confidence_level", 0.95))),
+                                      str(entry.get("null", "")), str(entry["command"]), str(entry["date"]))
+        except (KeyError, TypeError, ValueError) as error:
+            raise ContamError(f"not a measured rate ({type(error).__name__}: {error})", source=source,
+                              field=f"methods.{key}") from None
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_rates() -> dict[str, MeasuredRate]:
+    """The rates shipped with the package; empty when the study has not been run."""
+    if not NULL_RATES_FILE.is_file():
+        return {}
+    return parse_rates(json.loads(NULL_RATES_FILE.read_text(encoding="utf-8")), str(NULL_RATES_FILE))
+
+
+def measured_rate(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = None) -> MeasuredRate | None:
+    """The null study's false-positive rate of this verdict's method (None: not measured)."""
+    return (shipped_rates() if rates is None else rates).get(rate_key(verdict))
+
+
+# The papers' own decisions: shown beside the partition's verdict unchanged, never driving it. Alg. 1's bootstrap
+# rejects more often than its level at the paper's 10 instances, and Alg. 2 (Judge A or B) counts matches without
+# a test, so neither has a level a combination could keep.
+PAPERS_OWN_METHODS = ("tt_alg1", "tt_alg2_judge_a", "tt_judge_b")
+# What kind of evidence each family gives, as the per-partition verdict names it; other families go by their name.
+EVIDENCE_KINDS = {"timetravel": "generation", "dcq": "quiz", "likelihood": "likelihood"}
+PARTITION_NULL = "every calibrated test's own null hypothesis holds for this partition"
+PARTITION_RULE = (f"contaminated when any calibrated test's Holm-adjusted p <= {ALPHA} (family-wise level {ALPHA} over "
+                  "the partition's calibrated tests, under any dependence between them); the papers' own verdicts "
+                  "are shown beside it and do not drive it")
+
+
+def evidence_kind(family: str) -> str:
+    return EVIDENCE_KINDS.get(family, family)
+
+
+def calibrated(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """The verdicts that drive a partition's verdict: a p-value from a test that holds its level.
+
+    A verdict combining other tasks' tests (its ``task`` joins them with " + ", e.g. Time Travel's two prompt styles
+    under Bonferroni) stands in for those parts, so no test is counted twice.
+    """
+    tested = [v for v in verdicts if v.pvalue is not None and v.flagged is not None and v.method not in PAPERS_OWN_METHODS]
+    covered = {part for v in tested if " + " in v.task for part in v.task.split(" + ")}
+    return [v for v in tested if " + " in v.task or v.task not in covered]
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the input order (each capped at 1)."""
+    order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
+    adjusted = [0.0] * len(pvalues)
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+@dataclass(frozen=True)
+class PartitionVerdict:
+    """One model × partition decision from its calibrated verdicts (Holm), with the papers' own verdicts beside it."""
+
+    model: str
+    partition: str
+    evidence: tuple[tuple[Verdict, float], ...]  # each calibrated verdict with its Holm-adjusted p
+    papers: tuple[Verdict, ...]
+
+    @property
+    def flagged(self) -> bool | None:
+        return any(adjusted <= ALPHA for _, adjusted in self.evidence) if self.evidence else None
+
+    @property
+    def pvalue(self) -> float | None:
+        """The smallest Holm-adjusted p (the partition-level test: Bonferroni's min p × m)."""
+        return min((adjusted for _, adjusted in self.evidence), default=None)
+
+    @property
+    def fired(self) -> tuple[Verdict, ...]:
+        return tuple(verdict for verdict, adjusted in self.evidence if adjusted <= ALPHA)
+
+    @property
+    def decision(self) -> str:
+        if self.flagged is None:
+            return "no calibrated evidence"
+        return "contaminated" if self.flagged else "not flagged"
+
+    def facts(self) -> list[tuple[str, str]]:
+        from lm_eval_contam.formatting import pvalue
+
+        return [(f"{v.title}{f' ({v.variant})' if v.variant else ''}", f"p = {pvalue(v.pvalue)}, Holm {pvalue(adjusted)}")
+                for v, adjusted in self.evidence]
+
+    def summary(self) -> str:
+        from lm_eval_contam.formatting import p_equals
+
+        kinds = ", ".join(dict.fromkeys(evidence_kind(v.family) for v in self.fired))
+        return f"Holm {p_equals(self.pvalue)}" + (f"; fired: {kinds}" if kinds else "")
+
+    def as_verdict(self) -> Verdict:
+        """As a :class:`Verdict` (method ``partition_combined``), for the null study's tally and the rates lookup."""
+        return Verdict(model=self.model, partition=self.partition, family="combined", method="partition_combined",
+                       title="One verdict per partition (Holm over calibrated tests)",
+                       task=" + ".join(v.task for v, _ in self.evidence), flagged=self.flagged, statistic=None,
+                       pvalue=self.pvalue, confidence_interval=None, n=len(self.evidence), null=PARTITION_NULL,
+                       rule=PARTITION_RULE, evidence=self)
+
+
+def partition_verdicts(verdicts: Sequence[Verdict]) -> list[PartitionVerdict]:
+    """One verdict per model × partition, in the verdicts' order."""
+    grouped: dict[tuple[str, str], list[Verdict]] = {}
+    for verdict in verdicts:
+        grouped.setdefault((verdict.model, verdict.partition), []).append(verdict)
+    found = []
+    for (model, partition), mine in grouped.items():
+        tests = calibrated(mine)
+        adjusted = holm([float(v.pvalue) for v in tests])  # type: ignore[arg-type]
+        found.append(PartitionVerdict(model, partition, tuple(zip(tests, adjusted)),
+                                      tuple(v for v in mine if v.method in PAPERS_OWN_METHODS)))
+    return found

@@ -62,6 +62,35 @@ def summary_table(report: Report) -> str:
     return f"<table class=\"summary\"><thead><tr>{header}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
 
 
+PARTITION_NOTE = (
+    "One verdict per model and partition. It is driven only by the calibrated tests (each with a stated null and a "
+    "p-value that holds its level): contaminated when any test's Holm-adjusted p is at most 0.05, which keeps the "
+    "family-wise false-positive rate at 0.05 per partition whatever the dependence between the tests. Each test shows "
+    "its p-value, its Holm-adjusted p and the false-positive rate the null study measured for it; a test that fired is "
+    "in bold. The papers' own verdicts (Time Travel Alg. 1 bootstrap, Alg. 2 with Judge A or B) are shown beside it "
+    "unchanged and do not drive it.")
+
+
+def partition_table(report: Report) -> str:
+    rows = report.partitions
+    kinds = layout.evidence_kinds(rows)
+    header = "".join(f"<th>{e(h)}</th>" for h in ("model", "partition", "verdict", *kinds, "papers' own verdicts"))
+    lines = []
+    for row in rows:
+        kind = "none" if row.flagged is None else "flag" if row.flagged else "ok"
+        cells = [f"<td>{e(row.model)}</td>", f"<td>{e(row.partition)}</td>",
+                 f'<td class="{kind}">{e(row.decision)}<small>{e(layout.partition_line(row))}</small></td>']
+        for evidence_kind in kinds:
+            mine = [(v, adjusted) for v, adjusted in row.evidence if layout.evidence_kind(v.family) == evidence_kind]
+            text = "<br>".join((f"<b>{e(layout.evidence_line(v, adjusted))}</b>" if v in row.fired
+                                else e(layout.evidence_line(v, adjusted))) for v, adjusted in mine)
+            cells.append(f"<td>{text}</td>" if mine else '<td class="none">—</td>')
+        papers = "<br>".join(f'<a href="#{anchor(v)}">{e(layout.papers_line(v))}</a>' for v in row.papers)
+        cells.append(f"<td>{papers}</td>" if row.papers else '<td class="none">—</td>')
+        lines.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table class=\"partitions\"><thead><tr>{header}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
+
+
 def models_table(report: Report) -> str:
     return table(("label", "model", "contamination injected", "directory"),
                  ((m.label, m.model, layout.model_description(dict(m.injection or {})) or "—", str(m.directory))
@@ -91,7 +120,7 @@ def details(report: Report) -> str:
 
 def render_html(report: Report) -> str:
     decided = layout.decided(report.verdicts)
-    flagged = sum(row.flagged for row in layout.summary_rows(decided))
+    flagged = sum(row.flagged is True for row in report.partitions)
     partitions = len({v.partition for v in decided})
     summary = (summary_table(report) if decided else
                '<p class="note">No Time Travel or DCQ task in this run.</p>')
@@ -101,10 +130,13 @@ def render_html(report: Report) -> str:
         f"<title>Contamination report — {e(report.source.name)}</title><style>{CSS}</style></head><body>"
         f"<h1>Contamination report</h1>"
         f'<p class="meta">{e(str(report.source))} · {len(report.models)} model(s) · {partitions} partition(s) · '
-        f"{flagged} model × partition pair(s) flagged by at least one method · lm-eval-contam {e(__version__)}</p>"
-        f'<h2 id="summary">Summary</h2>'
+        f"{flagged} model × partition pair(s) contaminated by the per-partition verdict · lm-eval-contam {e(__version__)}</p>"
+        + (f'<h2 id="verdicts">Verdict per partition</h2><p class="note">{e(PARTITION_NOTE)}</p>'
+           f"{partition_table(report)}" if report.verdicts else "")
+        + f'<h2 id="summary">Every method\'s verdict</h2>'
         '<p class="note">One row per model and partition; a red cell is a method flagging contamination. '
-        "Each method decides on its own, against the null hypothesis and rule stated in its details below.</p>"
+        "Each method decides on its own, against the null hypothesis and rule stated in its details below, where "
+        "each also shows the false-positive rate the null study measured for it.</p>"
         f"{summary}<h2>Models</h2>{models_table(report)}"
         + (f'<h2 id="details">Details</h2>{details(report)}' if report.verdicts else "")
         + "</body></html>\n"

@@ -8,7 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lm_eval_contam.verdict import Verdict, method_order
+from lm_eval_contam.formatting import pvalue
+from lm_eval_contam.verdict import PartitionVerdict, Verdict, evidence_kind, measured_rate, method_order
+
+NOT_MEASURED = "not measured"
 
 
 @dataclass(frozen=True)
@@ -51,11 +54,45 @@ def cell_detail(verdict: Verdict) -> str:
     return f"{text}; caveat: {len(verdict.caveats)} (see details)" if verdict.caveats else text
 
 
+def rate_text(verdict: Verdict) -> str:
+    """The null study's measured false-positive rate of the verdict's method, or "not measured"."""
+    found = measured_rate(verdict)
+    return found.text() if found is not None else NOT_MEASURED
+
+
 def verdict_facts(verdict: Verdict) -> list[tuple[str, str]]:
     """What every verdict states, around the method's own numbers."""
     return [*([("instances", str(verdict.n))] if verdict.n is not None else []), *verdict.evidence.facts(),
             ("null hypothesis", verdict.null), ("rule", verdict.rule),
+            ("false-positive rate measured by the null study", rate_text(verdict)),
             *(("caveat", caveat) for caveat in verdict.caveats)]
+
+
+def evidence_kinds(partitions: Sequence[PartitionVerdict]) -> list[str]:
+    """The evidence kinds (generation, quiz, likelihood, ...) present, in family order of first appearance."""
+    return list(dict.fromkeys(evidence_kind(v.family) for row in partitions for v, _ in row.evidence))
+
+
+def titled(verdict: Verdict) -> str:
+    return f"{verdict.title} ({verdict.variant})" if verdict.variant else verdict.title
+
+
+def evidence_line(verdict: Verdict, adjusted: float) -> str:
+    """One calibrated test in a partition's verdict: its p, Holm-adjusted p and measured false-positive rate."""
+    return (f"{titled(verdict)}: p = {pvalue(verdict.pvalue)}, Holm p = {pvalue(adjusted)}; "
+            f"false-positive rate {rate_text(verdict)}")
+
+
+def papers_line(verdict: Verdict) -> str:
+    """One of the papers' own verdicts, unchanged: its decision and numbers."""
+    return f"{titled(verdict)}: {verdict.decision} ({verdict.evidence.summary()})"
+
+
+def partition_line(row: PartitionVerdict) -> str:
+    """The partition verdict's own numbers: the partition-level p and the combined rule's measured rate."""
+    if row.flagged is None:
+        return "no calibrated test ran"
+    return f"Holm p = {pvalue(row.pvalue)}; false-positive rate {rate_text(row.as_verdict())}"
 
 
 def model_description(injection: dict | None) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.rundir import ModelRun
-from lm_eval_contam.verdict import Verdict
+from lm_eval_contam.verdict import PartitionVerdict, Verdict, partition_verdicts
 
 
 @dataclass(frozen=True)
@@ -17,3 +17,8 @@ class Report:
     models: tuple[ModelRun, ...]
     verdicts: tuple[Verdict, ...]
     audit: Mapping[str, Any] | None = None
+
+    @property
+    def partitions(self) -> list[PartitionVerdict]:
+        """One verdict per model × partition, from its calibrated tests (``verdict.partition_verdicts``)."""
+        return partition_verdicts(self.verdicts)

@@ -1,0 +1,117 @@
+"""Task YAMLs for generated partitions: every shipped family's sample task, retargeted.
+
+The families come from the task configs themselves, not from a list here: every
+shipped task YAML of the sample dataset :data:`PATTERN_DATASET` for the same split
+(each family ships one per variant, e.g. Time Travel's two prompt styles, DCQ's
+two answering modes, the likelihood modes) is copied with its dataset swapped for
+a generated one, its ``include`` made absolute, its options file pointed at the
+generated options and its sample size left to the family's default for a user's
+dataset. Settings that name another split of the same dataset (a likelihood
+control) carry over, since the generated datasets have the sample's splits. A
+family added to ``task_configs/`` joins the study without an edit here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lm_eval_contam import task_dir
+from lm_eval_contam.partitions import Partition
+
+# The shipped sample dataset whose task YAMLs serve as each family's pattern (its splits: train, test).
+PATTERN_DATASET = "toy_news"
+# Metadata that sizes or points at the pattern's own shipped sample; a generated partition uses the family's
+# defaults for a user's dataset (Time Travel: the paper's 10 instances; DCQ: 100, all rows when fewer).
+PATTERN_ONLY_METADATA = ("dataset", "num_instances", "options_path")
+# Task variants the study leaves out, with why: a quiz answered by generation needs an instruct model that replies
+# with a letter; a tiny model trained from scratch replies with unparseable text, so its rate would measure the parser.
+EXCLUDED_VARIANTS = {"dcq_generate": "DCQ's generate mode needs an instruct model that answers with a letter"}
+
+
+class _Function(str):
+    """A ``!function`` reference, kept verbatim through load and dump."""
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_Loader.add_constructor("!function", lambda loader, node: _Function(loader.construct_scalar(node)))
+_Dumper.add_representer(_Function, lambda dumper, value: dumper.represent_scalar("!function", str(value)))
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One shipped task YAML of the pattern partition: its family, variant and parsed config."""
+
+    family: str
+    variant: str  # the task-name suffix after the partition, e.g. "completion", "ll", ""
+    path: Path
+    config: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return f"{self.family}_{self.variant}" if self.variant else self.family
+
+
+def _variant_id(family: str, config: Mapping[str, Any]) -> str:
+    """How :data:`EXCLUDED_VARIANTS` names a variant: DCQ by answering mode, others by task-name suffix."""
+    if family == "dcq":
+        return "dcq_loglikelihood" if config.get("output_type") == "loglikelihood" else "dcq_generate"
+    return family
+
+
+def patterns(split: str, directory: Path | None = None) -> list[Pattern]:
+    """Every task YAML of :data:`PATTERN_DATASET`'s ``split`` under the task directory, sorted by task name."""
+    pattern = Partition.parse(f"{PATTERN_DATASET}:{split}")
+    stem = f"{pattern.dataset.key}_{pattern.split}"
+    found = []
+    for path in sorted((directory or task_dir()).rglob("*.yaml")):
+        try:
+            config = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+        except yaml.YAMLError:
+            continue  # not a task YAML this study can read (e.g. a group file with other tags)
+        if not isinstance(config, dict):
+            continue
+        metadata = config.get("metadata") or {}
+        if metadata.get("dataset") != pattern.dataset.key or config.get("test_split") != pattern.split:
+            continue
+        family = str(metadata.get("method", ""))
+        task = str(config.get("task", ""))
+        if not family or f"_{stem}" not in task or _variant_id(family, config) in EXCLUDED_VARIANTS:
+            continue
+        variant = task.split(f"_{stem}", 1)[1].lstrip("_")
+        found.append(Pattern(family, variant, path, config))
+    return sorted(found, key=lambda p: str(p.config["task"]))
+
+
+def retarget(pattern: Pattern, partition: Partition, *, options_path: Path | None = None) -> dict[str, Any]:
+    """The pattern's config auditing ``partition`` (of the pattern's split) instead: own-data metadata, absolute
+    include, ``options_path`` (where the pattern has one) set to ``options_path``."""
+    config = dict(pattern.config)
+    config.pop("tag", None)
+    if "include" in config:
+        config["include"] = str((pattern.path.parent / str(config["include"])).resolve())
+    config["task"] = partition.task_name(pattern.family, pattern.variant)
+    config["test_split"] = partition.split
+    original = config.get("metadata") or {}
+    metadata = {key: value for key, value in original.items() if key not in PATTERN_ONLY_METADATA}
+    metadata.update(partition.dataset.task_metadata())
+    if "options_path" in original and options_path is not None:
+        metadata["options_path"] = str(options_path)
+    config["metadata"] = metadata
+    return config
+
+
+def dump(config: Mapping[str, Any]) -> str:
+    return "# Written by the null study (lm_eval_contam.nullstudy); regenerated on every run.\n" + yaml.dump(
+        dict(config), Dumper=_Dumper, sort_keys=False, allow_unicode=True)

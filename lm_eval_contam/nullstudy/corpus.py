@@ -1,0 +1,129 @@
+"""Seeded synthetic datasets of real English words, for partitions a model provably never saw.
+
+Each dataset has its own name, label names, sentence templates and word pools
+(its "style"), drawn from a shared vocabulary of common English nouns, adjectives
+and past-tense verbs. The nouns and adjectives are words WordNet lists with
+synonyms, so the offline DCQ perturber (:mod:`lm_eval_contam.dcq.perturb`) can
+build quiz options from every instance. Everything is a pure function of the seed
+and the dataset's index (:func:`lm_eval_contam.seeding.rng_for`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from lm_eval_contam.seeding import rng_for
+
+NOUNS = tuple("""
+harbor river valley garden market village castle island forest meadow bridge tower road street station
+machine engine vehicle wagon boat ship train cart ladder bucket basket blanket candle lamp mirror window
+door wall roof floor chair table desk shelf cabinet drawer bottle cup plate bowl kettle oven stove
+teacher student doctor farmer sailor soldier painter singer writer driver baker builder merchant worker
+captain guard judge pilot nurse child family neighbor friend stranger visitor traveler guest crowd team
+letter message story report record journal diary map picture painting photograph poem song music
+stone rock sand soil mud water rain storm wind cloud snow river lake ocean shore hill mountain cliff cave
+horse dog cat bird fish sheep goat rabbit mouse wolf bear fox deer eagle owl
+apple bread cheese soup cake sugar salt pepper honey butter grain rice corn bean
+money price cost trade business company office factory shop store bank market
+game sport race match contest prize reward gift present box package parcel
+morning evening night season summer winter autumn spring holiday journey voyage trip
+""".split())
+ADJECTIVES = tuple("""
+quiet loud small large little big old young new ancient modern bright dark pale deep shallow narrow wide
+quick slow heavy light warm cold hot cool wet dry clean dirty calm wild gentle rough smooth soft hard
+strong weak rich poor cheap expensive famous strange simple plain busy lazy happy sad angry brave proud
+careful honest clever foolish polite rude fresh stale empty full hollow solid sharp dull sweet bitter
+""".split())
+VERBS = tuple("""
+found moved watched carried joined opened followed crossed changed reached covered painted visited entered
+cleaned repaired counted ordered tested shared helped pushed pulled lifted dropped kept left sold bought built
+""".split())
+TEMPLATES = (
+    "The {a} {n} {v} the {n} near the {n}.",
+    "A {a} {n} {v} every {n} in the {n}.",
+    "Every {n} {v} a {a} {n} before the {n}.",
+    "Our {n} {v} the {a} {n} with a {n}.",
+    "This {a} {n} {v} its {n} beside the {n}.",
+    "No {n} {v} the {n} after the {a} {n}.",
+    "That {n} {v} a {n} and a {a} {n}.",
+    "Some {a} {n} {v} the {n} under the {n}.",
+    "The {n} of the {n} {v} a {a} {n}.",
+    "Each {a} {n} {v} one {n} from the {n}.",
+    "Her {n} {v} the {a} {n} at the {n}.",
+    "Their {a} {n} {v} the {n} across the {n}.",
+)
+SENTENCES_PER_ROW = 3
+LABELS_PER_DATASET = 4
+# A dataset's style: this many templates and words of each kind from the shared pools.
+STYLE_TEMPLATES, STYLE_NOUNS, STYLE_ADJECTIVES, STYLE_VERBS = 3, 40, 16, 8
+
+
+@dataclass(frozen=True)
+class Style:
+    templates: tuple[str, ...]
+    nouns: tuple[str, ...]
+    adjectives: tuple[str, ...]
+    verbs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SyntheticDataset:
+    """One generated dataset: a name as prompts show it, label names, and its rows per split."""
+
+    key: str
+    display_name: str
+    label_names: tuple[str, ...]
+    style: Style
+    splits: dict[str, tuple[dict, ...]]
+
+
+def vocabulary(has_synonyms) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The nouns and adjectives ``has_synonyms(word)`` accepts (the perturber needs replaceable words)."""
+    return (tuple(word for word in dict.fromkeys(NOUNS) if has_synonyms(word)),
+            tuple(word for word in dict.fromkeys(ADJECTIVES) if has_synonyms(word)))
+
+
+def _pick(rng: np.random.Generator, pool: Sequence[str], size: int) -> tuple[str, ...]:
+    return tuple(pool[int(i)] for i in rng.choice(len(pool), size=min(size, len(pool)), replace=False))
+
+
+def sentence(rng: np.random.Generator, style: Style) -> str:
+    template = style.templates[int(rng.integers(len(style.templates)))]
+    # Fill slots left to right; str.format cannot draw a fresh word per repeated field.
+    pieces = template.split("{")
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        slot, rest = piece.split("}", 1)
+        pool = {"n": style.nouns, "a": style.adjectives, "v": style.verbs}[slot]
+        out.append(pool[int(rng.integers(len(pool)))] + rest)
+    return "".join(out)
+
+
+def make_dataset(seed: int, index: int, nouns: Sequence[str], adjectives: Sequence[str], *,
+                 rows_per_split: int, splits: Sequence[str] = ("train", "test")) -> SyntheticDataset:
+    """Dataset ``index`` under ``seed``: its name, labels and style, then ``rows_per_split`` rows per split."""
+    rng = rng_for(seed, "nullstudy-dataset", index)
+    style = Style(templates=_pick(rng, TEMPLATES, STYLE_TEMPLATES), nouns=_pick(rng, nouns, STYLE_NOUNS),
+                  adjectives=_pick(rng, adjectives, STYLE_ADJECTIVES), verbs=_pick(rng, VERBS, STYLE_VERBS))
+    name_words = _pick(rng, adjectives, 1) + _pick(rng, nouns, 1)
+    display_name = f"{name_words[0].title()} {name_words[1].title()} {index}"
+    label_names = tuple(word.title() for word in _pick(rng, nouns, LABELS_PER_DATASET))
+    rows = {}
+    for split in splits:
+        split_rng = rng_for(seed, "nullstudy-rows", index, split)
+        rows[split] = tuple(
+            {"text": " ".join(sentence(split_rng, style) for _ in range(SENTENCES_PER_ROW)),
+             "label": int(split_rng.integers(LABELS_PER_DATASET))}
+            for _ in range(rows_per_split))
+    key = "nullstudy_" + "_".join(word for word in display_name.lower().split())
+    return SyntheticDataset(key, display_name, label_names, style, rows)
+
+
+def background_texts(seed: int, count: int, nouns: Sequence[str], adjectives: Sequence[str]) -> list[str]:
+    """Plain paragraphs over the whole vocabulary and every template: English a model learns before any dataset."""
+    style = Style(TEMPLATES, tuple(nouns), tuple(adjectives), VERBS)
+    rng = rng_for(seed, "nullstudy-background")
+    return [" ".join(sentence(rng, style) for _ in range(SENTENCES_PER_ROW)) for _ in range(count)]

@@ -1,0 +1,79 @@
+"""The study's design: worlds (one model each), their datasets, and each partition's role.
+
+A world is one tiny model trained from scratch on English background text plus the
+train split of each of its *sibling* datasets, written in Time Travel's web format
+(the dataset's name, split and instances). Its null partitions are the held-out
+test splits of those datasets (the model learned the dataset's name and style, never
+these instances) and both splits of its *unseen* datasets (never seen at all). The
+injected train splits are audited too, as a check that the model did learn them;
+they never count as null partitions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+Role = Literal["unseen", "sibling", "injected"]
+NULL_ROLES: tuple[Role, ...] = ("unseen", "sibling")
+ROLE_NULLS: dict[Role, str] = {
+    "unseen": "a dataset the model never saw (neither split, nor its name)",
+    "sibling": "the held-out split of a dataset whose other split the model was trained on, with the dataset's name "
+               "(Time Travel's web format)",
+    "injected": "not a null: the split the model was trained on",
+}
+
+
+@dataclass(frozen=True)
+class StudySettings:
+    worlds: int = 7
+    sibling_datasets: int = 5  # per world: train split injected, test split held out
+    unseen_datasets: int = 2  # per world: neither split seen
+    rows_per_split: int = 40
+    background_texts: int = 400
+    epochs: int = 30
+    learning_rate: float = 1e-3
+    n_layer: int = 2
+    n_embd: int = 96
+    vocab_size: int = 1000
+    max_gen_toks: int = 32  # Time Travel completions (the tiny model's lines are short)
+    batch_size: int = 16
+    seed: int = 0
+
+    @property
+    def datasets_per_world(self) -> int:
+        return self.sibling_datasets + self.unseen_datasets
+
+    @property
+    def null_partitions(self) -> int:
+        return self.worlds * (self.sibling_datasets + 2 * self.unseen_datasets)
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+# Settings for the test suite: one world with one sibling dataset (its injected train and held-out test split),
+# a second of training.
+QUICK = StudySettings(worlds=1, sibling_datasets=1, unseen_datasets=0, rows_per_split=10, background_texts=20,
+                      epochs=1, n_layer=1, n_embd=32, vocab_size=400, max_gen_toks=2, batch_size=10)
+
+
+@dataclass(frozen=True)
+class PartitionRole:
+    world: int
+    dataset_index: int
+    split: str
+    role: Role
+
+
+def world_roles(settings: StudySettings, world: int) -> list[PartitionRole]:
+    """Every audited partition of one world: siblings' train (injected) and test, unseen datasets' both splits."""
+    first = world * settings.datasets_per_world
+    roles = []
+    for offset in range(settings.datasets_per_world):
+        index = first + offset
+        if offset < settings.sibling_datasets:
+            roles += [PartitionRole(world, index, "train", "injected"), PartitionRole(world, index, "test", "sibling")]
+        else:
+            roles += [PartitionRole(world, index, split, "unseen") for split in ("train", "test")]
+    return roles

@@ -1,0 +1,225 @@
+"""Running the null study: per world, write the data, options and task YAMLs, train the model, run lm-eval.
+
+Every step is resumable under the study directory: data and options are
+regenerated identically (seeded), a trained model is kept once ``training.json``
+is written, a world whose lm-eval results exist is not run again, and lm-eval's
+request cache answers what an interrupted run had finished.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from lm_eval_contam.nullstudy import configs
+from lm_eval_contam.nullstudy.corpus import SyntheticDataset, background_texts, make_dataset, vocabulary
+from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings, world_roles
+from lm_eval_contam.partitions import DatasetSpec, Partition, dataset_from_task_metadata
+from lm_eval_contam.verdict import Verdict
+
+TRAINING_FILE = "training.json"
+TIMING_FILE = "timing.json"  # seconds per step, recorded when the step ran (a resumed step keeps its first time)
+
+
+@dataclass(frozen=True)
+class World:
+    index: int
+    directory: Path
+    datasets: dict[int, SyntheticDataset]  # by dataset index
+    specs: dict[int, DatasetSpec]
+    roles: tuple[PartitionRole, ...]
+
+    def partition(self, role: PartitionRole) -> Partition:
+        return self.specs[role.dataset_index].partition(role.split)
+
+    @property
+    def label(self) -> str:
+        return f"world{self.index}"
+
+
+def _vocabulary() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    from lm_eval_contam.dcq.perturb import load_wordnet
+
+    wordnet = load_wordnet()
+    return vocabulary(lambda word: bool(wordnet.synonyms(word)))
+
+
+def write_world_data(settings: StudySettings, index: int, study_dir: Path) -> World:
+    """The world's datasets as JSONL partitions, registered as own-data partitions (pure of the seed)."""
+    nouns, adjectives = _vocabulary()
+    directory = study_dir / f"world{index}"
+    roles = tuple(world_roles(settings, index))
+    datasets, specs = {}, {}
+    for dataset_index in dict.fromkeys(role.dataset_index for role in roles):
+        dataset = make_dataset(settings.seed, dataset_index, nouns, adjectives, rows_per_split=settings.rows_per_split)
+        files = {}
+        for split, rows in dataset.splits.items():
+            path = directory / "data" / f"{dataset.key}_{split}.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+            files[split] = str(path.resolve())
+        datasets[dataset_index] = dataset
+        specs[dataset_index] = dataset_from_task_metadata({
+            "dataset_name": dataset.display_name, "data_files": files, "task_type": "cls", "text_field": "text",
+            "label_field": "label", "label_names": list(dataset.label_names), "columns": ["text", "label"]})
+    return World(index, directory, datasets, specs, roles)
+
+
+def write_options(world: World, seed: int = 0) -> Path:
+    """DCQ's offline (WordNet) options for every partition as the DCQ task samples it, in one cache file.
+
+    One file for the world, as the shipped samples keep one per dataset: a task reading a control partition's
+    options (the likelihood family) finds them beside the audited partition's.
+    """
+    from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_instances
+    from lm_eval_contam.dcq.options import append_options, collect_options, read_options
+    from lm_eval_contam.dcq.perturb import offline_proposer
+
+    path = world.directory / "options.jsonl"
+    cached = read_options(path) if path.is_file() else {}
+    todo = [instance for role in world.roles
+            for instance in sample_instances(world.partition(role), world.partition(role).rows(),
+                                             DEFAULT_NUM_INSTANCES, seed)
+            if instance.key not in cached]
+    if todo:
+        run = collect_options(todo, offline_proposer(seed), generator="offline", progress=False)
+        append_options(path, run.entries)
+    return path
+
+
+def write_task_configs(world: World, options: Path) -> dict[str, PartitionRole]:
+    """Every family's tasks for every partition of the world, under ``tasks/``; task name -> partition role."""
+    task_dir = world.directory / "tasks"
+    task_dir.mkdir(parents=True, exist_ok=True)
+    tasks = {}
+    for role in world.roles:
+        partition = world.partition(role)
+        for pattern in configs.patterns(role.split):
+            config = configs.retarget(pattern, partition, options_path=options)
+            (task_dir / f"{config['task']}.yaml").write_text(configs.dump(config), encoding="utf-8")
+            tasks[str(config["task"])] = role
+    return tasks
+
+
+def training_texts(world: World, settings: StudySettings) -> tuple[list[str], list[str]]:
+    """(background, injected): English paragraphs, and the sibling datasets' train rows in Time Travel's web format."""
+    from lm_eval_contam.contaminate import contaminant_texts
+
+    nouns, adjectives = _vocabulary()
+    background = background_texts(settings.seed + world.index, settings.background_texts, nouns, adjectives)
+    injected = []
+    for role in world.roles:
+        if role.role == "injected":
+            partition = world.partition(role)
+            injected += contaminant_texts(partition, partition.rows(), "timetravel")
+    return background, injected
+
+
+def train_world_model(world: World, settings: StudySettings, *, progress: bool = True) -> Path:
+    """A tiny model trained from scratch (tokenizer and weights) on :func:`training_texts` only."""
+    from lm_eval_contam.tiny_model import build_tiny_model
+    from lm_eval_contam.training import train_on_texts
+
+    model_dir = world.directory / "model"
+    if (model_dir / TRAINING_FILE).is_file():
+        return model_dir
+    background, injected = training_texts(world, settings)
+    texts = background + injected
+    build_tiny_model(model_dir, texts, vocab_size=settings.vocab_size, n_layer=settings.n_layer,
+                     n_embd=settings.n_embd, n_head=max(1, settings.n_embd // 32), n_positions=1024,
+                     seed=settings.seed + world.index)
+    history = train_on_texts(model_dir, texts, epochs=settings.epochs, learning_rate=settings.learning_rate,
+                             batch_size=8, max_length=128, seed=settings.seed + world.index, pack=True,
+                             progress=progress)
+    (model_dir / TRAINING_FILE).write_text(json.dumps({
+        "injected_texts": len(injected), "background_texts": len(background), **history}, indent=2) + "\n")
+    return model_dir
+
+
+def results_dir(world: World) -> Path | None:
+    """The folder holding the world's lm-eval results, once written."""
+    found = sorted((world.directory / "run").rglob("results_*.json"))
+    return found[-1].parent if found else None
+
+
+def run_world(world: World, tasks: list[str], model_dir: Path, settings: StudySettings) -> Path:
+    """lm-eval over the world's tasks (skipped when its results exist); the results folder."""
+    done = results_dir(world)
+    if done is not None:
+        return done
+    import lm_eval
+    from lm_eval.loggers import EvaluationTracker
+    from lm_eval.tasks import get_task_dict
+
+    from lm_eval_contam import harness
+
+    manager = harness.task_manager(str(world.directory / "tasks"))
+    built = get_task_dict(tasks, manager)
+    for name, task in built.items():
+        if name.startswith("timetravel_"):
+            # lm-eval's gen_kwargs would reach every generate task; the cap is for Time Travel's completions.
+            task.set_config("generation_kwargs", {"max_gen_toks": settings.max_gen_toks}, update=True)
+    tracker = EvaluationTracker(output_path=str(world.directory / "run"))
+    results = lm_eval.simple_evaluate(
+        model="hf", model_args=f"pretrained={model_dir},dtype=float32", tasks=[built[name] for name in tasks],
+        batch_size=settings.batch_size, device="cpu", use_cache=str(world.directory / "cache" / "requests"),
+        log_samples=True, evaluation_tracker=tracker, apply_chat_template=True, task_manager=manager)
+    results = harness.post_process(results)
+    samples = results.pop("samples")
+    tracker.save_results_aggregated(results=results, samples=samples)
+    for name in results["configs"]:
+        tracker.save_results_samples(task_name=name, samples=samples[name])
+    found = results_dir(world)
+    assert found is not None, "lm-eval wrote no results file"
+    return found
+
+
+def world_verdicts(world: World, tasks: dict[str, PartitionRole]) -> list[tuple[Verdict, Role]]:
+    """Every verdict of the world's run as users get them (``verdict.model_verdicts``), then each partition's
+    combined verdict (``verdict.partition_verdicts``), each with its partition's role."""
+    from lm_eval_contam.rundir import load_model_dir
+    from lm_eval_contam.verdict import model_verdicts, partition_verdicts
+
+    directory = results_dir(world)
+    if directory is None:
+        return []
+    found = model_verdicts(load_model_dir(directory, label=world.label))
+    found += [combined.as_verdict() for combined in partition_verdicts(found)]
+    roles_by_label = {world.partition(role).label: role.role for role in tasks.values()}
+    return [(verdict, roles_by_label[verdict.partition]) for verdict in found]
+
+
+def _timed(world: World, step: str, work) -> object:
+    """Run ``work()``; record its seconds under ``step`` unless an earlier run already did the step."""
+    import time
+
+    path = world.directory / TIMING_FILE
+    timing = json.loads(path.read_text()) if path.is_file() else {}
+    started = time.perf_counter()
+    result = work()
+    if step not in timing:
+        timing[step] = round(time.perf_counter() - started, 1)
+        path.write_text(json.dumps(timing, indent=2) + "\n")
+    return result
+
+
+def recorded_seconds(study_dir: Path) -> float:
+    """The study's compute time: every world's recorded step times (resumed runs add no time already counted)."""
+    return sum(sum(json.loads(path.read_text()).values()) for path in sorted(study_dir.glob(f"world*/{TIMING_FILE}")))
+
+
+def run_study(settings: StudySettings, study_dir: Path, *, progress: bool = True) -> list[tuple[Verdict, Role]]:
+    """Every world in turn (resumable); every verdict with its partition's role."""
+    from tqdm.auto import tqdm
+
+    labelled = []
+    for index in tqdm(range(settings.worlds), desc="null study worlds", unit="world", disable=not progress):
+        world = write_world_data(settings, index, study_dir)
+        world.directory.mkdir(parents=True, exist_ok=True)
+        tasks = _timed(world, "data_options_configs",
+                       lambda: write_task_configs(world, write_options(world, settings.seed)))
+        model_dir = _timed(world, "training", lambda: train_world_model(world, settings, progress=progress))
+        _timed(world, "evaluation", lambda: run_world(world, list(tasks), model_dir, settings))
+        labelled += world_verdicts(world, tasks)
+    return labelled

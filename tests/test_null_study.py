@@ -1,0 +1,194 @@
+"""The null study's machinery at tiny size: exact intervals, the sibling wiring, retargeted tasks, the rates file."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from scipy.stats import binomtest
+
+from lm_eval_contam.nullstudy import QUICK, StudySettings, clopper_pearson, rates_document, tally
+from lm_eval_contam.nullstudy import configs
+from lm_eval_contam.nullstudy.design import PartitionRole, world_roles
+from lm_eval_contam.nullstudy.rates import markdown_table
+from lm_eval_contam.nullstudy.study import (
+    run_study,
+    training_texts,
+    write_options,
+    write_task_configs,
+    write_world_data,
+)
+from lm_eval_contam.verdict import (
+    NULL_RATES_FILE,
+    Verdict,
+    holm,
+    measured_rate,
+    parse_rates,
+    partition_verdicts,
+    rate_key,
+)
+
+
+@pytest.mark.parametrize("successes,trials", [(0, 50), (1, 50), (3, 63), (17, 40), (50, 50), (0, 1)])
+def test_clopper_pearson_matches_scipy_exact_interval(successes: int, trials: int) -> None:
+    ours = clopper_pearson(successes, trials)
+    scipy = binomtest(successes, trials).proportion_ci(confidence_level=0.95, method="exact")
+    assert ours.low == pytest.approx(scipy.low, abs=1e-12) and ours.high == pytest.approx(scipy.high, abs=1e-12)
+
+
+def test_holm_adjusts_step_down_in_input_order() -> None:
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5, 0.001]) == pytest.approx([0.5, 0.002])
+    assert holm([0.9, 0.3]) == pytest.approx([0.9, 0.6])
+    assert holm([0.9, 0.8]) == [1.0, 1.0]  # capped at 1
+    assert holm([]) == []
+
+
+def test_design_roles_and_partition_counts() -> None:
+    settings = StudySettings(worlds=2, sibling_datasets=2, unseen_datasets=1)
+    assert world_roles(settings, 1) == [
+        PartitionRole(1, 3, "train", "injected"), PartitionRole(1, 3, "test", "sibling"),
+        PartitionRole(1, 4, "train", "injected"), PartitionRole(1, 4, "test", "sibling"),
+        PartitionRole(1, 5, "train", "unseen"), PartitionRole(1, 5, "test", "unseen")]
+    assert settings.null_partitions == 2 * (2 + 2)
+    assert StudySettings().null_partitions >= 50
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    settings = replace(QUICK, unseen_datasets=1)
+    return settings, write_world_data(settings, 0, tmp_path_factory.mktemp("study"))
+
+
+def test_generated_data_is_seeded_and_the_held_out_text_never_reaches_training(world) -> None:
+    settings, found = world
+    again = write_world_data(settings, 0, found.directory.parent)
+    assert again.datasets == found.datasets
+    sibling, unseen = found.datasets[0], found.datasets[1]
+    assert sibling.display_name != unseen.display_name and sibling.splits["train"] != sibling.splits["test"]
+    background, injected = training_texts(found, settings)
+    # The model learns the sibling's name and style from its train split, in Time Travel's web format ...
+    assert len(injected) == settings.rows_per_split
+    assert injected[0].startswith(f"This is an instance from the train split of the {sibling.display_name} dataset.\n"
+                                  f"Instance: {sibling.splits['train'][0]['text']}\nLabel: ")
+    # ... and never one held-out row, nor the unseen dataset's name.
+    corpus = "\n".join(background + injected)
+    held_out = [row["text"] for row in sibling.splits["test"]] + [
+        row["text"] for split in unseen.splits.values() for row in split]
+    assert not [text for text in held_out if text in corpus]
+    assert unseen.display_name not in corpus and "split of the" not in "\n".join(background)
+
+
+def test_every_instance_gets_offline_quiz_options(world) -> None:
+    from lm_eval_contam.dcq.options import read_options
+
+    _, found = world
+    options = read_options(write_options(found))
+    assert len(options) == 4 * QUICK.rows_per_split  # two datasets, two splits, every row
+    assert all(len(entry.options) == 4 for entry in options.values())
+
+
+def test_tasks_are_the_shipped_families_retargeted(world) -> None:
+    from lm_eval.tasks import get_task_dict
+
+    from lm_eval_contam import harness
+
+    _, found = world
+    assert {(p.family, p.variant) for p in configs.patterns("train")} >= {
+        ("timetravel", ""), ("timetravel", "completion"), ("dcq", "ll")}
+    assert not [p for p in configs.patterns("test") if p.family == "dcq" and p.variant == ""]  # generate mode left out
+    tasks = write_task_configs(found, write_options(found))
+    sibling = found.specs[0]
+    name = f"timetravel_{sibling.key}_test_completion"
+    assert tasks[name] == PartitionRole(0, 0, "test", "sibling")
+    written = (found.directory / "tasks" / f"{name}.yaml").read_text()
+    assert "dataset_name: " + sibling.display_name in written and "dataset: toy_news" not in written
+    quiz = (found.directory / "tasks" / f"dcq_{sibling.key}_train_ll.yaml").read_text()
+    assert f"options_path: {found.directory / 'options.jsonl'}" in quiz
+    task = get_task_dict([name], harness.task_manager(str(found.directory / "tasks")))[name]
+    docs = list(task.test_docs())
+    assert len(docs) == QUICK.rows_per_split  # fewer rows than the paper's 10-instance default: all of them
+    assert docs[0]["guided_prompt"].startswith(f"This is an instance from the test split of the "
+                                               f"{sibling.display_name} dataset.")
+
+
+def _verdict(method: str, partition: str, flagged: bool | None, pvalue: float | None = None,
+             variant: str | None = None, family: str = "timetravel", task: str | None = None) -> Verdict:
+    return Verdict(model="m", partition=partition, family=family, method=method, title=method.upper(),
+                   task=task or f"{family}_{partition}_{variant or ''}", flagged=flagged, statistic=None,
+                   pvalue=pvalue, confidence_interval=None, n=10, null="no memory", rule="p <= 0.05",
+                   evidence=None, variant=variant)
+
+
+def test_tally_counts_per_role_and_the_rates_file_round_trips() -> None:
+    labelled = [(_verdict("tt_alg1", f"p{i}", i < 3, variant="completion"), "sibling") for i in range(10)]
+    labelled += [(_verdict("tt_alg1", f"u{i}", i < 1, variant="completion"), "unseen") for i in range(20)]
+    labelled += [(_verdict("tt_alg1", f"i{i}", True, variant="completion"), "injected") for i in range(5)]
+    labelled += [(_verdict("dcr", "x", None), "unseen")]  # no decision: not counted
+    (rates,) = tally(labelled)
+    assert rates.key == "tt_alg1:completion"
+    assert {role: (r.flagged, r.k) for role, r in rates.by_role.items()} == {
+        "sibling": (3, 10), "unseen": (1, 20), "injected": (5, 5)}
+    document = rates_document([rates], command="python scripts/null_study.py", date="2026-11-23", design={},
+                              wall_seconds=61.04)
+    entry = document["methods"]["tt_alg1:completion"]
+    assert (entry["k"], entry["false_positives"], entry["rate"]) == (30, 4, 0.1333)
+    scipy = binomtest(4, 30).proportion_ci(method="exact")
+    assert entry["ci"] == [round(scipy.low, 4), round(scipy.high, 4)]
+    assert set(entry["by_null"]) == {"sibling", "unseen"} and entry["date"] == "2026-11-23"
+    parsed = parse_rates(json.loads(json.dumps(document)))["tt_alg1:completion"]
+    assert parsed.text() == "13.3 % (4/30; 95 % CI 3.8–30.7 %)"
+    assert measured_rate(labelled[0][0], {"tt_alg1:completion": parsed}) is parsed
+    assert measured_rate(_verdict("tt_alg1", "p", False, variant="instruct"), {"tt_alg1:completion": parsed}) is None
+    table = markdown_table([rates], wall_seconds=61.04, command="python scripts/null_study.py")
+    assert "| TT_ALG1 | `tt_alg1:completion` | all null partitions | 30 | 4 | 13.3 % | [3.8 %, 30.7 %] |" in table
+    assert table.endswith("Wall time 1 min 01 s: `python scripts/null_study.py`\n")
+
+
+def test_partition_verdict_uses_calibrated_tests_only() -> None:
+    found = [
+        _verdict("tt_alg1", "P", True, 0.001, variant="instruct", task="tt_i"),  # the paper's: shown, not counted
+        _verdict("tt_alg1_permutation", "P", True, 0.004, variant="instruct", task="tt_i"),
+        _verdict("tt_alg1_permutation", "P", False, 0.5, variant="completion", task="tt_c"),
+        _verdict("tt_styles_combined", "P", True, 0.008, task="tt_i + tt_c"),  # stands in for both styles
+        _verdict("dcq_loglikelihood", "P", False, 0.03, family="dcq", task="dcq_ll"),
+        _verdict("tt_alg2_judge_a", "P", False, variant="instruct", task="tt_i"),
+    ]
+    (row,) = partition_verdicts(found)
+    assert [(v.method, adjusted) for v, adjusted in row.evidence] == [
+        ("tt_styles_combined", pytest.approx(0.016)), ("dcq_loglikelihood", pytest.approx(0.03))]
+    assert row.flagged and row.pvalue == pytest.approx(0.016) and [v.method for v in row.fired] == [
+        "tt_styles_combined", "dcq_loglikelihood"]
+    assert [v.method for v in row.papers] == ["tt_alg1", "tt_alg2_judge_a"]
+    assert rate_key(row.as_verdict()) == "partition_combined" and row.as_verdict().flagged
+
+
+def test_shipped_rates_file_is_a_measured_study() -> None:
+    if not NULL_RATES_FILE.is_file():
+        pytest.skip("the null study has not been run")
+    document = json.loads(NULL_RATES_FILE.read_text())
+    rates = parse_rates(document)
+    assert {"tt_alg1:instruct", "tt_alg1_permutation:completion", "tt_styles_combined", "dcq_loglikelihood",
+            "partition_combined"} <= set(rates)
+    for rate in rates.values():
+        assert rate.k >= 50 and rate.command.startswith("python scripts/null_study.py")
+        assert rate.rate == pytest.approx(rate.false_positives / rate.k, abs=1e-4)
+        assert rate.confidence_interval.low <= rate.rate <= rate.confidence_interval.high
+
+
+def test_quick_study_runs_end_to_end_and_labels_every_verdict(tmp_path: Path) -> None:
+    labelled = run_study(QUICK, tmp_path, progress=False)
+    roles = {(verdict.partition, role) for verdict, role in labelled}
+    name = next(iter(write_world_data(QUICK, 0, tmp_path).datasets.values())).display_name
+    assert roles == {(f"{name} train", "injected"), (f"{name} test", "sibling")}
+    methods = {rate_key(verdict) for verdict, _ in labelled}
+    assert {"tt_alg1:instruct", "tt_alg1:completion", "tt_alg1_permutation:completion", "tt_alg2_judge_a:instruct",
+            "tt_styles_combined", "dcq_loglikelihood", "partition_combined"} <= methods
+    timing = json.loads((tmp_path / "world0" / "timing.json").read_text())
+    assert set(timing) == {"data_options_configs", "training", "evaluation"}
+    again = run_study(QUICK, tmp_path, progress=False)  # resumed: nothing re-run, the same verdicts
+    assert [(v.method, v.partition, v.pvalue, role) for v, role in again] == [
+        (v.method, v.partition, v.pvalue, role) for v, role in labelled]
+    assert json.loads((tmp_path / "world0" / "timing.json").read_text()) == timing
