@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.partitions import Partition, resolve_partition
 
 DCQ_MODES = ("loglikelihood", "generate")
 PLAIN_TEXT_BACKENDS = ("hf", "vllm")  # lm-eval backends that can continue plain text (Time Travel's completion style)
@@ -25,7 +26,7 @@ AUDIT_FILE = "audit.json"
 
 @dataclass(frozen=True)
 class AuditSettings:
-    partitions: tuple[str, ...]  # "<dataset key>:<split>"
+    partitions: tuple[str, ...]  # "<dataset key>:<split>", or a partition card (own data; see own_data.py)
     dcq_modes: tuple[str, ...] = ("loglikelihood",)
     dcr_sheet: str | None = None  # a shipped sheet name or a sheet file; its benchmark tasks run too
     max_gen_toks: int | None = None  # Time Travel completions; None keeps each task's own
@@ -35,6 +36,7 @@ class AuditSettings:
     include_path: tuple[str, ...] = ()
     limit: int | None = None  # lm-eval's --limit, for smoke runs
     seed: int = 0  # recorded; task seeds live in the task configs
+    dcq_generator: str = "offline"  # makes the quiz options a partition lacks, before the run
 
 
 @dataclass(frozen=True)
@@ -46,10 +48,13 @@ class ModelRun:
     injection: dict[str, Any] | None = None
     tasks: tuple[str, ...] = field(default=())
     seconds: float = 0.0
+    # DCQ task -> the sampled instances its quiz left out (no valid options could be made), with why.
+    quiz_left_out: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
-def partition_tasks(name: str, dcq_modes: Sequence[str], *, chat: bool = True, plain_text: bool = True) -> list[str]:
-    """The tasks auditing one partition (``<dataset>:<split>``): Time Travel and DCQ in each mode.
+def partition_tasks(name: str | Partition, dcq_modes: Sequence[str], *, chat: bool = True,
+                    plain_text: bool = True) -> list[str]:
+    """The tasks auditing one partition (``<dataset>:<split>``, a card, or a Partition): Time Travel and DCQ.
 
     A chat model gets Time Travel in both prompt styles (a chat model may replicate
     memorised text only when asked to continue plain text; the completion style stops
@@ -59,10 +64,9 @@ def partition_tasks(name: str, dcq_modes: Sequence[str], *, chat: bool = True, p
     cannot continue plain text, so it gets the instruct style only.
     """
     from lm_eval_contam.dcq.configs import METHOD as DCQ
-    from lm_eval_contam.partitions import Partition
     from lm_eval_contam.timetravel.configs import task_name as timetravel_task
 
-    partition = Partition.parse(name)
+    partition = name if isinstance(name, Partition) else resolve_partition(name)
     unknown = [mode for mode in dcq_modes if mode not in DCQ_MODES]
     if unknown:
         raise ContamError(f"unknown DCQ mode(s) {unknown}; known: {', '.join(DCQ_MODES)}", field="dcq_mode")
@@ -135,11 +139,13 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     # Local backends score plain text; chat APIs only take messages.
     plan = plan_audit(settings, chat=chat, plain_text=spec.backend in PLAIN_TEXT_BACKENDS)
     tasks = list(plan.tasks)
-    task_manager = harness.task_manager(settings.include_path, include_defaults=plan.needs_builtins)
+    task_manager = harness.task_manager((*settings.include_path, *own_task_dirs(settings, out_dir)),
+                                        include_defaults=plan.needs_builtins)
     missing = [task for task in tasks if task not in task_manager.all_subtasks and task not in task_manager.all_groups]
     if missing:
         raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
                           field="tasks")
+    prepare_quiz_options(tasks, task_manager, settings.dcq_generator)
     run_dir = Path("runs") / label
     cache_dir = out_dir / "cache"
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -170,9 +176,55 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if "groups" in results:
         print(make_table(results, "groups"))
     run = ModelRun(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(model_args),
-                   tuple(tasks), seconds)
+                   tuple(tasks), seconds, quiz_left_out(results["configs"]))
     record_run(out_dir, run, settings, plan.dcr)
     return run
+
+
+def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
+    """Task YAMLs for every card partition (one's own data), written under the audit directory."""
+    from lm_eval_contam.own_data import write_task_configs
+
+    partitions = [resolve_partition(name) for name in settings.partitions]
+    return [str(write_task_configs(partition, out_dir)) for partition in partitions if not partition.dataset.registered]
+
+
+def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str, *, progress: bool = True) -> None:
+    """Make the quiz options each DCQ task's sample lacks (offline perturber by default), before any request.
+
+    Instances that stay invalid are recorded beside the options cache; the quiz leaves
+    them out and the task's logged metadata lists them (``quiz_left_out``).
+    """
+    from lm_eval_contam.dcq.configs import METHOD as DCQ
+    from lm_eval_contam.dcq.instances import sample_instances
+    from lm_eval_contam.dcq.options import make_options, proposer, read_options
+    from lm_eval_contam.dcq.task import DCQSettings
+
+    done: set[tuple[str, str, int, int]] = set()
+    proposers: dict[int, Any] = {}
+    for task in tasks:
+        entry = task_manager.task_index.get(task)
+        config = entry.cfg if entry is not None else {}
+        if (config.get("metadata") or {}).get("method") != DCQ:
+            continue
+        settings = DCQSettings.from_metadata({**config["metadata"], "config_source": str(entry.yaml_path)},
+                                             str(config["test_split"]))
+        key = (settings.partition.name, str(settings.options_path), settings.num_instances, settings.seed)
+        if key in done:
+            continue
+        done.add(key)
+        instances = sample_instances(settings.partition, settings.partition.rows(), settings.num_instances,
+                                     settings.seed)
+        if all(instance.key in read_options(settings.options_path) for instance in instances):
+            continue
+        if settings.seed not in proposers:  # an instruct-model generator loads once per seed, only when needed
+            proposers[settings.seed] = proposer(generator, settings.seed)
+        report = make_options(instances, settings.options_path, proposers[settings.seed], generator=generator,
+                              progress=progress)
+        print(f"{settings.partition.label}: made {report.written} quiz option sets with {generator} "
+              f"({report.cached} cached) -> {settings.options_path}"
+              + (f"; {len(report.failures)} instance(s) left out of the quiz (no valid options)" if report.failures
+                 else ""))
 
 
 def _capped_timetravel(tasks: list[str], task_manager: Any, max_gen_toks: int | None) -> list[Any]:
@@ -190,6 +242,14 @@ def _capped_timetravel(tasks: list[str], task_manager: Any, max_gen_toks: int | 
     for task in built.values():
         task.set_config("generation_kwargs", {"max_gen_toks": max_gen_toks}, update=True)
     return [built.get(task, task) for task in tasks]
+
+
+def quiz_left_out(configs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Per DCQ task of a run's logged configs, the instances its quiz left out (tasks leaving none are omitted)."""
+    from lm_eval_contam.dcq.options import LEFT_OUT_KEY
+
+    found = {task: (config.get("metadata") or {}).get(LEFT_OUT_KEY) for task, config in configs.items()}
+    return {task: left_out for task, left_out in sorted(found.items()) if left_out}
 
 
 def record_run(out_dir: Path, run: ModelRun, settings: AuditSettings, dcr: dict[str, Any] | None = None) -> Path:

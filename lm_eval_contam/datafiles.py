@@ -11,11 +11,18 @@ from typing import Any
 
 import datasets
 
+from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import dataset_from_task_metadata
 
 
 def load_partitions(**metadata: Any) -> datasets.DatasetDict:
     """Every split of the dataset the task's ``metadata`` names, as lm-eval expects from ``custom_dataset``."""
     spec = dataset_from_task_metadata(metadata)
-    return datasets.DatasetDict(
-        {split: datasets.Dataset.from_list(spec.partition(split).rows()) for split in spec.splits})
+    splits = {}
+    for split in spec.splits:
+        partition = spec.partition(split)
+        rows = partition.rows()
+        if not rows:
+            raise ContamError("no rows: the partition is empty", source=str(partition.data_file))
+        splits[split] = datasets.Dataset.from_list(rows)
+    return datasets.DatasetDict(splits)

@@ -8,7 +8,9 @@ columns hold the text and how labels are written (``index (name)``, e.g.
 the same metadata keys (:meth:`Partition.from_task_metadata`): ``dataset`` (a
 registered key), or for one's own data ``dataset_name`` + ``data_files`` (split
 -> JSONL) + ``text_field`` (default: the first of ``columns``) [+ ``task_type``, ``second_field``, ``label_field``,
-``label_names``, ``columns``, ``companion_field``].
+``label_names``, ``columns``, ``companion_field``]; a Hub dataset of one's own gives ``hf_path`` [+ ``hf_name``]
+instead of ``data_files``. A *partition card* (:meth:`Partition.from_card`) is a YAML file with the same keys plus
+``split``: the one way every command takes one's own data.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from lm_eval_contam.jsonl import read_jsonl_objects
 
 TaskType = Literal["cls", "nli", "sum", "xsum", "question"]
 # The metadata keys that describe one's own data (beside `dataset` for a registered one).
-USER_DATA_KEYS = ("dataset_name", "data_files", "task_type", "text_field", "second_field", "label_field",
-                  "label_names", "columns", "companion_field")
+USER_DATA_KEYS = ("dataset_name", "data_files", "hf_path", "hf_name", "task_type", "text_field", "second_field",
+                  "label_field", "label_names", "columns", "companion_field")
+CARD_SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class DatasetSpec:
         if self.registered:
             return {"dataset": self.key}
         fields = {"dataset_name": self.display_name, "data_files": dict(self.data_files or {}),
+                  "hf_path": self.hf_path, "hf_name": self.hf_name, "splits": list(self.splits) if self.hf_path else [],
                   "task_type": self.task_type, "text_field": self.text_field, "second_field": self.second_field,
                   "label_field": self.label_field, "label_names": list(self.label_names),
                   "columns": list(self.dcq_columns), "companion_field": self.companion_field}
@@ -144,6 +148,39 @@ class Partition:
         return dataset_spec(key).partition(split)
 
     @classmethod
+    def from_card(cls, path: str | Path) -> Partition:
+        """The partition a card YAML describes: the task-metadata keys of one's own data plus ``split``."""
+        import yaml
+
+        source = Path(path)
+        try:
+            card = yaml.safe_load(source.read_text(encoding="utf-8"))
+        except OSError as error:
+            raise ContamError(f"cannot read the partition card ({error.strerror})", source=str(source)) from None
+        except UnicodeDecodeError:
+            raise ContamError("not UTF-8 text", source=str(source)) from None
+        except yaml.YAMLError as error:
+            raise ContamError(f"not YAML ({str(error).splitlines()[0]})", source=str(source)) from None
+        return cls.from_card_fields(card, source)
+
+    @classmethod
+    def from_card_fields(cls, card: Any, source: Path) -> Partition:
+        """The partition of a card's parsed fields; relative data files resolve against the card's folder."""
+        if not isinstance(card, dict):
+            raise ContamError("expected a mapping of partition fields", source=str(source))
+        unknown = sorted(set(card) - {*USER_DATA_KEYS, "split", "splits"})
+        if unknown:
+            raise ContamError(f"unknown field(s) {unknown}; known: split, {', '.join(USER_DATA_KEYS)}",
+                              source=str(source), field=unknown[0])
+        split = card.get("split")
+        if not isinstance(split, str) or not split:
+            raise ContamError(f"expected the split name, got {split!r}", source=str(source), field="split")
+        metadata = {**card, "config_source": str(source.resolve())}
+        if card.get("hf_path") and not card.get("splits"):
+            metadata["splits"] = [split]
+        return dataset_from_task_metadata(metadata).partition(split)
+
+    @classmethod
     def from_task_metadata(cls, metadata: Mapping[str, Any], split: str) -> Partition:
         """The partition a task audits: its YAML ``metadata`` (see the module docstring) and its test split."""
         return dataset_from_task_metadata(metadata).partition(split)
@@ -158,7 +195,8 @@ def dataset_from_task_metadata(metadata: Mapping[str, Any]) -> DatasetSpec:
     source = metadata.get("config_source")
     if metadata.get("dataset") is not None:
         return dataset_spec(str(metadata["dataset"]))
-    missing = [key for key in ("dataset_name", "data_files") if key not in metadata]
+    hub = metadata.get("hf_path") is not None
+    missing = [key for key in ("dataset_name", "splits" if hub else "data_files") if key not in metadata]
     if "text_field" not in metadata and not metadata.get("columns"):
         missing.append("text_field")
     if missing:
@@ -170,20 +208,24 @@ def dataset_from_task_metadata(metadata: Mapping[str, Any]) -> DatasetSpec:
                           field="task_type")
     if task_type == "nli" and not metadata.get("second_field"):
         raise ContamError("nli partitions need the reference column", source=source, field="second_field")
-    files = metadata["data_files"]
-    if not isinstance(files, Mapping) or not files:
+    files = {} if hub else metadata["data_files"]
+    if not hub and (not isinstance(files, Mapping) or not files):
         raise ContamError("expected a mapping split -> JSONL path", source=source, field="data_files")
+    splits = tuple(str(split) for split in metadata["splits"]) if hub else tuple(files)
+    if not splits:
+        raise ContamError("expected at least one split", source=source, field="splits")
     label_field = metadata.get("label_field")
     text_field = str(metadata.get("text_field") or metadata["columns"][0])
     columns = metadata.get("columns") or [
         column for column in (text_field, metadata.get("second_field"), label_field) if column]
     return DatasetSpec(
-        key=slug(str(metadata["dataset_name"])), display_name=str(metadata["dataset_name"]), hf_path=None,
-        hf_name=None, task_type=task_type, splits=tuple(files), text_field=text_field,
+        key=slug(str(metadata["dataset_name"])), display_name=str(metadata["dataset_name"]),
+        hf_path=metadata.get("hf_path"), hf_name=metadata.get("hf_name"), task_type=task_type, splits=splits,
+        text_field=text_field,
         second_field=metadata.get("second_field"), label_field=label_field,
         label_names=tuple(str(name) for name in metadata.get("label_names") or ()),
         dcq_columns=tuple(str(column) for column in columns), companion_field=metadata.get("companion_field"),
-        data_files={name: str(resolve_path(path, metadata)) for name, path in files.items()},
+        data_files=None if hub else {name: str(resolve_path(path, metadata)) for name, path in files.items()},
     )
 
 
@@ -267,6 +309,13 @@ def dataset_spec(key: str) -> DatasetSpec:
         known = ", ".join(sorted({*DATASETS, *SAMPLE_DATASETS}))
         raise ContamError(f"unknown dataset {key!r}; known: {', '.join(known.split(', '))}", field="dataset")
     return spec
+
+
+def resolve_partition(name: str) -> Partition:
+    """A partition as the CLI names it: a card file (``*.yaml``), else ``<registered dataset>:<split>``."""
+    if name.endswith(CARD_SUFFIXES):
+        return Partition.from_card(name)
+    return Partition.parse(name)
 
 
 def sample_data_dir() -> Path:

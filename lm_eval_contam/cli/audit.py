@@ -11,7 +11,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from dataclasses import replace
+from typing import get_args
+
 from lm_eval_contam.audit import DCQ_MODES, AuditSettings
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.partitions import TaskType
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,6 +28,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--label", help="name of this model in the report (default: the model folder's name)")
     parser.add_argument("--output_path", type=Path, default=Path("contamination_audit"),
                         help="audit directory (default: ./contamination_audit)")
+    parser.add_argument("--dcq-generator", default="offline",
+                        help="makes the quiz options a partition lacks: 'offline' (WordNet perturber, default) or an "
+                             "instruct model (HF folder / Hub id, or <lm-eval backend>:<model_args>)")
+    own = parser.add_argument_group("your own benchmark (instead of, or beside, --partitions)")
+    own.add_argument("--data", help="a .jsonl or .csv file, or a Hub dataset id")
+    own.add_argument("--split", help="with --data: the split's name (the prompts name it), e.g. test")
+    own.add_argument("--name", help="with --data: the dataset's name as the prompts show it, e.g. 'My Bench'")
+    own.add_argument("--text-field", help="with --data: the column holding the text")
+    own.add_argument("--second-field", help="with --data: NLI only, the hypothesis column")
+    own.add_argument("--label-field", help="with --data: the label column (labelled data)")
+    own.add_argument("--label-names", help="with --data: comma-separated label names in index order")
+    own.add_argument("--task-type", choices=get_args(TaskType),
+                     help="with --data: cls, nli, sum, xsum or question (default: from the fields given)")
+    own.add_argument("--hf-name", help="with a Hub dataset id: its configuration name")
     parser.set_defaults(func=_main)
 
 
@@ -96,9 +115,30 @@ def default_label(model: str | None) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "model"
 
 
+def own_data_card(args: argparse.Namespace) -> Path:
+    """The partition card of ``--data`` and its column flags, written under the audit directory."""
+    from lm_eval_contam.own_data import OwnData, write_card
+
+    needed = [flag for flag, value in (("--split", args.split), ("--name", args.name),
+                                       ("--text-field", args.text_field)) if not value]
+    if needed:
+        raise ContamError(f"--data needs {', '.join(needed)}", field=needed[0])
+    own = OwnData(source=args.data, split=args.split, name=args.name, text_field=args.text_field,
+                  second_field=args.second_field, label_field=args.label_field,
+                  label_names=tuple(name.strip() for name in args.label_names.split(",")) if args.label_names else (),
+                  task_type=args.task_type, hf_name=args.hf_name)
+    return write_card(own, args.output_path)
+
+
 def _main(args: argparse.Namespace) -> int:
     label = args.label or default_label(args.model)
-    audit_one(args.model, label, args.output_path, settings_from_args(args), judge_model=args.judge_model)
+    settings = replace(settings_from_args(args), dcq_generator=args.dcq_generator)
+    if args.data:
+        card = own_data_card(args)
+        print(f"partition card: {card}")
+        listed = settings.partitions if args.partitions else ()
+        settings = replace(settings, partitions=(*listed, str(card)))
+    audit_one(args.model, label, args.output_path, settings, judge_model=args.judge_model)
     if not args.no_report:
         write_report(args.output_path)
     return 0

@@ -66,11 +66,11 @@ def _main(args: argparse.Namespace) -> int:
     from lm_eval_contam.contaminate import inject, partition_contaminant
     from lm_eval_contam.default_model import default_model_path
     from lm_eval_contam.errors import ContamError
-    from lm_eval_contam.partitions import Partition
+    from lm_eval_contam.partitions import resolve_partition
 
     if not args.partition and not args.text_file:
         raise ContamError("nothing to inject: pass --partition and/or --text-file", field="partition")
-    partitions = [Partition.parse(name) for name in args.partition]
+    partitions = [resolve_partition(name) for name in args.partition]
     contaminant, injected = partition_contaminant(partitions, args.format, all_rows=args.all_rows)
     for path in args.text_file:
         contaminant += _paragraphs(path)

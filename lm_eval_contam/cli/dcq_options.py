@@ -16,7 +16,6 @@ from pathlib import Path
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import DATASETS, SAMPLE_DATASETS, Partition, dataset_from_task_metadata
 
-OFFLINE = "offline"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--split", help="with --dataset: the partition (for a JSONL file: the split name the quiz shows)")
     parser.add_argument("--include_path", action="append", default=[], help="with --task: extra task directory")
     parser.add_argument("--generator", required=True,
-                        help=f"instruct model (HF folder / Hub id, or <lm-eval backend>:<model_args>), or {OFFLINE!r} "
+                        help=f"instruct model (HF folder / Hub id, or <lm-eval backend>:<model_args>), or 'offline' "
                              "for the WordNet perturber")
     parser.add_argument("--out", type=Path, default=None,
                         help="options cache (JSONL); default $LM_EVAL_CONTAM_HOME/dcq/options.jsonl, which dcq tasks read")
@@ -54,9 +53,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     model.add_argument("--max-gen-toks", type=int, default=4000, help="new-token cap per generation (default: 4000)")
     parser.add_argument("--no-progress", action="store_true")
     parser.set_defaults(func=_main)
-
-
-CHUNK_INSTANCES = 8  # instances per appended chunk
 
 
 @dataclass(frozen=True)
@@ -113,47 +109,22 @@ def from_dataset(args: argparse.Namespace) -> QuizTarget:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from lm_eval_contam.dcq.options import (
-        append_options,
-        collect_options,
-        model_completer,
-        model_proposer,
-        read_options,
-        failures_path,
-        write_failures,
-    )
     from lm_eval_contam.dcq.instances import sample_instances
+    from lm_eval_contam.dcq.options import failures_path, make_options, proposer
 
     target = from_task(args) if args.task else from_dataset(args)
-    out = target.out
     instances = sample_instances(target.partition, target.rows, target.num_instances, target.seed)
-    cached = read_options(out, max_length_change=args.max_length_change)
-    todo = [instance for instance in instances if instance.key not in cached]
-    print(f"{target.partition.label}: {len(instances)} instances, {len(instances) - len(todo)} already in {out}")
-    if not todo:
-        return 0
-    if args.generator == OFFLINE:
-        from lm_eval_contam.dcq.perturb import offline_proposer
-
-        propose = offline_proposer(target.seed)
-    else:
-        propose = model_proposer(model_completer(args.generator, device=args.device, batch_size=args.batch_size,
-                                                 max_gen_toks=args.max_gen_toks))
-    # Appended chunk by chunk, so an interrupted run keeps what it finished and a re-run resumes.
-    written, failures = 0, []
-    for start in range(0, len(todo), CHUNK_INSTANCES):
-        run = collect_options(todo[start : start + CHUNK_INSTANCES], propose, generator=args.generator,
-                              attempts=args.attempts, max_length_change=args.max_length_change,
-                              progress=not args.no_progress)
-        append_options(out, run.entries)
-        written += len(run.entries)
-        failures += run.failures
-    print(f"wrote {written} option sets to {out}")
-    if failures:
-        failures_file = failures_path(out)
-        write_failures(failures_file, failures)
-        print(f"{len(failures)} instances still invalid after {args.attempts} attempts; see {failures_file}:")
-        for failure in failures[:5]:
+    report = make_options(instances, target.out, proposer(args.generator, target.seed, device=args.device,
+                                                          batch_size=args.batch_size, max_gen_toks=args.max_gen_toks),
+                          generator=args.generator, attempts=args.attempts, max_length_change=args.max_length_change,
+                          progress=not args.no_progress)
+    print(f"{target.partition.label}: {report.instances} instances, {report.cached} already in {target.out}; "
+          f"wrote {report.written} option sets")
+    if report.failures:
+        print(f"{len(report.failures)} instances still invalid after {args.attempts} attempts (the quiz leaves them "
+              f"out); see {failures_path(target.out)}:")
+        for failure in report.failures[:5]:
             print(f"  {failure.instance[:70]!r}: {'; '.join(failure.problems)}")
         return 1
     return 0
+

@@ -278,8 +278,17 @@ def append_options(path: str | Path, entries: Iterable[OptionsEntry]) -> None:
     _write_jsonl(path, entries, "a")
 
 
-def write_failures(path: str | Path, failures: Iterable[OptionsFailure]) -> None:
-    _write_jsonl(path, failures, "w")
+def record_failures(options_path: str | Path, failures: Iterable[OptionsFailure]) -> Path:
+    """Add ``failures`` to the list beside the cache (one record per instance, the latest kept); its path.
+
+    The list is shared by every partition using the cache, so earlier records stay.
+    """
+    merged = {**read_failures(options_path), **{failure.key: failure for failure in failures}}
+    target = failures_path(options_path)
+    staged = target.with_name(target.name + ".tmp")
+    _write_jsonl(staged, merged.values(), "w")
+    staged.replace(target)
+    return target
 
 
 def failures_path(options_path: str | Path) -> Path:
@@ -306,12 +315,12 @@ def options_for(
     instances: Sequence[QuizInstance], cache: Mapping[str, OptionsEntry], *, cache_path: str | Path, command: str,
     left_out: Mapping[str, OptionsFailure] | None = None,
 ) -> list[OptionsEntry]:
-    """The cached options of each instance, skipping those recorded in ``left_out`` (no valid options could be made).
+    """The cached options of each instance, skipping uncached ones recorded in ``left_out`` (no valid options made).
 
     Any other missing instance is an error naming the command that makes its options.
     """
     left_out = left_out or {}
-    quizzed = [instance for instance in instances if instance.key not in left_out]
+    quizzed = [instance for instance in instances if instance.key in cache or instance.key not in left_out]
     if not quizzed:
         raise ContamError(f"none of the {len(instances)} instances has valid quiz options "
                           f"(see {failures_path(cache_path)})", source=str(cache_path))
@@ -324,3 +333,60 @@ def options_for(
             source=str(cache_path),
         )
     return [cache[instance.key] for instance in instances]
+
+
+# Task metadata key under which a quiz records the sampled instances it left out (no valid options), with why.
+LEFT_OUT_KEY = "quiz_left_out"
+OFFLINE = "offline"  # the generator name of the WordNet perturber
+
+
+def proposer(generator: str, seed: int, *, device: str | None = None, batch_size: int | str = 1,
+             max_gen_toks: int = GENERATION_MAX_NEW_TOKENS) -> Proposer:
+    """The WordNet perturber for ``offline``, else the paper's prompt to an instruct model (HF folder or spec)."""
+    if generator == OFFLINE:
+        from lm_eval_contam.dcq.perturb import offline_proposer
+
+        return offline_proposer(seed)
+    return model_proposer(model_completer(generator, device=device, batch_size=batch_size, max_gen_toks=max_gen_toks))
+
+
+CHUNK_INSTANCES = 8  # instances per appended chunk: an interrupted run keeps what it finished
+
+
+@dataclass(frozen=True)
+class OptionsReport:
+    """What one pass of option making did for a partition's sample."""
+
+    instances: int
+    cached: int  # already in the cache before this pass
+    written: int
+    failures: tuple[OptionsFailure, ...]
+
+
+def make_options(
+    instances: Sequence[QuizInstance],
+    out: str | Path,
+    propose: Proposer,
+    *,
+    generator: str,
+    attempts: int = DEFAULT_ATTEMPTS,
+    max_length_change: float = DEFAULT_MAX_LENGTH_CHANGE,
+    progress: bool = True,
+) -> OptionsReport:
+    """Options for every instance not yet in the cache at ``out``, appended chunk by chunk (a re-run resumes).
+
+    Instances still invalid after ``attempts`` tries are recorded beside the cache
+    (:func:`record_failures`), which the quiz then leaves out, saying so.
+    """
+    cached = read_options(out, max_length_change=max_length_change)
+    todo = [instance for instance in instances if instance.key not in cached]
+    written, failures = 0, []
+    for start in range(0, len(todo), CHUNK_INSTANCES):
+        run = collect_options(todo[start : start + CHUNK_INSTANCES], propose, generator=generator, attempts=attempts,
+                              max_length_change=max_length_change, progress=progress)
+        append_options(out, run.entries)
+        written += len(run.entries)
+        failures += run.failures
+    if failures:
+        record_failures(out, failures)
+    return OptionsReport(len(instances), len(instances) - len(todo), written, tuple(failures))

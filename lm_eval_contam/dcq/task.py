@@ -35,7 +35,7 @@ from lm_eval.api.task import ConfigurableTask
 from lm_eval_contam.dcq.chance import ChanceTestResult, chance_test
 from lm_eval_contam.dcq.estimate import DCQEstimate, InstanceAnswers, estimate
 from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_instances
-from lm_eval_contam.dcq.options import failures_path, options_for, read_failures, read_options
+from lm_eval_contam.dcq.options import LEFT_OUT_KEY, failures_path, options_for, read_failures, read_options
 from lm_eval_contam.dcq.quiz import (
     LETTERS,
     POSITIONS,
@@ -188,6 +188,11 @@ class DCQTask(ConfigurableTask):
         left_out = read_failures(settings.options_path)
         entries = options_for(instances, cache, cache_path=settings.options_path,
                               command=options_command(self.config.task), left_out=left_out)
+        quizzed = {entry.key for entry in entries}
+        # Recorded in the task's logged config, where the verdict and the audit read it: never a silent drop.
+        self.config.metadata[LEFT_OUT_KEY] = [
+            {"instance": left_out[i.key].instance, "problems": list(left_out[i.key].problems)}
+            for i in instances if i.key not in quizzed]
         if len(entries) < len(instances):
             log.warning("%s: %d of %d instances left out of the quiz (no valid options; listed in %s)",
                         self.config.task, len(instances) - len(entries), len(instances),

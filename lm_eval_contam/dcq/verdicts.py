@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lm_eval_contam.dcq.options import LEFT_OUT_KEY
 from lm_eval_contam.dcq.quiz import LETTERS, POSITIONS
 from lm_eval_contam.formatting import interval, number, p_equals, pvalue
 from lm_eval_contam.partitions import Partition
@@ -75,7 +76,18 @@ def task_verdict(model: ModelRun, task: str) -> Verdict:
               "original (dcq_max no higher than a memory-free model with the same BDQ picks would score)"),
         rule=f"flagged when the Monte-Carlo p of the whole procedure (p* chosen as published) <= {ALPHA}",
         evidence=evidence,
+        caveats=left_out_caveats(metadata),
     )
+
+
+def left_out_caveats(metadata: dict) -> tuple[str, ...]:
+    """The sampled instances the quiz left out (no valid options could be made), each with why."""
+    left_out = metadata.get(LEFT_OUT_KEY) or []
+    if not left_out:
+        return ()
+    listed = "; ".join(f"{entry['instance'][:60]!r} ({'; '.join(entry['problems'])})" for entry in left_out[:3])
+    more = f"; and {len(left_out) - 3} more" if len(left_out) > 3 else ""
+    return (f"{len(left_out)} sampled instance(s) left out of the quiz, no valid options could be made: {listed}{more}",)
 
 
 def verdicts(model: ModelRun) -> list[Verdict]:

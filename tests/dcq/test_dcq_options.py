@@ -203,16 +203,19 @@ def test_shipped_toy_news_options_cover_its_partitions() -> None:
 
 
 def test_instances_with_recorded_failures_are_left_out_not_fatal(tmp_path) -> None:
-    from lm_eval_contam.dcq.options import append_options, read_failures, write_failures
+    from lm_eval_contam.dcq.options import make_options, read_failures
 
     other = QuizInstance("text: v1.2 fix")
-    run = collect_options([ORIGINAL, other], lambda insts, attempt: [GOOD] + [""] * (len(insts) - 1),
-                          generator="fake", attempts=2, progress=False)
     path = tmp_path / "options.jsonl"
-    append_options(path, run.entries)
-    write_failures(tmp_path / "options.jsonl.failures.jsonl", run.failures)
+    propose = lambda insts, attempt: [GOOD if inst == ORIGINAL else None for inst in insts]  # noqa: E731
+    report = make_options([ORIGINAL, other], path, propose, generator="fake", attempts=2, progress=False)
+    assert (report.instances, report.cached, report.written) == (2, 0, 1)
+    assert [(f.instance, f.attempts) for f in report.failures] == [(other.text, 2)]
     left_out = read_failures(path)
-    assert list(left_out) == [other.key]
+    assert list(left_out) == [other.key] and (tmp_path / "options.jsonl.failures.jsonl").is_file()
+    # A second pass finds the cached instance and records the failure once, not twice.
+    again = make_options([ORIGINAL, other], path, propose, generator="fake", attempts=1, progress=False)
+    assert (again.cached, again.written, len(read_failures(path))) == (1, 0, 1)
     entries = options_for([ORIGINAL, other], read_options(path), cache_path=path, command="CMD", left_out=left_out)
     assert [entry.key for entry in entries] == [ORIGINAL.key]
     with pytest.raises(ContamError, match="none of the 1 instances has valid quiz options"):

@@ -1,0 +1,157 @@
+"""One's own benchmark in the audit: a data file (JSONL, CSV) or a Hub dataset becomes a partition card and task YAMLs.
+
+``audit --data FILE --split NAME --name "Display Name" --text-field COL ...`` writes, under the audit directory,
+``partitions/<key>_<split>.yaml`` (the card: the same keys every method's task metadata uses), the CSV's rows as
+JSONL (``data/<key>_<split>.jsonl``; a JSONL file is read where it is), and one task YAML per method and variant
+(``tasks/<key>_<split>/``), which include the installed templates by absolute path. Nothing is overwritten: a file
+that exists with other content stops the command and names it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lm_eval_contam import task_dir
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.partitions import Partition, slug
+
+CARDS_DIR = "partitions"
+DATA_DIR = "data"
+TASKS_DIR = "tasks"
+OPTIONS_DIR = "dcq_options"
+
+
+@dataclass(frozen=True)
+class OwnData:
+    """What the user says about their data on the command line."""
+
+    source: str  # a .jsonl / .csv file, or a Hub dataset id
+    split: str
+    name: str  # as the prompts name the dataset
+    text_field: str
+    second_field: str | None = None
+    label_field: str | None = None
+    label_names: tuple[str, ...] = ()
+    task_type: str | None = None
+    hf_name: str | None = None  # a Hub dataset's configuration
+
+    @property
+    def key(self) -> str:
+        return slug(self.name)
+
+
+def _write_new(path: Path, text: str) -> Path:
+    """Write ``text`` unless the file exists with other content (then refuse: nothing is overwritten)."""
+    if path.is_file():
+        if path.read_text(encoding="utf-8") == text:
+            return path
+        raise ContamError("exists with other content (from another --data or --name?); use a new --output_path "
+                          "or remove it", source=str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _csv_rows(path: Path) -> list[dict[str, Any]]:
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:  # utf-8-sig: spreadsheets write a BOM
+            reader = csv.DictReader(handle)
+            rows = [dict(row) for row in reader]
+    except UnicodeDecodeError as error:
+        raise ContamError(f"not UTF-8 text (byte {error.start})", source=str(path)) from None
+    except csv.Error as error:
+        raise ContamError(f"not a CSV file ({error})", source=str(path)) from None
+    for number, row in enumerate(rows, start=2):
+        if None in row or None in row.values():
+            raise ContamError("row has a different number of cells than the header", source=f"{path}:{number}")
+    return [{column: _csv_value(value) for column, value in row.items()} for row in rows]
+
+
+def _csv_value(value: str) -> Any:
+    """CSV cells are text; a whole-number cell becomes an int so label indices read as indices."""
+    stripped = value.strip()
+    return int(stripped) if stripped.lstrip("-").isdigit() else value
+
+
+def data_file(own: OwnData, out_dir: Path) -> str | None:
+    """The JSONL the partition reads (a CSV converted under ``out_dir``), or None for a Hub dataset."""
+    path = Path(own.source).expanduser()
+    suffix = path.suffix.lower()
+    if suffix not in (".jsonl", ".csv"):
+        if path.exists() or suffix in (".json", ".tsv", ".parquet", ".txt"):
+            raise ContamError("expected a .jsonl or .csv file (or a Hub dataset id)", source=own.source, field="--data")
+        return None
+    if not path.is_file():
+        raise ContamError("data file not found", source=own.source, field="--data")
+    if suffix == ".jsonl":
+        return str(path.resolve())
+    rows = _csv_rows(path)
+    converted = out_dir / DATA_DIR / f"{own.key}_{own.split}.jsonl"
+    _write_new(converted, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    return str(converted.resolve())
+
+
+def write_card(own: OwnData, out_dir: Path) -> Path:
+    """The partition card for ``own`` under ``out_dir``; its data checked row by row first."""
+    jsonl = data_file(own, out_dir)
+    card: dict[str, Any] = {"dataset_name": own.name, "split": own.split, "text_field": own.text_field}
+    if jsonl is None:
+        card.update({"hf_path": own.source, **({"hf_name": own.hf_name} if own.hf_name else {})})
+    else:
+        card["data_files"] = {own.split: jsonl}
+    optional = {"second_field": own.second_field, "label_field": own.label_field,
+                "label_names": list(own.label_names), "task_type": own.task_type}
+    card.update({key: value for key, value in optional.items() if value not in (None, [])})
+    import yaml
+
+    text = "# Written by `lm-eval-contam audit --data`; every method reads its partition from here.\n" + yaml.safe_dump(
+        card, sort_keys=False, allow_unicode=True)
+    path = out_dir / CARDS_DIR / f"{own.key}_{own.split}.yaml"
+    partition = Partition.from_card_fields(card, path)
+    if jsonl is not None:
+        check_rows(partition, partition.rows())
+    return _write_new(path, text)
+
+
+def check_rows(partition: Partition, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Every row has the partition's columns, with text where text is expected and a known label."""
+    spec = partition.dataset
+    source = str(partition.data_file)
+    if not rows:
+        raise ContamError("no rows: the partition is empty", source=source)
+    text_fields = [field for field in (spec.text_field, spec.second_field) if field]
+    for number, row in enumerate(rows, start=1):
+        where = f"{source}:{number}"
+        for field in text_fields:
+            value = row.get(field)
+            if not isinstance(value, str) or not value.strip():
+                raise ContamError(f"expected non-empty text, got {value!r}"
+                                  + ("" if field in row else f"; columns: {', '.join(row)}"), source=where, field=field)
+        if spec.label_field:
+            if spec.label_field not in row:
+                raise ContamError(f"no label column; columns: {', '.join(row)}", source=where, field=spec.label_field)
+            partition.label_text(row[spec.label_field], source=where)
+
+
+def write_task_configs(partition: Partition, out_dir: Path) -> Path:
+    """Every method's task YAMLs for a card's partition, under ``out_dir/tasks/<key>_<split>``; the directory."""
+    from lm_eval_contam.dcq.configs import MODES, render_task_config
+    from lm_eval_contam.timetravel.configs import STYLES, render_partition
+
+    name = f"{partition.dataset.key}_{partition.split}"
+    directory = out_dir / TASKS_DIR / name
+    templates = task_dir()
+    options = (out_dir / OPTIONS_DIR / f"{name}.jsonl").resolve()
+    for style in STYLES:
+        text = render_partition(partition, style, include=str(templates / "timetravel" / "_template_yaml"))
+        _write_new(directory / f"{partition.task_name('timetravel', STYLES[style])}.yaml", text)
+    for variant in MODES:
+        text = render_task_config(partition, variant, include=str(templates / "dcq" / "_template_yaml"),
+                                  options_path=str(options))
+        _write_new(directory / f"{partition.task_name('dcq', variant)}.yaml", text)
+    return directory

@@ -1,0 +1,112 @@
+"""One's own benchmark: partition cards from a data file, their checks, and `audit --data` end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lm_eval_contam import task_dir
+from lm_eval_contam.cli import main as cli_main
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.own_data import OwnData, write_card, write_task_configs
+from lm_eval_contam.partitions import Partition, resolve_partition
+
+RELEASE_NOTES = task_dir() / "examples" / "release_notes.jsonl"
+
+
+def _own(source: Path | str, **fields) -> OwnData:
+    return OwnData(**{"source": str(source), "split": "test", "name": "Release Notes", "text_field": "text",
+                      "label_field": "label", "label_names": ("fix", "feature"), **fields})
+
+
+def test_card_from_a_jsonl_file_is_the_partition_every_method_reads(tmp_path: Path) -> None:
+    card = write_card(_own(RELEASE_NOTES), tmp_path)
+    assert card == tmp_path / "partitions" / "release_notes_test.yaml"
+    assert yaml.safe_load(card.read_text()) == {
+        "dataset_name": "Release Notes", "split": "test", "text_field": "text",
+        "data_files": {"test": str(RELEASE_NOTES.resolve())}, "label_field": "label", "label_names": ["fix", "feature"]}
+    partition = resolve_partition(str(card))
+    assert (partition.name, partition.label, partition.dataset.task_type) == ("release_notes:test", "Release Notes test", "cls")
+    assert partition.label_text(1) == "1 (feature)" and len(partition.rows()) == 12
+    assert write_card(_own(RELEASE_NOTES), tmp_path) == card  # the same card again: no change, no error
+    with pytest.raises(ContamError, match="exists with other content"):
+        write_card(_own(RELEASE_NOTES, label_names=("bug", "feature")), tmp_path)
+    assert yaml.safe_load(card.read_text())["label_names"] == ["fix", "feature"]  # nothing overwritten
+
+
+def test_csv_with_a_spreadsheet_bom_becomes_jsonl_with_integer_labels(tmp_path: Path) -> None:
+    source = tmp_path / "bench.csv"
+    source.write_bytes("\ufefftext,label\nA sentence about rain.,0\n\"Quoted, with a comma.\",1\n".encode())
+    card = write_card(_own(source, name="My Bench"), tmp_path / "audit")
+    rows = Partition.from_card(card).rows()
+    assert rows == [{"text": "A sentence about rain.", "label": 0}, {"text": "Quoted, with a comma.", "label": 1}]
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("", "no rows: the partition is empty"),
+    ('{"text": "fine", "label": 0}\n{"body": "x", "label": 1}\n', r"bad\.jsonl:2.*text.*columns: body, label"),
+    ('{"text": "fine", "label": 0}\n{"text": "  ", "label": 1}\n', r"bad\.jsonl:2.*text.*expected non-empty text"),
+    ('{"text": "fine", "label": 7}\n', r"bad\.jsonl:1.*label.*outside 0\.\.1"),
+    ('{"text": "fine"}\n', r"bad\.jsonl:1.*label.*no label column"),
+])
+def test_bad_rows_name_file_line_field_and_value(tmp_path: Path, content: str, message: str) -> None:
+    source = tmp_path / "bad.jsonl"
+    source.write_text(content)
+    with pytest.raises(ContamError, match=message):
+        write_card(_own(source), tmp_path / "audit")
+    assert not (tmp_path / "audit" / "partitions").exists()  # no card for data that failed its checks
+
+
+def test_bad_sources_and_cards(tmp_path: Path) -> None:
+    with pytest.raises(ContamError, match="data file not found"):
+        write_card(_own(tmp_path / "missing.jsonl"), tmp_path)
+    with pytest.raises(ContamError, match=r"expected a \.jsonl or \.csv file"):
+        write_card(_own(tmp_path / "data.parquet"), tmp_path)
+    (tmp_path / "latin1.csv").write_bytes("text,label\ncaf\xe9,0\n".encode("latin-1"))
+    with pytest.raises(ContamError, match="not UTF-8"):
+        write_card(_own(tmp_path / "latin1.csv"), tmp_path)
+    card = tmp_path / "card.yaml"
+    card.write_text("dataset_name: X\nsplit: test\ndata_files: {test: x.jsonl}\ntext_field: text\nlables: [a]\n")
+    with pytest.raises(ContamError, match=r"card\.yaml.*unknown field\(s\) \['lables'\]"):
+        Partition.from_card(card)
+
+
+def test_a_hub_dataset_card_names_its_path_and_split(tmp_path: Path) -> None:
+    card = write_card(_own("someone/bench", hf_name="main"), tmp_path)
+    partition = Partition.from_card(card)
+    assert (partition.dataset.hf_path, partition.dataset.hf_name, partition.dataset.splits) == (
+        "someone/bench", "main", ("test",))
+    configs = write_task_configs(partition, tmp_path)
+    text = (configs / "timetravel_release_notes_test.yaml").read_text()
+    assert "dataset_path: someone/bench\ndataset_name: main\ntest_split: test" in text
+    assert '  hf_path: "someone/bench"' in text and '  splits: ["test"]' in text
+
+
+def test_audit_data_runs_every_method_and_lists_instances_left_out_of_the_quiz(tiny_model_dir: Path,
+                                                                               tmp_path: Path) -> None:
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
+
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--data", str(RELEASE_NOTES),
+                     "--split", "test", "--name", "Release Notes", "--text-field", "text", "--label-field", "label",
+                     "--label-names", "fix,feature", "--max_gen_toks", "4", "--batch_size", "12",
+                     "--output_path", str(tmp_path)]) == 0
+    audit = json.loads((tmp_path / "audit.json").read_text())
+    assert audit["partitions"] == [str(tmp_path / "partitions" / "release_notes_test.yaml")]
+    model = audit["models"][0]
+    assert model["tasks"] == ["timetravel_release_notes_test", "timetravel_release_notes_test_completion",
+                              "dcq_release_notes_test_ll"]
+    # The offline perturber cannot vary three of the twelve notes: left out of the quiz and listed, never dropped silently.
+    left_out = model["quiz_left_out"]["dcq_release_notes_test_ll"]
+    assert [entry["instance"] for entry in left_out][-1] == "text: v2.0.1 (2026-03-04)\nlabel: 0 (fix)"
+    assert len(left_out) == 3
+    assert len((tmp_path / "dcq_options" / "release_notes_test.jsonl").read_text().splitlines()) == 9
+    verdicts = {(v.method, v.variant): v for v in collect(load_run(tmp_path))}
+    quiz = verdicts[("dcq_loglikelihood", None)]
+    assert quiz.n == 9 and quiz.partition == "Release Notes test"
+    assert quiz.caveats[0].startswith("3 sampled instance(s) left out of the quiz, no valid options could be made")
+    assert verdicts[("tt_alg1", "completion")].n == 10  # the paper's sample size for any partition not shipped
+    assert "left out of the quiz" in (tmp_path / "report.md").read_text()
