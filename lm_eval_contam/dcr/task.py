@@ -25,7 +25,6 @@ after the run and writes it, with ``acc_adj``, into the results (see
 from __future__ import annotations
 
 import functools
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -35,11 +34,10 @@ from lm_eval.api.metrics import mean, nanmean
 from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.dcr.checks import parse_check
 from lm_eval_contam.dcr.data import load_data_rows
 from lm_eval_contam.dcr.docs import item_to_doc
 from lm_eval_contam.dcr.items import level_items
-from lm_eval_contam.dcr.level_score import ControlledScore, controlled_score
+from lm_eval_contam.dcr.level_score import ControlledScore, controlled_score, item_record
 from lm_eval_contam.dcr.results import (
     CONTROL_ONLY_METRIC,
     ORIGINAL_ONLY_METRIC,
@@ -72,20 +70,6 @@ def load_level_dataset(dcr_sheet: str, dcr_level: int, seed: int = 0, judge_mode
     rows = load_data_rows(sheet) if sheet.levels[level - 1].generators else []
     items = level_items(sheet, level, rows, seed=int(seed), check_mode=check_mode)
     return datasets.DatasetDict({"test": datasets.Dataset.from_list([item_to_doc(sheet, item) for item in items])})
-
-
-def check_result(check_json: str, item_id: str, prompt: str, response: str) -> float | None:
-    """One Check on one response: 1.0 contaminated, 0.0 not, None undetermined."""
-    verdict = parse_check(json.loads(check_json), field=f"{item_id}.check").evaluate(prompt, response)
-    return None if verdict is None else float(verdict)
-
-
-def item_record(doc: Mapping[str, Any], responses: Sequence[str]) -> dict[str, float | None]:
-    """``{"original": r, "control": r}`` for one item (no ``"control"`` key when the item has no control)."""
-    record = {"original": check_result(doc["check"], doc["item_id"], doc["prompt"], responses[0])}
-    if doc["control_prompt"]:
-        record["control"] = check_result(doc["control_check"], doc["item_id"], doc["control_prompt"], responses[1])
-    return record
 
 
 @functools.lru_cache(maxsize=64)
