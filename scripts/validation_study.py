@@ -286,6 +286,7 @@ def run_generated(args, base: str) -> None:
 
     from lm_eval_contam import harness
     from lm_eval_contam.contaminate import contaminant_texts, inject, trained_with
+    from lm_eval_contam.generation import default_device
     from lm_eval_contam.partitions import dataset_from_task_metadata
     from lm_eval_contam.rundir import load_model_dir
     from lm_eval_contam.verdict import model_verdicts
@@ -298,7 +299,8 @@ def run_generated(args, base: str) -> None:
     texts = [text for partition in injected for text in contaminant_texts(partition, partition.rows(), "timetravel")]
     sources = [{"partition": partition.label, "format": "timetravel", "rows": list(range(n))} for partition in injected]
     models = [("clean", base)]
-    for settings in parse_strengths(args.strengths, args.train_batch_size):
+    # --strengths none: score the clean model only (its false-positive rate).
+    for settings in parse_strengths(args.strengths, args.train_batch_size) if args.strengths != "none" else []:
         path = args.out / "models" / strength_label(settings)
         if not trained_with(path, settings, sources):
             inject(base, texts, str(path), settings=settings, description={"sources": sources})
@@ -310,8 +312,9 @@ def run_generated(args, base: str) -> None:
         run_started = time.perf_counter()
         tracker = EvaluationTracker(output_path=str(args.out / "runs" / label))
         results = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={path}", tasks=tasks,
-                                          batch_size=args.batch_size, task_manager=manager, log_samples=True,
-                                          evaluation_tracker=tracker, use_cache=str(args.out / "cache" / label))
+                                          batch_size=args.batch_size, device=default_device(), task_manager=manager,
+                                          log_samples=True, evaluation_tracker=tracker,
+                                          use_cache=str(args.out / "cache" / label))
         samples = results.pop("samples")
         tracker.save_results_aggregated(results=results, samples=samples)
         for task in results["configs"]:

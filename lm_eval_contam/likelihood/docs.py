@@ -38,7 +38,7 @@ def instance_text(partition: Partition, row: Mapping[str, Any], *, source: str |
 
 
 def option_text(instance: str, partition: Partition) -> str:
-    """An instance string (``<column>: <value>`` lines, as DCQ options are written) as :func:`instance_text` writes it."""
+    """An instance string (``<column>: <value>`` lines, as DCQ options are written) as :func:`instance_text` has it."""
     columns = text_columns(partition)
     label = partition.dataset.label_field
     values: dict[str, list[str]] = {}
