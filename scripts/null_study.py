@@ -1,6 +1,6 @@
 """Null study: the false-positive rate of every verdict, on partitions the model cannot have seen.
 
-    python scripts/null_study.py [--out null_study] [--worlds 7] [--quick] [--write-rates]
+    python scripts/null_study.py [--out null_study] [--quick] [--write-rates] [--worlds N ...]
 
 Each world is a tiny model trained from scratch on English background text and the
 train splits of its sibling datasets (Time Travel's web format, with the dataset's

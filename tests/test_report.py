@@ -291,3 +291,95 @@ def test_dense_line_chart_gets_ten_ticks_and_no_markers() -> None:
     svg = charts.line_chart([charts.LineSeries("curve", points)], title="dense")
     assert svg.count("<circle") == 0 and svg.count("<polyline") == 1
     assert [t for t in ("0", "0.1", "0.5", "1") if f'text-anchor="middle">{t}</text>' in svg] == ["0", "0.1", "0.5", "1"]
+
+
+class _Numbers:
+    """Evidence with fixed words, for the per-partition table (which reads only the verdict's own fields)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def facts(self) -> list[tuple[str, str]]:
+        return [("numbers", self.text)]
+
+    def summary(self) -> str:
+        return self.text
+
+
+def _verdict(method: str, family: str, task: str, pvalue: float | None, flagged: bool, variant: str | None = None,
+             title: str | None = None, summary: str = "") -> "Verdict":
+    from lm_eval_contam.verdict import Verdict
+
+    return Verdict(model="m", partition="Toy News test", family=family, method=method, title=title or method,
+                   task=task, flagged=flagged, statistic=None, pvalue=pvalue, confidence_interval=None, n=10,
+                   null="no memory", rule="p <= 0.05", evidence=_Numbers(summary), variant=variant)
+
+
+PARTITION_VERDICTS = [
+    _verdict("tt_alg1", "timetravel", "tt_i", 0.01, True, "instruct", "Alg. 1", "p = 0.0100"),
+    _verdict("tt_alg1_permutation", "timetravel", "tt_i", 0.03, True, "instruct", "Permutation"),
+    _verdict("tt_alg1_permutation", "timetravel", "tt_c", 0.2, False, "completion", "Permutation"),
+    _verdict("tt_styles_combined", "timetravel", "tt_i + tt_c", 0.06, False, None, "Both styles"),
+    _verdict("tt_alg2_judge_a", "timetravel", "tt_i", None, False, "instruct", "Judge A", "0 exact, 1 near-exact"),
+    _verdict("dcq_loglikelihood", "dcq", "dcq_ll", 0.004, True, None, "DCQ"),
+    _verdict("likelihood_control", "likelihood", "lk", 0.02, True, "control", "Control"),
+]
+
+
+@pytest.fixture
+def measured(monkeypatch):
+    """Shipped rates for two methods only (the others read "not measured")."""
+    from lm_eval_contam import verdict as verdict_module
+    from lm_eval_contam.stats import ConfidenceInterval
+
+    rates = {key: verdict_module.MeasuredRate(key, k, fp, fp / k, ConfidenceInterval(low, high), "unseen",
+                                              "python scripts/null_study.py", "2026-11-23")
+             for key, k, fp, low, high in (("dcq_loglikelihood", 56, 2, 0.0044, 0.1231),
+                                           ("partition_combined", 56, 1, 0.0005, 0.0955))}
+    monkeypatch.setattr(verdict_module, "shipped_rates", lambda: rates)
+    return rates
+
+
+def test_partition_verdict_leads_with_fired_evidence_and_measured_rates(measured) -> None:
+    from lm_eval_contam.report import markdown as markdown_report
+    from lm_eval_contam.report.html import partition_table as html_partition_table
+    from lm_eval_contam.report.model import Report
+
+    report = Report(source=Path("/run"), models=(), verdicts=tuple(PARTITION_VERDICTS))
+    (row,) = report.partitions
+    # Calibrated tests only; the combined styles stand in for both permutation tests: Holm over 0.06, 0.004, 0.02.
+    assert [(v.method, round(p, 6)) for v, p in row.evidence] == [
+        ("tt_styles_combined", 0.06), ("dcq_loglikelihood", 0.012), ("likelihood_control", 0.04)]
+    lines = markdown_report.partition_table(report)
+    assert lines[0] == "| model | partition | verdict | generation | quiz | likelihood | papers' own verdicts |"
+    assert lines[2] == (
+        "| m | Toy News test | **CONTAMINATED** (Holm p = 0.0120; false-positive rate 1.8 % (1/56; 95 % CI 0.1–9.6 %)) "
+        "| Both styles: p = 0.0600, Holm p = 0.0600; false-positive rate not measured "
+        "| **DCQ: p = 0.0040, Holm p = 0.0120; false-positive rate 3.6 % (2/56; 95 % CI 0.4–12.3 %)** "
+        "| **Control (control): p = 0.0200, Holm p = 0.0400; false-positive rate not measured** "
+        "| Alg. 1 (instruct): contaminated (p = 0.0100); Judge A (instruct): not flagged (0 exact, 1 near-exact) |")
+    page = html_partition_table(report)
+    assert ('<td class="flag">contaminated<small>Holm p = 0.0120; false-positive rate 1.8 % (1/56; 95 % CI 0.1–9.6 %)'
+            "</small></td>") in page
+    assert "<td><b>DCQ: p = 0.0040, Holm p = 0.0120; false-positive rate 3.6 % (2/56; 95 % CI 0.4–12.3 %)</b></td>" in page
+    assert "<td>Both styles: p = 0.0600, Holm p = 0.0600; false-positive rate not measured</td>" in page
+
+
+def test_no_calibrated_test_leaves_the_partition_undecided(measured) -> None:
+    from lm_eval_contam.report import markdown as markdown_report
+    from lm_eval_contam.report.model import Report
+
+    papers_only = [v for v in PARTITION_VERDICTS if v.method in ("tt_alg1", "tt_alg2_judge_a")]
+    report = Report(source=Path("/run"), models=(), verdicts=tuple(papers_only))
+    assert markdown_report.partition_table(report)[2] == (
+        "| m | Toy News test | no calibrated evidence (no calibrated test ran) "
+        "| Alg. 1 (instruct): contaminated (p = 0.0100); Judge A (instruct): not flagged (0 exact, 1 near-exact) |")
+
+
+def test_every_verdict_states_its_measured_rate_or_not_measured(run_dir, measured, tmp_path) -> None:
+    markdown = write_report(run_dir, out_dir=tmp_path).md_path.read_text()
+    assert markdown.index("## Verdict per partition") < markdown.index("## Every method's verdict")
+    rate_facts = re.findall(r"false-positive rate measured by the null study: (not measured|[^)]*\))", markdown)
+    assert len(rate_facts) == 5  # one per verdict in the details
+    assert rate_facts.count("3.6 % (2/56; 95 % CI 0.4–12.3 %)") == 1  # DCQ's
+    assert rate_facts.count("not measured") == 4

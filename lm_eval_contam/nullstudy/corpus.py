@@ -10,7 +10,7 @@ and the dataset's index (:func:`lm_eval_contam.seeding.rng_for`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,7 +80,7 @@ class SyntheticDataset:
     splits: dict[str, tuple[dict, ...]]
 
 
-def vocabulary(has_synonyms) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def vocabulary(has_synonyms: Callable[[str], bool]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The nouns and adjectives ``has_synonyms(word)`` accepts (the perturber needs replaceable words)."""
     return (tuple(word for word in dict.fromkeys(NOUNS) if has_synonyms(word)),
             tuple(word for word in dict.fromkeys(ADJECTIVES) if has_synonyms(word)))

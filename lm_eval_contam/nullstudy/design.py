@@ -16,25 +16,29 @@ from typing import Literal
 
 Role = Literal["unseen", "sibling", "injected"]
 NULL_ROLES: tuple[Role, ...] = ("unseen", "sibling")
+# What each null role's partitions are (the rates file's ``null``), and their short names in the README table.
 ROLE_NULLS: dict[Role, str] = {
     "unseen": "a dataset the model never saw (neither split, nor its name)",
     "sibling": "the held-out split of a dataset whose other split the model was trained on, with the dataset's name "
                "(Time Travel's web format)",
-    "injected": "not a null: the split the model was trained on",
 }
+ROLE_NAMES: dict[Role, str] = {"unseen": "unseen dataset", "sibling": "held-out sibling of an injected split",
+                               "injected": "injected split (detection, not a null)"}
 
 
 @dataclass(frozen=True)
 class StudySettings:
-    worlds: int = 7
-    sibling_datasets: int = 5  # per world: train split injected, test split held out
-    unseen_datasets: int = 2  # per world: neither split seen
-    rows_per_split: int = 40
-    background_texts: int = 400
-    epochs: int = 30
-    learning_rate: float = 1e-3
+    """The study's size; the defaults are the measured study's (about 45 minutes on 2 shared CPU cores)."""
+
+    worlds: int = 2
+    sibling_datasets: int = 12  # per world: train split injected, test split held out
+    unseen_datasets: int = 8  # per world: neither split seen
+    rows_per_split: int = 30
+    background_texts: int = 60
+    epochs: int = 6
+    learning_rate: float = 3e-3
     n_layer: int = 2
-    n_embd: int = 96
+    n_embd: int = 64
     vocab_size: int = 1000
     max_gen_toks: int = 32  # Time Travel completions (the tiny model's lines are short)
     batch_size: int = 16

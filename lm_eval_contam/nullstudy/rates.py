@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from scipy import stats as scipy_stats
 
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.nullstudy.design import NULL_ROLES, ROLE_NULLS, Role
+from lm_eval_contam.nullstudy.design import NULL_ROLES, ROLE_NAMES, ROLE_NULLS, Role
 from lm_eval_contam.stats import ConfidenceInterval, Estimate
 from lm_eval_contam.verdict import Verdict, rate_key
 
@@ -102,10 +102,8 @@ def markdown_table(found: Sequence[MethodRates], *, wall_seconds: float, command
     """One row per verdict method and partition role (the injected role reads as a detection rate)."""
     lines = ["| method | verdict | null partitions | K | flagged | rate | 95 % CP interval |",
              "|---|---|---|---|---|---|---|"]
-    names = {"unseen": "unseen dataset", "sibling": "held-out sibling of an injected split",
-             "injected": "injected split (detection, not a null)"}
     for rates in found:
-        rows = [(names[role], rates.by_role[role]) for role in (*NULL_ROLES, "injected") if role in rates.by_role]
+        rows = [(ROLE_NAMES[role], rates.by_role[role]) for role in (*NULL_ROLES, "injected") if role in rates.by_role]
         pooled = rates.pooled_null
         if pooled is not None and sum(role in rates.by_role for role in NULL_ROLES) > 1:
             rows.insert(2, ("all null partitions", pooled))
