@@ -49,7 +49,7 @@ def test_generated_items_are_seeded_and_sized() -> None:
     assert {i.check.label for i in l4} <= {"negative", "positive"}
 
 
-PAPER_SHEETS = ["sst2", "liar2", "gsm8k"]
+BENCHMARK_SHEETS = ["sst2", "liar2", "gsm8k"]
 
 
 def _stand_in_rows(sheet, count: int = 30) -> list[dict]:
@@ -60,8 +60,8 @@ def _stand_in_rows(sheet, count: int = 30) -> list[dict]:
              data.label_field: label(i)} for i in range(count)]
 
 
-@pytest.mark.parametrize("name", PAPER_SHEETS)
-def test_paper_sheets_hold_twenty_items_per_level(name) -> None:
+@pytest.mark.parametrize("name", BENCHMARK_SHEETS)
+def test_sheets_for_the_papers_benchmarks_hold_twenty_items_per_level(name) -> None:
     sheet = load_sheet(name)
     assert sheet.items_per_level == 20  # the paper's N (Appendix B.3)
     for level in sheet.levels[:2]:  # L1/L2: written, sourced answer keys

@@ -1,4 +1,4 @@
-"""DCR's details: the level scores S1–S4, the DCR Factor with its interval, raw vs adjusted metrics."""
+"""DCR's details: the check mode, the level scores S1–S4, the DCR Factor with its interval, raw vs adjusted metrics."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ from lm_eval_contam.report.mdkit import md
 from lm_eval_contam.verdict import Verdict
 
 LEVEL_LABELS = ("L1", "L2", "L3", "L4")
-NOTE = ("Each level score is the share of items a model completed from memory; the fuzzy DCR Factor combines "
-        "them, and acc_adj = acc × (1 − factor).")
+NOTE = ("Each level score S_i is the share of a level's items whose Check passed; with controlled checks (the "
+        "check mode each sheet's facts name) S3/S4 are the pass rate on the items minus the pass rate on their "
+        "word-level perturbed twins, floored at 0, so yes-bias and task ability score 0. The fuzzy DCR Factor "
+        "combines S1–S4, and acc_adj = acc × (1 − factor).")
 
 
 def _raw(row: AdjustedMetric) -> str:
