@@ -100,7 +100,16 @@ def model_verdicts(model: ModelRun) -> list[Verdict]:
                               field="metadata.method") from None
         found.extend(module.verdicts(model))
     caveats = run_caveats(model)
-    return [replace(verdict, caveats=verdict.caveats + caveats) for verdict in found] if caveats else found
+    return [replace(verdict, caveats=verdict.caveats + caveats + task_caveats(model, verdict.task)) for verdict in found]
+
+
+def task_caveats(model: ModelRun, task: str) -> tuple[str, ...]:
+    """What about one task's run weakens its verdicts: docs cut to the model's context window."""
+    from lm_eval_contam.context_window import TRUNCATED_METRIC, truncation_caveat
+
+    if task not in (model.results.get("results") or {}):
+        return ()
+    return truncation_caveat(model.row(task).get(f"{TRUNCATED_METRIC},none"), model.n_instances(task))
 
 
 def collect(run: Run) -> list[Verdict]:

@@ -1,0 +1,65 @@
+"""Requests longer than the model's window are counted per task and marked on the verdict (issue 14)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lm_eval_contam.context_window import TRUNCATED_METRIC, count_truncation, model_window, truncated_docs
+from lm_eval_contam.tiny_model import build_tiny_model
+
+from conftest import TINY_CORPUS
+
+
+def test_counts_docs_with_any_request_over_the_window() -> None:
+    def count_words(text: str) -> int:
+        return len(text.split())
+
+    samples = [
+        {"arguments": {"gen_args_0": {"arg_0": "a b c", "arg_1": " d"}}},  # 4 tokens
+        {"arguments": {"gen_args_0": {"arg_0": "a b", "arg_1": " c"},
+                       "gen_args_1": {"arg_0": "a b c d", "arg_1": " e"}}},  # 5 tokens in its second request
+        {"arguments": {"gen_args_0": {"arg_0": "a", "arg_1": {"until": [], "max_gen_toks": 4}}}},  # 1 + 4
+    ]
+    assert truncated_docs(samples, count_words, 4) == 2
+    assert truncated_docs(samples, count_words, 5) == 0
+
+
+def test_window_follows_lm_evals_order() -> None:
+    class Config:
+        n_positions = 512
+
+    class Tokenizer:
+        model_max_length = int(1e30)
+
+    assert model_window(Config(), Tokenizer()) == 512
+    assert model_window(object(), Tokenizer()) == 2048  # neither names one: lm-eval's default
+    assert model_window(Config(), Tokenizer(), max_length=64) == 64  # model_args' max_length wins
+
+
+def test_a_quiz_cut_to_a_short_window_is_counted(tmp_path: Path, task_manager_for) -> None:
+    import lm_eval
+
+    def run(model_dir: Path) -> dict:
+        results = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={model_dir}",
+                                          tasks=["dcq_toy_news_train_ll"], limit=3, log_samples=True,
+                                          task_manager=task_manager_for(), device="cpu")
+        return count_truncation(results)["results"]["dcq_toy_news_train_ll"]
+
+    short = build_tiny_model(tmp_path / "short", TINY_CORPUS, n_positions=96)
+    wide = build_tiny_model(tmp_path / "wide", TINY_CORPUS, n_positions=4096)
+    assert run(short)[f"{TRUNCATED_METRIC},none"] == 3
+    assert run(wide)[f"{TRUNCATED_METRIC},none"] == 0
+
+
+def test_the_audit_marks_verdicts_on_cut_docs(tmp_path: Path) -> None:
+    from lm_eval_contam.audit import AuditSettings, run_model
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
+
+    short = build_tiny_model(tmp_path / "short", TINY_CORPUS, n_positions=96)
+    settings = AuditSettings(partitions=("toy_news:train",), max_gen_toks=2, batch_size=12, device="cpu",
+                             apply_chat_template=False)
+    run_model(str(short), "short", tmp_path / "audit", settings)
+    quiz = next(v for v in collect(load_run(tmp_path / "audit")) if v.family == "dcq")
+    assert quiz.caveats == ("12 of 12 docs exceed the model's context window and were cut from the left by lm-eval: "
+                            "those instances were scored on part of their text",)
