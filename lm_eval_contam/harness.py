@@ -40,15 +40,17 @@ def data_lines(partition: Partition) -> list[str]:
 
 
 def post_process(results: dict[str, Any]) -> dict[str, Any]:
-    """Add the project's derived rows (DCR Factor, ``acc_adj``) to lm-eval's results.
+    """Add the project's derived rows to lm-eval's results: docs cut to the context window, DCR Factor, ``acc_adj``.
 
     A failing hook is logged, never raised: lm-eval has not saved the run yet, and
     the raw results must survive.
     """
+    from lm_eval_contam.context_window import count_truncation
     from lm_eval_contam.dcr.hook import post_process_results
 
-    try:
-        return post_process_results(results)
-    except Exception:  # noqa: BLE001 - see docstring
-        log.exception("DCR post-processing failed; the run's lm-eval results are kept")
-        return results
+    for step, what in ((count_truncation, "Context-window check"), (post_process_results, "DCR post-processing")):
+        try:
+            results = step(results)
+        except Exception:  # noqa: BLE001 - see docstring
+            log.exception("%s failed; the run's lm-eval results are kept", what)
+    return results
