@@ -37,6 +37,7 @@ class AuditSettings:
     limit: int | None = None  # lm-eval's --limit, for smoke runs
     seed: int = 0  # recorded; task seeds live in the task configs
     dcq_generator: str = "offline"  # makes the quiz options a partition lacks, before the run
+    likelihood: bool = True  # the likelihood modes (ours), on local backends
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ class ModelRun:
 
 
 def partition_tasks(name: str | Partition, dcq_modes: Sequence[str], *, chat: bool = True,
-                    plain_text: bool = True) -> list[str]:
+                    plain_text: bool = True, likelihood: bool = True) -> list[str]:
     """The tasks auditing one partition (``<dataset>:<split>``, a card, or a Partition): Time Travel and DCQ.
 
     A chat model gets Time Travel in both prompt styles (a chat model may replicate
@@ -61,7 +62,9 @@ def partition_tasks(name: str | Partition, dcq_modes: Sequence[str], *, chat: bo
     at the first line break and costs little), combined in the report with a
     Bonferroni correction; without a chat template the model is treated as a base
     model and gets the completion style only. A chat API (``plain_text`` False)
-    cannot continue plain text, so it gets the instruct style only.
+    cannot continue plain text, so it gets the instruct style only. The likelihood
+    modes (ours) need prompt log-probabilities, so only local backends get them, and
+    only for registered partitions, whose sibling split is the control.
     """
     from lm_eval_contam.dcq.configs import METHOD as DCQ
     from lm_eval_contam.timetravel.configs import task_name as timetravel_task
@@ -71,8 +74,12 @@ def partition_tasks(name: str | Partition, dcq_modes: Sequence[str], *, chat: bo
     if unknown:
         raise ContamError(f"unknown DCQ mode(s) {unknown}; known: {', '.join(DCQ_MODES)}", field="dcq_mode")
     styles = ("instruct", "completion") if chat and plain_text else ("instruct",) if chat else ("completion",)
+    from lm_eval_contam.likelihood.configs import task_names as likelihood_tasks
+
+    with_likelihood = likelihood and plain_text and partition.dataset.registered
     return [*(timetravel_task(partition, style) for style in styles),
-            *(partition.task_name(DCQ, "ll" if mode == "loglikelihood" else "") for mode in dcq_modes)]
+            *(partition.task_name(DCQ, "ll" if mode == "loglikelihood" else "") for mode in dcq_modes),
+            *(likelihood_tasks(partition) if with_likelihood else ())]
 
 
 @dataclass(frozen=True)
@@ -91,7 +98,8 @@ def plan_audit(settings: AuditSettings, *, chat: bool = True, plain_text: bool =
     if not settings.partitions and not settings.dcr_sheet:
         raise ContamError("nothing to audit: give partitions and/or a DCR sheet", field="partitions")
     tasks = [task for partition in settings.partitions
-             for task in partition_tasks(partition, settings.dcq_modes, chat=chat, plain_text=plain_text)]
+             for task in partition_tasks(partition, settings.dcq_modes, chat=chat, plain_text=plain_text,
+                                         likelihood=settings.likelihood)]
     dcr = None
     if settings.dcr_sheet:
         from lm_eval_contam.dcr.sheet import load_sheet
@@ -189,40 +197,56 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
     return [str(write_task_configs(partition, out_dir)) for partition in partitions if not partition.dataset.registered]
 
 
+def quiz_option_targets(tasks: Sequence[str], task_manager: Any) -> list[tuple[Partition, int, int, Path]]:
+    """(partition, num_instances, seed, options cache) of every quiz sample the tasks read options for.
+
+    DCQ tasks quiz their partition's sample; the likelihood options mode scores the
+    same sample of the partition and of its control.
+    """
+    from lm_eval_contam.dcq.configs import METHOD as DCQ
+    from lm_eval_contam.dcq.task import DCQSettings
+    from lm_eval_contam.likelihood.configs import METHOD as LIKELIHOOD
+    from lm_eval_contam.likelihood.task import LikelihoodSettings
+
+    targets: dict[tuple[str, int, int, str], tuple[Partition, int, int, Path]] = {}
+    for task in tasks:
+        entry = task_manager.task_index.get(task)
+        config = entry.cfg if entry is not None else {}
+        metadata = {**(config.get("metadata") or {}), "config_source": str(getattr(entry, "yaml_path", ""))}
+        split = str(config.get("test_split"))
+        if metadata.get("method") == DCQ:
+            dcq = DCQSettings.from_metadata(metadata, split)
+            found = [(dcq.partition, dcq.num_instances, dcq.seed, dcq.options_path)]
+        elif metadata.get("method") == LIKELIHOOD and metadata.get("mode") == "options":
+            scored = LikelihoodSettings.from_metadata(metadata, split)
+            found = [(partition, scored.num_instances, scored.seed, scored.options_path)
+                     for partition in (scored.partition, scored.control) if partition is not None]
+        else:
+            continue
+        for target in found:
+            targets.setdefault((target[0].name, target[1], target[2], str(target[3])), target)
+    return list(targets.values())
+
+
 def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str, *, progress: bool = True) -> None:
-    """Make the quiz options each DCQ task's sample lacks (offline perturber by default), before any request.
+    """Make the quiz options the tasks' samples lack (offline perturber by default), before any request.
 
     Instances that stay invalid are recorded beside the options cache; the quiz leaves
     them out and the task's logged metadata lists them (``quiz_left_out``).
     """
-    from lm_eval_contam.dcq.configs import METHOD as DCQ
     from lm_eval_contam.dcq.instances import sample_instances
     from lm_eval_contam.dcq.options import make_options, proposer, read_options
-    from lm_eval_contam.dcq.task import DCQSettings
 
-    done: set[tuple[str, str, int, int]] = set()
     proposers: dict[int, Any] = {}
-    for task in tasks:
-        entry = task_manager.task_index.get(task)
-        config = entry.cfg if entry is not None else {}
-        if (config.get("metadata") or {}).get("method") != DCQ:
+    for partition, num_instances, seed, options_path in quiz_option_targets(tasks, task_manager):
+        instances = sample_instances(partition, partition.rows(), num_instances, seed)
+        if all(instance.key in read_options(options_path) for instance in instances):
             continue
-        settings = DCQSettings.from_metadata({**config["metadata"], "config_source": str(entry.yaml_path)},
-                                             str(config["test_split"]))
-        key = (settings.partition.name, str(settings.options_path), settings.num_instances, settings.seed)
-        if key in done:
-            continue
-        done.add(key)
-        instances = sample_instances(settings.partition, settings.partition.rows(), settings.num_instances,
-                                     settings.seed)
-        if all(instance.key in read_options(settings.options_path) for instance in instances):
-            continue
-        if settings.seed not in proposers:  # an instruct-model generator loads once per seed, only when needed
-            proposers[settings.seed] = proposer(generator, settings.seed)
-        report = make_options(instances, settings.options_path, proposers[settings.seed], generator=generator,
-                              progress=progress)
-        print(f"{settings.partition.label}: made {report.written} quiz option sets with {generator} "
-              f"({report.cached} cached) -> {settings.options_path}"
+        if seed not in proposers:  # an instruct-model generator loads once per seed, only when needed
+            proposers[seed] = proposer(generator, seed)
+        report = make_options(instances, options_path, proposers[seed], generator=generator, progress=progress)
+        print(f"{partition.label}: made {report.written} quiz option sets with {generator} "
+              f"({report.cached} cached) -> {options_path}"
               + (f"; {len(report.failures)} instance(s) left out of the quiz (no valid options)" if report.failures
                  else ""))
 

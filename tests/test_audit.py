@@ -14,14 +14,19 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.tiny_model import build_tiny_model
 from lm_eval_contam.partitions import Partition
 
-SETTINGS = AuditSettings(partitions=("toy_news:train",), max_gen_toks=6, batch_size=1, device="cpu")
+# The request-count tests count Time Travel and DCQ calls; the likelihood modes have their own tests.
+SETTINGS = AuditSettings(partitions=("toy_news:train",), max_gen_toks=6, batch_size=1, device="cpu", likelihood=False)
 
 
 def test_partition_tasks_follow_the_task_naming() -> None:
     assert partition_tasks("toy_news:train", ["loglikelihood"]) == [
-        "timetravel_toy_news_train", "timetravel_toy_news_train_completion", "dcq_toy_news_train_ll"]
-    assert partition_tasks("ag_news:test", ["loglikelihood", "generate"], chat=False) == [
+        "timetravel_toy_news_train", "timetravel_toy_news_train_completion", "dcq_toy_news_train_ll",
+        "likelihood_toy_news_train", "likelihood_toy_news_train_lift", "likelihood_toy_news_train_options"]
+    assert partition_tasks("ag_news:test", ["loglikelihood", "generate"], chat=False, likelihood=False) == [
         "timetravel_ag_news_test_completion", "dcq_ag_news_test_ll", "dcq_ag_news_test"]
+    # A chat API can neither continue plain text nor score prompts: instruct Time Travel and the quiz only.
+    assert partition_tasks("ag_news:test", ["generate"], plain_text=False) == [
+        "timetravel_ag_news_test", "dcq_ag_news_test"]
     with pytest.raises(ContamError, match="unknown DCQ mode"):
         partition_tasks("toy_news:train", ["vibes"])
     with pytest.raises(ContamError):
@@ -198,3 +203,7 @@ def test_chat_model_audit_runs_both_styles_and_flags_only_the_injected_partition
     assert not [key for key in flagged if key[0] == "Toy News test"]
     assert {v.variant for v in found if v.method == "tt_alg1"} == {"instruct", "completion"}
     assert [v.method for v in found if v.partition == "Toy News train"].count("tt_styles_combined") == 1
+    # The likelihood modes (ours) run in the same audit, each partition against its sibling split.
+    likelihood = {(v.partition, v.method): v for v in found if v.family == "likelihood"}
+    assert {partition for partition, _ in likelihood} == {"Toy News train", "Toy News test"}
+    assert all(0.0 <= v.pvalue <= 1.0 for v in likelihood.values())

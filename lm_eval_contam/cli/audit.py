@@ -58,6 +58,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="send prompts as plain text (default: apply the model's chat template when it has one)")
     parser.add_argument("--include_path", action="append", default=[], help="extra task directory (repeatable)")
     parser.add_argument("--limit", type=int, help="lm-eval's --limit (smoke runs only: statistics need every instance)")
+    parser.add_argument("--no-likelihood", action="store_true",
+                        help="skip the likelihood modes (ours; run by default on hf/vllm for registered partitions)")
     parser.add_argument("--judge-model", help="also classify Time Travel completions with Judge B using this model")
     parser.add_argument("--no-report", action="store_true", help="skip writing report.html/report.md")
 
@@ -78,6 +80,7 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
         apply_chat_template=False if args.no_chat_template else None,
         include_path=tuple(args.include_path),
         limit=args.limit,
+        likelihood=not args.no_likelihood,
     )
 
 
