@@ -240,12 +240,24 @@ def read_options(path: str | Path, *, max_length_change: float = DEFAULT_MAX_LEN
     if not source.is_file():
         return {}
     entries: dict[str, OptionsEntry] = {}
-    for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        lines = source.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise ContamError(f"not UTF-8 text (byte {error.start})", source=str(source)) from None
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f"{source}:{number}"
         try:
             record = json.loads(line)
+            if not isinstance(record, dict):
+                raise TypeError(f"expected a JSON object, got {type(record).__name__}")
+            for name in ("key", "instance"):
+                if not isinstance(record.get(name), str):
+                    raise TypeError(f"{name} must be text, got {record.get(name)!r}")
+            if not isinstance(record.get("options"), list) or not all(
+                    isinstance(option, str) for option in record["options"]):
+                raise TypeError(f"options must be a list of texts, got {str(record.get('options'))[:60]}")
             entry = OptionsEntry(
                 key=record["key"],
                 instance=record["instance"],

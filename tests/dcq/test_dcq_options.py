@@ -149,6 +149,15 @@ def test_cache_rejects_invalid_entries(tmp_path) -> None:
     path.write_text(json.dumps({**record, "key": "0" * 64, "options": list(GOOD)}) + "\n")
     with pytest.raises(ContamError, match="not the hash"):
         read_options(path)
+    path.write_text(json.dumps({**record, "options": [1, 2, 3, 4]}) + "\n")
+    with pytest.raises(ContamError, match=r"options.jsonl:1.*options must be a list of texts, got \[1, 2, 3, 4\]"):
+        read_options(path)
+    path.write_text("[1, 2]\n")
+    with pytest.raises(ContamError, match=r"options.jsonl:1.*expected a JSON object, got list"):
+        read_options(path)
+    path.write_bytes(b"\xff\xfe{}\n")
+    with pytest.raises(ContamError, match="not UTF-8 text"):
+        read_options(path)
 
 
 def test_instance_string_and_sampling() -> None:
