@@ -64,7 +64,7 @@ def partition_tasks(name: str | Partition, dcq_modes: Sequence[str], *, chat: bo
     model and gets the completion style only. A chat API (``plain_text`` False)
     cannot continue plain text, so it gets the instruct style only. The likelihood
     modes (ours) need prompt log-probabilities, so only local backends get them, and
-    only for registered partitions, whose sibling split is the control.
+    only for partitions with a sibling split (the control).
     """
     from lm_eval_contam.dcq.configs import METHOD as DCQ
     from lm_eval_contam.timetravel.configs import task_name as timetravel_task
@@ -76,7 +76,8 @@ def partition_tasks(name: str | Partition, dcq_modes: Sequence[str], *, chat: bo
     styles = ("instruct", "completion") if chat and plain_text else ("instruct",) if chat else ("completion",)
     from lm_eval_contam.likelihood.configs import task_names as likelihood_tasks
 
-    with_likelihood = likelihood and plain_text and partition.dataset.registered
+    # The control is the sibling split: registered datasets have one, own data when a control file was given.
+    with_likelihood = likelihood and plain_text and len(partition.dataset.splits) == 2
     return [*(timetravel_task(partition, style) for style in styles),
             *(partition.task_name(DCQ, "ll" if mode == "loglikelihood" else "") for mode in dcq_modes),
             *(likelihood_tasks(partition) if with_likelihood else ())]

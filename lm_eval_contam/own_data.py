@@ -39,6 +39,9 @@ class OwnData:
     label_names: tuple[str, ...] = ()
     task_type: str | None = None
     hf_name: str | None = None  # a Hub dataset's configuration
+    # A control partition of the same distribution (the likelihood modes compare against it): file and split name.
+    control_source: str | None = None
+    control_split: str | None = None
 
     @property
     def key(self) -> str:
@@ -78,20 +81,24 @@ def _csv_value(value: str) -> Any:
     return int(stripped) if stripped.lstrip("-").isdigit() else value
 
 
-def data_file(own: OwnData, out_dir: Path) -> str | None:
-    """The JSONL the partition reads (a CSV converted under ``out_dir``), or None for a Hub dataset."""
-    path = Path(own.source).expanduser()
+def data_file(own: OwnData, out_dir: Path, source: str | None = None, split: str | None = None) -> str | None:
+    """The JSONL a split reads (a CSV converted under ``out_dir``), or None for a Hub dataset.
+
+    ``source``/``split`` default to the audited ones (the control's are passed explicitly).
+    """
+    source, split = source or own.source, split or own.split
+    path = Path(source).expanduser()
     suffix = path.suffix.lower()
     if suffix not in (".jsonl", ".csv"):
         if path.exists() or suffix in (".json", ".tsv", ".parquet", ".txt"):
-            raise ContamError("expected a .jsonl or .csv file (or a Hub dataset id)", source=own.source, field="--data")
+            raise ContamError("expected a .jsonl or .csv file (or a Hub dataset id)", source=source, field="--data")
         return None
     if not path.is_file():
-        raise ContamError("data file not found", source=own.source, field="--data")
+        raise ContamError("data file not found", source=source, field="--data")
     if suffix == ".jsonl":
         return str(path.resolve())
     rows = _csv_rows(path)
-    converted = out_dir / DATA_DIR / f"{own.key}_{own.split}.jsonl"
+    converted = out_dir / DATA_DIR / f"{own.key}_{split}.jsonl"
     _write_new(converted, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     return str(converted.resolve())
 
@@ -100,10 +107,21 @@ def write_card(own: OwnData, out_dir: Path) -> Path:
     """The partition card for ``own`` under ``out_dir``; its data checked row by row first."""
     jsonl = data_file(own, out_dir)
     card: dict[str, Any] = {"dataset_name": own.name, "split": own.split, "text_field": own.text_field}
+    if (own.control_source is None) != (own.control_split is None) or own.control_split == own.split:
+        raise ContamError("a control needs its own file and a split name other than the audited one",
+                          field="--control-split")
     if jsonl is None:
+        if own.control_source:
+            raise ContamError("a Hub dataset's control is another of its splits: audit it as a card with `splits`",
+                              field="--control-data")
         card.update({"hf_path": own.source, **({"hf_name": own.hf_name} if own.hf_name else {})})
     else:
         card["data_files"] = {own.split: jsonl}
+        if own.control_source:
+            control = data_file(own, out_dir, own.control_source, own.control_split)
+            if control is None:
+                raise ContamError("expected a .jsonl or .csv file", source=own.control_source, field="--control-data")
+            card["data_files"][own.control_split] = control
     optional = {"second_field": own.second_field, "label_field": own.label_field,
                 "label_names": list(own.label_names), "task_type": own.task_type}
     card.update({key: value for key, value in optional.items() if value not in (None, [])})
@@ -114,7 +132,8 @@ def write_card(own: OwnData, out_dir: Path) -> Path:
     path = out_dir / CARDS_DIR / f"{own.key}_{own.split}.yaml"
     partition = Partition.from_card_fields(card, path)
     if jsonl is not None:
-        check_rows(partition, partition.rows())
+        for split in partition.dataset.splits:
+            check_rows(partition.dataset.partition(split), partition.dataset.partition(split).rows())
     return _write_new(path, text)
 
 
@@ -154,4 +173,17 @@ def write_task_configs(partition: Partition, out_dir: Path) -> Path:
         text = render_task_config(partition, variant, include=str(templates / "dcq" / "_template_yaml"),
                                   options_path=str(options))
         _write_new(directory / f"{partition.task_name('dcq', variant)}.yaml", text)
+    if has_control(partition):
+        from lm_eval_contam.likelihood.configs import VARIANTS, task_name
+        from lm_eval_contam.likelihood.configs import render_task_config as render_likelihood
+
+        for mode in VARIANTS:
+            text = render_likelihood(partition, mode, include=str(templates / "likelihood" / "_template_yaml"),
+                                     options_path=str(options))
+            _write_new(directory / f"{task_name(partition, mode)}.yaml", text)
     return directory
+
+
+def has_control(partition: Partition) -> bool:
+    """Whether the likelihood modes can run: the dataset has exactly one other split (the control)."""
+    return len(partition.dataset.splits) == 2

@@ -60,6 +60,21 @@ def test_bad_rows_name_file_line_field_and_value(tmp_path: Path, content: str, m
     assert not (tmp_path / "audit" / "partitions").exists()  # no card for data that failed its checks
 
 
+def test_a_control_file_becomes_the_cards_second_split(tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh.jsonl"
+    fresh.write_text('{"text": "A later note about the exporter.", "label": 1}\n')
+    card = write_card(_own(RELEASE_NOTES, control_source=str(fresh), control_split="fresh"), tmp_path)
+    partition = Partition.from_card(card)
+    assert partition.dataset.splits == ("test", "fresh") and partition.split == "test"
+    configs = sorted(path.name for path in write_task_configs(partition, tmp_path).iterdir())
+    assert [name for name in configs if name.startswith("likelihood_")] == [
+        "likelihood_release_notes_test.yaml", "likelihood_release_notes_test_lift.yaml",
+        "likelihood_release_notes_test_options.yaml"]
+    assert '  control: "fresh"' in (tmp_path / "tasks" / "release_notes_test" / configs[-3]).read_text()
+    with pytest.raises(ContamError, match="a control needs its own file and a split name"):
+        write_card(_own(RELEASE_NOTES, control_source=str(fresh)), tmp_path / "other")
+
+
 def test_bad_sources_and_cards(tmp_path: Path) -> None:
     with pytest.raises(ContamError, match="data file not found"):
         write_card(_own(tmp_path / "missing.jsonl"), tmp_path)
@@ -90,23 +105,31 @@ def test_audit_data_runs_every_method_and_lists_instances_left_out_of_the_quiz(t
     from lm_eval_contam.rundir import load_run
     from lm_eval_contam.verdict import collect
 
+    fresh = tmp_path / "fresh.csv"  # the likelihood modes' control: notes of the same kind the model never saw
+    fresh.write_text("text,label\n" + "".join(
+        f"Version {i} fixes the export of reports with more than {i * 100} rows to the shared folder.,0\n"
+        for i in range(1, 9)))
     assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--data", str(RELEASE_NOTES),
                      "--split", "test", "--name", "Release Notes", "--text-field", "text", "--label-field", "label",
-                     "--label-names", "fix,feature", "--max_gen_toks", "4", "--batch_size", "12",
-                     "--output_path", str(tmp_path)]) == 0
+                     "--label-names", "fix,feature", "--control-data", str(fresh), "--control-split", "fresh",
+                     "--max_gen_toks", "4", "--batch_size", "12", "--output_path", str(tmp_path)]) == 0
     audit = json.loads((tmp_path / "audit.json").read_text())
     assert audit["partitions"] == [str(tmp_path / "partitions" / "release_notes_test.yaml")]
     model = audit["models"][0]
     assert model["tasks"] == ["timetravel_release_notes_test", "timetravel_release_notes_test_completion",
-                              "dcq_release_notes_test_ll"]
+                              "dcq_release_notes_test_ll", "likelihood_release_notes_test",
+                              "likelihood_release_notes_test_lift", "likelihood_release_notes_test_options"]
     # The offline perturber cannot vary three of the twelve notes: left out of the quiz and listed, never dropped silently.
     left_out = model["quiz_left_out"]["dcq_release_notes_test_ll"]
     assert [entry["instance"] for entry in left_out][-1] == "text: v2.0.1 (2026-03-04)\nlabel: 0 (fix)"
     assert len(left_out) == 3
-    assert len((tmp_path / "dcq_options" / "release_notes_test.jsonl").read_text().splitlines()) == 9
+    # 9 quizzable notes + the 8 control notes (the likelihood options mode scores the control's sample too).
+    assert len((tmp_path / "dcq_options" / "release_notes_test.jsonl").read_text().splitlines()) == 9 + 8
     verdicts = {(v.method, v.variant): v for v in collect(load_run(tmp_path))}
     quiz = verdicts[("dcq_loglikelihood", None)]
     assert quiz.n == 9 and quiz.partition == "Release Notes test"
     assert quiz.caveats[0].startswith("3 sampled instance(s) left out of the quiz, no valid options could be made")
     assert verdicts[("tt_alg1", "completion")].n == 10  # the paper's sample size for any partition not shipped
     assert "left out of the quiz" in (tmp_path / "report.md").read_text()
+    control = [v for v in verdicts.values() if v.family == "likelihood" and v.method == "likelihood_control"]
+    assert len(control) == 1 and 0.0 <= control[0].pvalue <= 1.0

@@ -42,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     own.add_argument("--task-type", choices=get_args(TaskType),
                      help="with --data: cls, nli, sum, xsum or question (default: from the fields given)")
     own.add_argument("--hf-name", help="with a Hub dataset id: its configuration name")
+    own.add_argument("--control-data", help="with --data: a file of the same distribution the model cannot have "
+                                            "seen (e.g. written after its cutoff): the likelihood modes' control")
+    own.add_argument("--control-split", help="with --control-data: its split name, e.g. fresh")
     parser.set_defaults(func=_main)
 
 
@@ -129,7 +132,8 @@ def own_data_card(args: argparse.Namespace) -> Path:
     own = OwnData(source=args.data, split=args.split, name=args.name, text_field=args.text_field,
                   second_field=args.second_field, label_field=args.label_field,
                   label_names=tuple(name.strip() for name in args.label_names.split(",")) if args.label_names else (),
-                  task_type=args.task_type, hf_name=args.hf_name)
+                  task_type=args.task_type, hf_name=args.hf_name, control_source=args.control_data,
+                  control_split=args.control_split)
     return write_card(own, args.output_path)
 
 
