@@ -8,12 +8,15 @@ backend) or ``<lm-eval model name>:<model_args>``, e.g.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.harness import with_api_stop
+from lm_eval_contam.lm_eval_compat import is_api_model
 
 
 def default_device() -> str:
@@ -21,6 +24,10 @@ def default_device() -> str:
     import torch
 
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+# An lm-eval model registry name: hf, vllm, local-chat-completions, openai-completions, hf-auto, ...
+BACKEND_NAME = re.compile(r"[A-Za-z][\w.-]*")
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,7 @@ class ModelSpec:
         head, sep, tail = spec.partition(":")
         if sep and "=" in tail and "/" not in head and not Path(spec).exists():
             backend, model_args = head, tail
-            if not backend.isidentifier():
+            if not BACKEND_NAME.fullmatch(backend):
                 raise bad(f"backend {backend!r} is not a name")
         else:
             return cls(backend="hf", model_args=f"pretrained={spec}", extra=extra, spec=spec)
@@ -109,6 +116,8 @@ def generate(
         gen_kwargs.update(do_sample=True, temperature=temperature)
     else:
         gen_kwargs.update(do_sample=False)
+    if is_api_model(model):  # see harness.API_STOP
+        gen_kwargs = with_api_stop(gen_kwargs)
     rendered = [_render(model, prompt, apply_chat_template) for prompt in prompts]
     requests = [
         Instance(

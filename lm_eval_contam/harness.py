@@ -10,6 +10,8 @@ import logging
 from typing import Any
 
 from lm_eval_contam import task_dir
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.lm_eval_compat import is_api_model, model_class, selected_task_configs
 from lm_eval_contam.partitions import Partition
 
 log = logging.getLogger("lm_eval_contam")
@@ -29,6 +31,104 @@ def task_manager(include_path: str | list[str] | tuple[str, ...] | None = None, 
     from lm_eval.tasks import TaskManager
 
     return TaskManager(include_path=include_paths(include_path), include_defaults=include_defaults)
+
+
+# Request types that need the prompt's token log-probabilities.
+SCORING_OUTPUT_TYPES = ("loglikelihood", "loglikelihood_rolling", "multiple_choice")
+# Scored by the probe request: any text of two or more tokens does.
+PROBE_PROMPT = "The quick brown fox"
+
+
+def generate_mode_alternative(task: str) -> str | None:
+    """The generate-mode twin of a DCQ loglikelihood task (``dcq_x_ll`` -> ``dcq_x``)."""
+    return task.removesuffix("_ll") if task.startswith("dcq_") and task.endswith("_ll") else None
+
+
+def echoed_prompt_logprobs(response: Any) -> bool:
+    """Whether an OpenAI completions response carries the echoed prompt's token log-probabilities.
+
+    lm-eval scores a continuation by sending ``echo=True, logprobs=1, max_tokens=1`` and
+    reading ``choices[0].logprobs.token_logprobs`` over the prompt: one entry per prompt
+    token plus the generated one, so an answer with fewer than two entries cannot be scored.
+    """
+    choices = response.get("choices") if isinstance(response, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    logprobs = first.get("logprobs")
+    token_logprobs = logprobs.get("token_logprobs") if isinstance(logprobs, dict) else None
+    return isinstance(token_logprobs, list) and len(token_logprobs) >= 2
+
+
+def prompt_scoring_gap(lm: Any) -> str | None:
+    """Why the API model ``lm`` cannot score prompts, or None when its server can.
+
+    Chat models refuse in lm-eval itself (asked with no requests, so nothing is sent).
+    Completion models send one probe: the scoring request lm-eval would send (its own
+    ``_create_payload``), for :data:`PROBE_PROMPT`; servers without prompt
+    log-probabilities (transformers serve, OpenAI's current models) answer it without them
+    or with an HTTP error, where lm-eval would die mid-run on a missing field.
+    """
+    import requests
+
+    try:
+        lm.loglikelihood([])
+    except NotImplementedError:
+        return f"lm-eval's {type(lm).__name__} cannot score prompts (chat endpoints return no prompt log-probabilities)"
+    payload = lm._create_payload(PROBE_PROMPT, generate=False)
+    try:
+        response = requests.post(lm.base_url, json=payload, headers=lm.header, verify=lm.verify_certificate,
+                                 timeout=lm.timeout)
+    except requests.RequestException as error:
+        raise ContamError(f"cannot reach {lm.base_url}: {type(error).__name__}", field="model_args") from None
+    if not response.ok:
+        reply = " ".join(response.text.split())[:200]
+        return f"{lm.base_url} answered a prompt-scoring request with HTTP {response.status_code} ({reply})"
+    if not echoed_prompt_logprobs(response.json()):
+        return f"{lm.base_url} returns no prompt log-probabilities (echo=True, logprobs=1)"
+    return None
+
+
+def check_model_can_run(model: str | Any, model_args: str | dict[str, Any] | None, tasks: Any,
+                        manager: Any | None = None) -> None:
+    """Fail before the first evaluation request when an API model is asked to score log-likelihoods it cannot get.
+
+    Only API models with scoring tasks are looked at; for those the model is built
+    (as lm-eval is about to) and :func:`prompt_scoring_gap` asks its server once.
+    """
+    if not is_api_model(model):
+        return
+    configs = selected_task_configs(manager or task_manager(), tasks)
+    scoring = {name: config.get("output_type") for name, config in sorted(configs.items())
+               if config.get("output_type", "generate_until") in SCORING_OUTPUT_TYPES}
+    if not scoring:
+        return
+    lm = model_class(model).create_from_arg_obj(_arg_dict(model_args), {}) if isinstance(model, str) else model
+    gap = prompt_scoring_gap(lm)
+    if gap is None:
+        return
+    name, output_type = next(iter(scoring.items()))
+    alternative = generate_mode_alternative(name)
+    instead = f"run its generate mode {alternative!r} instead" if alternative else "run it with --model hf or vllm"
+    raise ContamError(f"task {name!r} scores log-likelihoods ({output_type}), but {gap}; {instead}", field="model")
+
+
+def _arg_dict(model_args: str | dict[str, Any] | None) -> dict[str, Any]:
+    from lm_eval.utils import simple_parse_args_string
+
+    if isinstance(model_args, dict):
+        return dict(model_args)
+    return simple_parse_args_string(model_args or "")
+
+
+# The stop string of an API request whose task sets none. lm-eval's API models send `until: []` as `stop: []`, which
+# some OpenAI-compatible servers reject (transformers serve cannot map an empty list to tokens: HTTP 500). A reply
+# ends at the model's own end of turn, so the request carries one stop a reply does not spell out in text: GPT-2's
+# end-of-text marker, which every byte-level tokenizer can encode and OpenAI's API accepts.
+API_STOP = "<|endoftext|>"
+
+
+def with_api_stop(generation_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``generation_kwargs`` for an API model's request: an empty ``until`` becomes ``[API_STOP]``."""
+    return generation_kwargs if generation_kwargs.get("until") else {**generation_kwargs, "until": [API_STOP]}
 
 
 def data_lines(partition: Partition) -> list[str]:

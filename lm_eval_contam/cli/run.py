@@ -3,7 +3,8 @@
 Every flag is lm-eval's own and is parsed by lm-eval's own parser, so outputs
 (results JSON, samples, printed table) are exactly lm-eval's. The one seam is
 ``simple_evaluate``: its results pass through ``harness.post_process`` before lm-eval
-saves and prints them. Under ``accelerate launch`` non-zero ranks get ``None``
+saves and prints them; before it, ``harness.check_model_can_run`` stops runs an API
+model cannot do (log-likelihood tasks). Under ``accelerate launch`` non-zero ranks get ``None``
 from ``simple_evaluate`` and are left alone, so only rank 0 post-processes.
 """
 
@@ -15,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lm_eval_contam.harness import include_paths, post_process
+from lm_eval_contam.harness import check_model_can_run, include_paths, post_process
 
 ResultsHook = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -41,6 +42,7 @@ def lm_eval_run_parser() -> argparse.ArgumentParser:
 def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook) -> Callable[..., Any]:
     @functools.wraps(simple_evaluate)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        check_model_can_run(kwargs.get("model"), kwargs.get("model_args"), kwargs.get("tasks"), kwargs.get("task_manager"))
         results = simple_evaluate(*args, **kwargs)
         return hook(results) if results is not None else results
 

@@ -24,6 +24,7 @@ from lm_eval.api.metrics import mean
 from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.harness import with_api_stop
 from lm_eval_contam.lm_eval_compat import is_json_chat
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.stats import ALPHA
@@ -174,6 +175,9 @@ class TimeTravelTask(ConfigurableTask):
         guided = super().construct_requests(doc, ctx, **dict(kwargs))
         general = super().construct_requests(doc, general_ctx, **kwargs)
         general.idx = 1
+        if is_json_chat(ctx):  # an API chat model: see harness.API_STOP
+            for request in (guided, general):
+                request.arguments = (request.arguments[0], with_api_stop(request.arguments[1]))
         return [guided, general]
 
     def process_results(self, doc: dict, results: list[str]) -> dict[str, Any]:
