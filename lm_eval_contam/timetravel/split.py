@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from nltk.tokenize.punkt import PunktSentenceTokenizer
+from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
 from lm_eval_contam.seeding import rng_for
 
@@ -30,10 +30,22 @@ class Split:
     drawn_fraction: float  # U / n before rounding, in [MIN_FRACTION, MAX_FRACTION]
 
 
+# NLTK's trained English Punkt model (the paper's splitter) is a download, which this project cannot rely on; untrained
+# Punkt ends a sentence at every "U.S." or "Mr.". These common English abbreviations (lower case, no final period, as
+# Punkt stores them) are given instead; tests/timetravel/test_timetravel_unit.py measures what they change.
+ENGLISH_ABBREVIATIONS = frozenset({
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "ft", "gen", "sen", "rep", "gov", "rev", "capt", "col",
+    "lt", "sgt", "u.s", "u.k", "u.n", "e.u", "d.c", "l.a", "n.y", "a.m", "p.m", "e.g", "i.e", "etc", "vs", "cf", "al",
+    "inc", "ltd", "co", "corp", "bros", "dept", "univ", "assn", "approx", "est", "fig", "vol", "no", "jan", "feb",
+    "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+})
+
+
 @functools.lru_cache(maxsize=1)
 def _sentence_tokenizer() -> PunktSentenceTokenizer:
-    # Punkt with default parameters: a real splitter that needs no downloaded model.
-    return PunktSentenceTokenizer()
+    parameters = PunktParameters()
+    parameters.abbrev_types = set(ENGLISH_ABBREVIATIONS)
+    return PunktSentenceTokenizer(parameters)
 
 
 def sentences(text: str) -> list[str]:
