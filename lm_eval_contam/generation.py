@@ -109,7 +109,7 @@ def generate(
     a chat template, each prompt is rendered as one user message with the
     generation prompt appended, exactly as ``lm_eval --apply_chat_template`` does.
     """
-    from lm_eval.api.instance import Instance
+    from lm_eval_contam.lm_eval_compat import model_request
 
     gen_kwargs: dict[str, Any] = {"until": list(until), "max_gen_toks": max_gen_toks}
     if temperature > 0:
@@ -120,13 +120,7 @@ def generate(
         gen_kwargs = with_api_stop(gen_kwargs)
     rendered = [_render(model, prompt, apply_chat_template) for prompt in prompts]
     requests = [
-        Instance(
-            request_type="generate_until",
-            doc={},
-            arguments=(context, dict(gen_kwargs)),
-            idx=0,
-            metadata=(task_name, index, 1),
-        )
+        model_request("generate_until", (context, dict(gen_kwargs)), task_name=task_name, doc_id=index)
         for index, context in enumerate(rendered)
     ]
     return list(model.generate_until(requests))

@@ -6,6 +6,7 @@ Kept in one module so a new lm-eval release (or API model) changes one file.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 # lm-eval's API models (TemplateAPI, JsonChatStr) live here; importing it needs the `api` extra
@@ -61,3 +62,98 @@ def selected_task_configs(task_manager: Any, names: Any) -> dict[str, dict[str, 
         else:  # a tag: its entry lists the tasks carrying it
             pending.extend(entry.tags)
     return found
+
+
+def _is_lm_eval_05() -> bool:
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    return Version(version("lm_eval")) >= Version("0.5.0.dev0")
+
+
+# lm-eval 0.5 rebuilt its task API (Task subclasses per output type, Instances that carry their identity, scorers).
+LM_EVAL_05 = _is_lm_eval_05()
+
+# construct_requests receives these rendering settings besides the request's identity; no Instance field takes them.
+RENDERING_KWARGS = ("apply_chat_template", "chat_template")
+
+
+def task_request(task: Any, doc: dict[str, Any], arguments: tuple[Any, ...], idx: int, *,
+                 request_type: str | None = None, **lm_eval_kwargs: Any) -> Any:
+    """One request (an lm-eval ``Instance``; ``request_type`` defaults to the task's output type) for ``doc``.
+
+    ``lm_eval_kwargs`` are the keyword arguments lm-eval passed to ``construct_requests``. lm-eval 0.4 passes the
+    request's identity as ``metadata=(task name, doc_id, repeats)``; 0.5 passes ``doc_id=`` and expects the Instance
+    to carry the task's name, repeats and target itself (its logged samples read the target from the Instance).
+    """
+    from lm_eval.api.instance import Instance
+
+    request_type = request_type or task.OUTPUT_TYPE
+    identity = {key: value for key, value in lm_eval_kwargs.items() if key not in RENDERING_KWARGS}
+    if not LM_EVAL_05:
+        return Instance(request_type=request_type, doc=doc, arguments=arguments, idx=idx, **identity)
+    return Instance(request_type=request_type, doc=doc, arguments=arguments, idx=idx,
+                    task_name=task.task_name, repeats=task.config.repeats, target=task.doc_to_target(doc),
+                    doc_id=identity.pop("doc_id"), metadata=dict(identity.pop("metadata", None) or {}), **identity)
+
+
+def aggregate_without_bootstrapping_task_statistics(task: Any,
+                                                    bootstrap_iters: int | None) -> tuple[dict[str, Any], int]:
+    """lm-eval 0.5's ``Task.aggregate``, with standard errors as lm-eval 0.4 gives them.
+
+    lm-eval 0.5 bootstraps a standard error for every aggregation but ``mean``, re-running it ``bootstrap_iters``
+    times (default 100,000) in a process pool. A task's own partition-level statistics (p-values, verdict flags,
+    estimates with their own intervals) have no meaningful standard error, cannot be pickled as closures, and would
+    cost 100,000 runs of their own tests; lm-eval 0.4 reports "N/A" for them, and so does this. lm-eval's own
+    aggregations (``mean``, ``nanmean``, ...) keep their standard errors. Only lm-eval 0.5 calls
+    ``Task.aggregate``; 0.4 aggregates outside the task.
+    """
+    aggregations = task.aggregation()
+    lm_evals_own = {name for name, aggregation in aggregations.items()
+                    if getattr(aggregation, "__module__", "").startswith("lm_eval.")}
+    metrics: dict[str, Any] = {}
+    sample_len = 0
+    for scorer in task.scorers:
+        for own, iters in ((True, bootstrap_iters), (False, 0)):
+            docs = {doc_id: {name: value for name, value in doc.items() if (name in lm_evals_own) == own}
+                    for doc_id, doc in scorer.reduced_docs.items()}
+            result, count = scorer.aggregate(docs, bootstrap_iters=iters, aggregation_overrides=aggregations)
+            metrics.update(result)
+            sample_len = max(sample_len, count)
+    return metrics, sample_len
+
+
+def rolling_arguments(text: str) -> tuple[str, ...]:
+    """A ``loglikelihood_rolling`` request's arguments: ``(text,)`` in lm-eval 0.4, ``("", text)`` in 0.5."""
+    return ("", text) if LM_EVAL_05 else (text,)
+
+
+def model_request(request_type: str, arguments: tuple[Any, ...], *, task_name: str, doc_id: int) -> Any:
+    """An Instance to send straight to a built lm-eval model (no task, no doc), in either lm-eval version."""
+    from lm_eval.api.instance import Instance
+
+    if LM_EVAL_05:
+        return Instance(request_type=request_type, doc={}, arguments=arguments, task_name=task_name, doc_id=doc_id)
+    return Instance(request_type=request_type, doc={}, arguments=arguments, idx=0, metadata=(task_name, doc_id, 1))
+
+
+def _first_repeat(logged: Any) -> Any:
+    # lm-eval 0.5 logs a list per request, one response per repeat: [text, ...], [[logprob, is_greedy]] or [logprob].
+    # lm-eval 0.4 logs the response: text, [logprob, is_greedy] (a two-item list of numbers) or logprob.
+    if isinstance(logged, list) and logged and (len(logged) == 1 or isinstance(logged[0], (str, list))):
+        return logged[0]
+    return logged
+
+
+def logged_responses(sample: Mapping[str, Any]) -> list[Any]:
+    """A logged sample's filtered response to each of its requests, read from a samples file of lm-eval 0.4 or 0.5.
+
+    The project's tasks repeat each request once, so a 0.5 entry's first repeat is the response.
+    """
+    return [_first_repeat(logged) for logged in sample["filtered_resps"]]
+
+
+def rolling_loglikelihood(result: Any) -> float:
+    """A ``loglikelihood_rolling`` result's log-likelihood: a float from lm-eval 0.4, ``(logprob, False)`` from 0.5."""
+    return float(result[0] if isinstance(result, (tuple, list)) else result)

@@ -46,6 +46,7 @@ from lm_eval_contam.dcq.quiz import (
     quiz_prompt,
 )
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, task_request
 from lm_eval_contam.partitions import Partition, resolve_path
 from lm_eval_contam.default_model import cache_home
 
@@ -230,20 +231,17 @@ class DCQTask(ConfigurableTask):
                 for name in QUIZ_NAMES]
 
     def construct_requests(self, doc: dict, ctx: list[str], **kwargs: Any) -> list[Instance]:
-        apply_chat_template = kwargs.pop("apply_chat_template", False)
-        kwargs.pop("chat_template", None)
+        apply_chat_template = kwargs.get("apply_chat_template", False)
         if self.OUTPUT_TYPE == "generate_until":
-            return [
-                Instance("generate_until", doc, (context, deepcopy(self.config.generation_kwargs)), idx=i, **kwargs)
-                for i, context in enumerate(ctx)
-            ]
+            return [task_request(self, doc, (context, deepcopy(self.config.generation_kwargs)), i, **kwargs)
+                    for i, context in enumerate(ctx)]
         if self.OUTPUT_TYPE != "loglikelihood":
             raise ContamError(f"DCQ tasks answer by generate_until or loglikelihood, not {self.OUTPUT_TYPE!r}",
                               field="output_type")
         # Under a chat template the context ends with the assistant header: no space before the letter.
         continuations = letter_continuations("" if apply_chat_template else self.config.target_delimiter)
         return [
-            Instance("loglikelihood", doc, (context, continuation), idx=q * len(LETTERS) + i, **kwargs)
+            task_request(self, doc, (context, continuation), q * len(LETTERS) + i, **kwargs)
             for q, context in enumerate(ctx)
             for i, continuation in enumerate(continuations)
         ]
@@ -273,6 +271,10 @@ class DCQTask(ConfigurableTask):
             **{name: from_chance_test(read) for name, read in CHANCE_METRICS.items()},
             **{name: mean for name in MEAN_METRICS},
         }
+
+    def aggregate(self, bootstrap_iters: int | None = 100_000) -> tuple[dict[str, Any], int]:
+        """lm-eval 0.5's aggregation entry point: no bootstrap of the partition statistics (see lm_eval_compat)."""
+        return aggregate_without_bootstrapping_task_statistics(self, bootstrap_iters)
 
     def higher_is_better(self) -> dict:
         lower = {"dcq_pvalue", "dcq_pvalue_null", "dcq_chance_max", "dcq_unparseable"}

@@ -22,6 +22,7 @@ from lm_eval_contam.dcr.checks import parse_check
 from lm_eval_contam.dcr.sheet import LEVELS, Sheet, load_sheet
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import read_jsonl_objects, read_utf8
+from lm_eval_contam.lm_eval_compat import logged_responses
 from lm_eval_contam.rundir import samples_file
 
 CSV_COLUMNS = ("sheet", "task", "level", "item_id", "check_kind", "prompt", "response", "reference",
@@ -195,7 +196,7 @@ def check_rows(results_file: Path, level_tasks: Mapping[str, Mapping[int, str]])
         for level, task in sorted(tasks.items()):
             for sample in read_jsonl_objects(samples_file(results_file, task)):
                 doc = sample["doc"]
-                response = sample["filtered_resps"][0] if sample.get("filtered_resps") else sample["resps"][0][0]
+                response = logged_responses(sample)[0] if sample.get("filtered_resps") else sample["resps"][0][0]
                 auto = _auto_result(sample)
                 rows.append(CheckRow(
                     sheet=sheet, task=task, level=level, item_id=doc["item_id"],

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
+from copy import deepcopy
 from typing import Any
 
 import datasets
@@ -46,6 +47,7 @@ from lm_eval_contam.dcr.results import (
     UNCHECKED_METRIC,
 )
 from lm_eval_contam.dcr.sheet import load_sheet, valid_check_mode
+from lm_eval_contam.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, task_request
 from lm_eval_contam.timetravel.task import general_context
 
 # Metrics of a controlled level, each read from the level's ControlledScore.
@@ -95,13 +97,11 @@ class DCRLevelTask(ConfigurableTask):
         super().__init__(config=config, **kwargs)
 
     def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> Any:
-        original = super().construct_requests(doc, ctx, **dict(kwargs))
-        if not doc["control_prompt"]:
-            return original
-        control = super().construct_requests(doc, general_context(ctx, doc["prompt"], doc["control_prompt"]),
-                                             **kwargs)
-        control.idx = 1
-        return [original, control]
+        contexts = [ctx]
+        if doc["control_prompt"]:
+            contexts.append(general_context(ctx, doc["prompt"], doc["control_prompt"]))
+        return [task_request(self, doc, (context, deepcopy(self.config.generation_kwargs)), idx, **kwargs)
+                for idx, context in enumerate(contexts)]
 
     def process_results(self, doc: dict, results: list[str]) -> dict[str, Any]:
         record = item_record(doc, results)
@@ -119,6 +119,10 @@ class DCRLevelTask(ConfigurableTask):
             return lambda records: CONTROLLED_READERS[metric](level_controlled_score(records))
 
         return {**{metric: reader(metric) for metric in CONTROLLED_READERS}, UNCHECKED_METRIC: mean}
+
+    def aggregate(self, bootstrap_iters: int | None = 100_000) -> tuple[dict[str, Any], int]:
+        """lm-eval 0.5's aggregation entry point: no bootstrap of the level statistics (see lm_eval_compat)."""
+        return aggregate_without_bootstrapping_task_statistics(self, bootstrap_iters)
 
     def higher_is_better(self) -> dict[str, bool]:
         # "Higher" means more evidence of contamination, except for the p-value.

@@ -35,6 +35,12 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.likelihood.docs import CONTROL, PARTITION, control_partition, lift_docs, option_docs, text_docs
 from lm_eval_contam.likelihood.scores import option_gap, per_byte, utf8_bytes, zlib_ratio
 from lm_eval_contam.likelihood.stats import control_tests, lift_from_records, lift_test, option_test
+from lm_eval_contam.lm_eval_compat import (
+    aggregate_without_bootstrapping_task_statistics,
+    rolling_arguments,
+    rolling_loglikelihood,
+    task_request,
+)
 from lm_eval_contam.partitions import Partition, resolve_path
 
 MODES = ("control", "lift", "options")
@@ -111,15 +117,16 @@ def partition_statistics(mode: str, records: Sequence[Mapping[str, Any]], seed: 
 
 
 def doc_record(mode: str, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-    """One doc's scores from its requests' results (floats for rolling, (ll, is_greedy) for loglikelihood)."""
+    """One doc's scores from its requests' log-likelihoods (rolling ones read by rolling_loglikelihood)."""
     if mode == "control":
         (loglikelihood,) = results
-        return {"group": doc["group"], "loglikelihood": float(loglikelihood),
-                "bytes": utf8_bytes(doc["text"]), "per_byte": per_byte(float(loglikelihood), doc["text"]),
-                "zlib": zlib_ratio(float(loglikelihood), doc["text"])}
+        loglikelihood = rolling_loglikelihood(loglikelihood)
+        return {"group": doc["group"], "loglikelihood": loglikelihood,
+                "bytes": utf8_bytes(doc["text"]), "per_byte": per_byte(loglikelihood, doc["text"]),
+                "zlib": zlib_ratio(loglikelihood, doc["text"])}
     if mode == "options":
         texts = [doc["original"], *doc["perturbed"]]
-        scores = [per_byte(float(ll), text) for ll, text in zip(results, texts)]
+        scores = [per_byte(rolling_loglikelihood(ll), text) for ll, text in zip(results, texts)]
         return {"group": doc["group"], "original": scores[0], "perturbed": scores[1:],
                 "gap": option_gap(scores[0], scores[1:])}
     own_guided, own_general, other_guided, other_general = (float(ll) for ll, _greedy in results)
@@ -176,8 +183,6 @@ class LikelihoodTask(ConfigurableTask):
         return doc.get("reference") or doc.get("text") or doc["original"]
 
     def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> list[Instance]:
-        kwargs.pop("apply_chat_template", None)
-        kwargs.pop("chat_template", None)
         mode = self.settings.mode
         if mode == "lift":
             arguments = [(prompt, " " + doc[piece]) for piece in ("reference", "other_reference")
@@ -185,9 +190,10 @@ class LikelihoodTask(ConfigurableTask):
             request_type = "loglikelihood"
         else:
             texts = [doc["text"]] if mode == "control" else [doc["original"], *doc["perturbed"]]
-            arguments = [(text,) for text in texts]
+            arguments = [rolling_arguments(text) for text in texts]
             request_type = "loglikelihood_rolling"
-        return [Instance(request_type, doc, argument, idx=number, **kwargs) for number, argument in enumerate(arguments)]
+        return [task_request(self, doc, argument, number, request_type=request_type, **kwargs)
+                for number, argument in enumerate(arguments)]
 
     def process_results(self, doc: dict, results: list[Any]) -> dict[str, Any]:
         mode = self.settings.mode
@@ -201,6 +207,10 @@ class LikelihoodTask(ConfigurableTask):
             return lambda records: float(read(partition_statistics(settings.mode, records, settings.seed)))
 
         return {metric: reader(read) for metric, read in METRICS[settings.mode].items()}
+
+    def aggregate(self, bootstrap_iters: int | None = 100_000) -> tuple[dict[str, Any], int]:
+        """lm-eval 0.5's aggregation entry point: no bootstrap of the partition statistics (see lm_eval_compat)."""
+        return aggregate_without_bootstrapping_task_statistics(self, bootstrap_iters)
 
     def higher_is_better(self) -> dict[str, bool]:
         return {metric: not metric.endswith(("_pvalue", "_control")) for metric in METRICS[self.settings.mode]}

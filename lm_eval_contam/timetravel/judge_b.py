@@ -15,6 +15,7 @@ from typing import Any
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import read_jsonl_objects
+from lm_eval_contam.lm_eval_compat import logged_responses
 from lm_eval_contam.partitions import slug
 from lm_eval_contam.rundir import derived_path, read_json, samples_files
 from lm_eval_contam.timetravel.judge import parse_judge_reply, partition_verdict
@@ -44,7 +45,7 @@ def timetravel_rows(samples_path: Path) -> list[dict[str, Any]]:
 def judge_samples(samples: Sequence[dict[str, Any]], generate: Generate) -> list[dict[str, Any]]:
     """One verdict per sample: reference, guided completion, judge reply, both judges' classes."""
     references = [sample["doc"]["reference"] for sample in samples]
-    candidates = [str(sample["filtered_resps"][0]).strip() for sample in samples]
+    candidates = [str(logged_responses(sample)[0]).strip() for sample in samples]
     replies = generate([render_judge_prompt(ref, cand) for ref, cand in zip(references, candidates)])
     return [
         {

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
+from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,7 @@ from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.harness import with_api_stop
-from lm_eval_contam.lm_eval_compat import is_json_chat
+from lm_eval_contam.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, is_json_chat, task_request
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.text import rouge_l_f
@@ -172,9 +173,9 @@ class TimeTravelTask(ConfigurableTask):
 
     def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> list:
         general_ctx = general_context(ctx, doc["guided_prompt"], doc["general_prompt"])
-        guided = super().construct_requests(doc, ctx, **dict(kwargs))
-        general = super().construct_requests(doc, general_ctx, **kwargs)
-        general.idx = 1
+        generation_kwargs = self.config.generation_kwargs
+        guided, general = (task_request(self, doc, (context, deepcopy(generation_kwargs)), idx, **kwargs)
+                           for idx, context in enumerate((ctx, general_ctx)))
         if is_json_chat(ctx):  # an API chat model: see harness.API_STOP
             for request in (guided, general):
                 request.arguments = (request.arguments[0], with_api_stop(request.arguments[1]))
@@ -204,6 +205,10 @@ class TimeTravelTask(ConfigurableTask):
 
         return {"rougeL_guided": mean, "rougeL_general": mean,
                 **{metric: reader(metric) for metric in PARTITION_METRICS}}
+
+    def aggregate(self, bootstrap_iters: int | None = 100_000) -> tuple[dict[str, Any], int]:
+        """lm-eval 0.5's aggregation entry point: no bootstrap of the partition statistics (see lm_eval_compat)."""
+        return aggregate_without_bootstrapping_task_statistics(self, bootstrap_iters)
 
     def higher_is_better(self) -> dict[str, bool]:
         # "Higher" means more evidence of contamination, except for the p-value.

@@ -12,6 +12,7 @@ from typing import Any
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import number, p_equals, pvalue
+from lm_eval_contam.lm_eval_compat import logged_responses
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.rundir import FILTER, ModelRun
 from lm_eval_contam.stats import ALPHA
@@ -76,7 +77,7 @@ def instances(model: ModelRun, task: str, judge_b: dict[int, str] | None = None)
     for sample in model.samples(task):
         try:
             doc = sample["doc"]
-            guided, general = (str(reply).strip() for reply in sample["filtered_resps"][:2])
+            guided, general = (str(reply).strip() for reply in logged_responses(sample)[:2])
             rows.append(Instance(
                 doc_id=int(sample["doc_id"]), first_piece=str(doc["first_piece"]), reference=str(doc["reference"]),
                 guided=guided, general=general, rouge_guided=float(sample["rougeL_guided"]),
