@@ -213,7 +213,7 @@ def run_study(settings: StudySettings, study_dir: Path, *, progress: bool = True
     """Every world in turn (resumable); every verdict with its partition's role."""
     from tqdm.auto import tqdm
 
-    labelled = []
+    done = []
     for index in tqdm(range(settings.worlds), desc="null study worlds", unit="world", disable=not progress):
         world = write_world_data(settings, index, study_dir)
         world.directory.mkdir(parents=True, exist_ok=True)
@@ -221,5 +221,6 @@ def run_study(settings: StudySettings, study_dir: Path, *, progress: bool = True
                        lambda: write_task_configs(world, write_options(world, settings.seed)))
         model_dir = _timed(world, "training", lambda: train_world_model(world, settings, progress=progress))
         _timed(world, "evaluation", lambda: run_world(world, list(tasks), model_dir, settings))
-        labelled += world_verdicts(world, tasks)
-    return labelled
+        done.append((world, tasks))
+    # Verdicts only once every world has run: reading them never holds up the expensive part.
+    return [labelled for world, tasks in done for labelled in world_verdicts(world, tasks)]

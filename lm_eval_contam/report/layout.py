@@ -64,7 +64,9 @@ def verdict_facts(verdict: Verdict) -> list[tuple[str, str]]:
     """What every verdict states, around the method's own numbers."""
     return [*([("instances", str(verdict.n))] if verdict.n is not None else []), *verdict.evidence.facts(),
             ("null hypothesis", verdict.null), ("rule", verdict.rule),
-            ("false-positive rate measured by the null study", rate_text(verdict)),
+            # A quantity without a decision (DCR's factor) has no false-positive rate to measure.
+            *([("false-positive rate measured by the null study", rate_text(verdict))]
+              if verdict.flagged is not None else []),
             *(("caveat", caveat) for caveat in verdict.caveats)]
 
 
