@@ -208,10 +208,11 @@ def quiz_option_targets(tasks: Sequence[str], task_manager: Any) -> list[tuple[P
     from lm_eval_contam.dcq.task import DCQSettings
     from lm_eval_contam.likelihood.configs import METHOD as LIKELIHOOD
     from lm_eval_contam.likelihood.task import LikelihoodSettings
+    from lm_eval_contam.lm_eval_compat import task_index
 
     targets: dict[tuple[str, int, int, str], tuple[Partition, int, int, Path]] = {}
     for task in tasks:
-        entry = task_manager.task_index.get(task)
+        entry = task_index(task_manager).get(task)
         config = entry.cfg if entry is not None else {}
         metadata = {**(config.get("metadata") or {}), "config_source": str(getattr(entry, "yaml_path", ""))}
         split = str(config.get("test_split"))

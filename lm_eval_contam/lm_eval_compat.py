@@ -46,7 +46,7 @@ def selected_task_configs(task_manager: Any, names: Any) -> dict[str, dict[str, 
     Read without building the tasks (no dataset loads); names the index does not know
     (file paths, inline dicts, Task objects) are left to lm-eval.
     """
-    index = task_manager.task_index
+    index = task_index(task_manager)
     found: dict[str, dict[str, Any]] = {}
     pending = [names] if isinstance(names, str) else list(names or [])
     while pending:
@@ -157,3 +157,8 @@ def logged_responses(sample: Mapping[str, Any]) -> list[Any]:
 def rolling_loglikelihood(result: Any) -> float:
     """A ``loglikelihood_rolling`` result's log-likelihood: a float from lm-eval 0.4, ``(logprob, False)`` from 0.5."""
     return float(result[0] if isinstance(result, (tuple, list)) else result)
+
+
+def task_index(task_manager: Any) -> Mapping[str, Any]:
+    """A TaskManager's {name: Entry}: its ``task_index`` in lm-eval 0.4, ``_task_index`` in 0.5."""
+    return task_manager._task_index if LM_EVAL_05 else task_manager.task_index

@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from lm_eval_contam import task_dir
+from lm_eval_contam.lm_eval_compat import task_index
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ def task_rows(pattern: str = "") -> list[TaskRow]:
 
     manager = TaskManager(include_path=str(task_dir()), include_defaults=False)
     rows = []
-    for name, entry in manager.task_index.items():
+    for name, entry in task_index(manager).items():
         if pattern not in name:
             continue
         cfg = entry.cfg or {}
