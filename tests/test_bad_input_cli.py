@@ -264,3 +264,13 @@ def test_random_sheet_scores_never_move_a_number(text) -> None:
         assert len(values) == 4 and all(0.0 <= v <= 1.0 for v in values)
         assert adjusted["results"]["dcr_toy_sentiment"]["dcr_factor,none"] == dcr_factor(values)
         assert adjusted["results"]["dcr_toy_sentiment"]["dcr_factor_ci_low,none"] == "N/A"
+
+
+def test_contaminate_refuses_a_folder_that_holds_something(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "model"
+    out.mkdir()
+    (out / "config.json").write_text('{"mine": true}')
+    assert main(["contaminate", "--partition", "toy_news:train", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(out) in err[0] and "exists and is not an empty folder" in err[0]
+    assert (out / "config.json").read_text() == '{"mine": true}'  # nothing written

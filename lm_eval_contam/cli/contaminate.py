@@ -32,6 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                          "default: the Python reference docs bundled with CPython")
     parser.add_argument("--model", help="HF folder or Hub id to continue training (default: the embedded SmolLM2-135M)")
     parser.add_argument("--out", required=True, type=Path, help="folder for the contaminated model and its manifest")
+    parser.add_argument("--force", action="store_true", help="write into an --out folder that is not empty")
     parser.add_argument("--all-rows", action="store_true",
                         help="inject every row of each partition, not just the rows an audit examines")
     for name, help_text in (
@@ -70,6 +71,9 @@ def _main(args: argparse.Namespace) -> int:
 
     if not args.partition and not args.text_file:
         raise ContamError("nothing to inject: pass --partition and/or --text-file", field="partition")
+    if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())) and not args.force:
+        raise ContamError("exists and is not an empty folder: a model there would be overwritten; pass a new --out "
+                          "or --force", source=str(args.out), field="--out")
     partitions = [resolve_partition(name) for name in args.partition]
     contaminant, injected = partition_contaminant(partitions, args.format, all_rows=args.all_rows)
     for path in args.text_file:
