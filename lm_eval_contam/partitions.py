@@ -229,6 +229,19 @@ def dataset_from_task_metadata(metadata: Mapping[str, Any]) -> DatasetSpec:
     )
 
 
+def metadata_number(metadata: Mapping[str, Any], key: str, default: float, *, kind: type = int,
+                    minimum: float | None = None, maximum: float | None = None) -> Any:
+    """A numeric task-metadata setting (``num_instances``, ``seed``, …), checked: a wrong type or range names the YAML."""
+    value = metadata.get(key, default)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (kind is float or float(value).is_integer())
+    if ok and (minimum is None or value >= minimum) and (maximum is None or value <= maximum):
+        return kind(value)
+    bounds = ", ".join(part for part in (f">= {minimum:g}" if minimum is not None else "",
+                                         f"<= {maximum:g}" if maximum is not None else "") if part)
+    expected = f"{'an integer' if kind is int else 'a number'}{' ' + bounds if bounds else ''}"
+    raise ContamError(f"expected {expected}, got {value!r}", source=metadata.get("config_source"), field=key)
+
+
 def default_task_type(metadata: Mapping[str, Any]) -> str:
     """A pair of texts is NLI, a labelled text classification, anything else a summary-like text."""
     if metadata.get("second_field"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -170,3 +171,18 @@ def test_sample_partitions_are_the_shipped_ones_in_registry_order() -> None:
         "toy_pairs:train", "toy_pairs:test", "toy_dialogues:train", "toy_dialogues:test",
     ]
     assert all(len(partition.rows()) == 12 for partition in sample_partitions())
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("ten", "expected an integer >= 1, got 'ten'"), (0, "expected an integer >= 1, got 0"),
+    (2.5, "expected an integer >= 1, got 2.5"), (True, "expected an integer >= 1, got True"),
+])
+def test_numeric_task_settings_name_the_yaml_field_and_value(value, message) -> None:
+    from lm_eval_contam.dcq.task import DCQSettings
+    from lm_eval_contam.likelihood.task import LikelihoodSettings
+
+    metadata = {"dataset": "toy_news", "num_instances": value, "config_source": "/tasks/dcq_x.yaml"}
+    for settings in (DCQSettings, LikelihoodSettings):
+        with pytest.raises(ContamError, match=rf"/tasks/dcq_x\.yaml.*num_instances.*{re.escape(message)}"):
+            settings.from_metadata({**metadata, "control": "test"}, "train")
+    assert DCQSettings.from_metadata({**metadata, "num_instances": 7.0}, "train").num_instances == 7

@@ -47,7 +47,7 @@ from lm_eval_contam.dcq.quiz import (
 )
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, task_request
-from lm_eval_contam.partitions import Partition, resolve_path
+from lm_eval_contam.partitions import Partition, metadata_number, resolve_path
 from lm_eval_contam.default_model import cache_home
 
 log = logging.getLogger("lm_eval_contam.dcq")
@@ -76,10 +76,11 @@ class DCQSettings:
         options = metadata.get("options_path")
         return cls(
             partition=Partition.from_task_metadata(metadata, split),
-            num_instances=int(metadata.get("num_instances", DEFAULT_NUM_INSTANCES)),
-            seed=int(metadata.get("seed", 0)),
+            num_instances=metadata_number(metadata, "num_instances", DEFAULT_NUM_INSTANCES, minimum=1),
+            seed=metadata_number(metadata, "seed", 0),
             options_path=resolve_path(options, metadata) if options else default_options_path(),
-            confidence_level=float(metadata.get("confidence_level", 0.95)),
+            confidence_level=metadata_number(metadata, "confidence_level", 0.95, kind=float, minimum=0.5,
+                                             maximum=0.999),
         )
 
 

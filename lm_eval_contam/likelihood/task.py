@@ -41,7 +41,7 @@ from lm_eval_contam.lm_eval_compat import (
     rolling_loglikelihood,
     task_request,
 )
-from lm_eval_contam.partitions import Partition, resolve_path
+from lm_eval_contam.partitions import Partition, metadata_number, resolve_path
 
 MODES = ("control", "lift", "options")
 # mode -> partition-level metric -> reader of the mode's statistics
@@ -89,8 +89,8 @@ class LikelihoodSettings:
         return cls(
             partition=partition, mode=mode,
             control=control_partition(partition, str(metadata.get("control") or "")) if mode != "lift" else None,
-            num_instances=int(metadata.get("num_instances", DEFAULT_NUM_INSTANCES)),
-            seed=int(metadata.get("seed", 0)),
+            num_instances=metadata_number(metadata, "num_instances", DEFAULT_NUM_INSTANCES, minimum=1),
+            seed=metadata_number(metadata, "seed", 0),
             options_path=resolve_path(options, metadata) if options else default_options_path(),
         )
 
