@@ -20,7 +20,8 @@ from lm_eval_contam.dcq.task import partition_chance_test, partition_estimate
 from lm_eval_contam.dcr import dcr_factor
 from lm_eval_contam.dcr.fuzzy import adjust
 from lm_eval_contam.harness import post_process, task_manager
-from lm_eval_contam.lm_eval_compat import LM_EVAL_05, logged_responses, rolling_loglikelihood
+from lm_eval_contam.lm_eval_compat import LM_EVAL_05, logged_responses, rolling_loglikelihood, selected_task_configs
+from lm_eval_contam.lm_eval_compat import task_index
 from lm_eval_contam.text import rouge_l_f
 from lm_eval_contam.timetravel.judge import classify_match
 from lm_eval_contam.timetravel.task import PARTITION_METRICS, STATISTIC_READERS, BootstrapOptions
@@ -57,6 +58,16 @@ def run(tiny_model_dir) -> dict[str, Any]:
 
 def test_installed_version_is_the_one_the_adapter_assumes() -> None:
     assert LM_EVAL_05 == version("lm_eval").startswith("0.5")
+
+
+def test_task_index() -> None:
+    manager = task_manager()
+    index = task_index(manager)
+    assert index[TIME_TRAVEL].cfg["output_type"] == "generate_until"
+    assert index[DCQ_LOGLIKELIHOOD].cfg["output_type"] == "loglikelihood"
+    assert index[DCR_GROUP].cfg["task"] == [f"dcr_toy_sentiment_l{level}" for level in (1, 2, 3, 4)]
+    selected = selected_task_configs(manager, [DCR_GROUP, TIME_TRAVEL])
+    assert sorted(selected) == [*(f"dcr_toy_sentiment_l{level}" for level in (1, 2, 3, 4)), TIME_TRAVEL]
 
 
 @pytest.mark.slow
