@@ -62,7 +62,8 @@ def partition_tasks(name: str | Partition, dcq_modes: Sequence[str], *, chat: bo
     at the first line break and costs little), combined in the report with a
     Bonferroni correction; without a chat template the model is treated as a base
     model and gets the completion style only. A chat API (``plain_text`` False)
-    cannot continue plain text, so it gets the instruct style only. The likelihood
+    cannot continue plain text, so it gets the instruct style only, and the quiz in
+    generate mode whatever ``dcq_modes`` says (it cannot score letters). The likelihood
     modes (ours) need prompt log-probabilities, so only local backends get them, and
     only for partitions with a sibling split (the control).
     """
@@ -78,8 +79,10 @@ def partition_tasks(name: str | Partition, dcq_modes: Sequence[str], *, chat: bo
 
     # The control is the sibling split: registered datasets have one, own data when a control file was given.
     with_likelihood = likelihood and plain_text and len(partition.dataset.splits) == 2
+    # A chat API cannot score the quiz's letters: it answers it (generate mode) instead.
+    quiz_modes = dcq_modes if plain_text else dict.fromkeys("generate" for _ in dcq_modes)
     return [*(timetravel_task(partition, style) for style in styles),
-            *(partition.task_name(DCQ, "ll" if mode == "loglikelihood" else "") for mode in dcq_modes),
+            *(partition.task_name(DCQ, "ll" if mode == "loglikelihood" else "") for mode in quiz_modes),
             *(likelihood_tasks(partition) if with_likelihood else ())]
 
 

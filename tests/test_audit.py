@@ -27,6 +27,8 @@ def test_partition_tasks_follow_the_task_naming() -> None:
     # A chat API can neither continue plain text nor score prompts: instruct Time Travel and the quiz only.
     assert partition_tasks("ag_news:test", ["generate"], plain_text=False) == [
         "timetravel_ag_news_test", "dcq_ag_news_test"]
+    assert partition_tasks("ag_news:test", ["loglikelihood", "generate"], plain_text=False) == [
+        "timetravel_ag_news_test", "dcq_ag_news_test"]
     with pytest.raises(ContamError, match="unknown DCQ mode"):
         partition_tasks("toy_news:train", ["vibes"])
     with pytest.raises(ContamError):
