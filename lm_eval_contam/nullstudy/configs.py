@@ -64,7 +64,7 @@ class Pattern:
 
 
 def _variant_id(family: str, config: Mapping[str, Any]) -> str:
-    """How :data:`EXCLUDED_VARIANTS` names a variant: DCQ by answering mode, others by task-name suffix."""
+    """How :data:`EXCLUDED_VARIANTS` names a variant: DCQ by answering mode, other families whole."""
     if family == "dcq":
         return "dcq_loglikelihood" if config.get("output_type") == "loglikelihood" else "dcq_generate"
     return family

@@ -46,7 +46,7 @@ def _vocabulary() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def write_world_data(settings: StudySettings, index: int, study_dir: Path) -> World:
-    """The world's datasets as JSONL partitions, registered as own-data partitions (pure of the seed)."""
+    """The world's datasets as JSONL partitions, described as own-data partitions (deterministic in the seed)."""
     nouns, adjectives = _vocabulary()
     directory = study_dir / f"world{index}"
     roles = tuple(world_roles(settings, index))
