@@ -157,6 +157,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if missing:
         raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
                           field="tasks")
+    harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     prepare_quiz_options(tasks, task_manager, settings.dcq_generator)
     run_dir = Path("runs") / label
     cache_dir = out_dir / "cache"
