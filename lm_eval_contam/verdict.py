@@ -184,23 +184,41 @@ PAPERS_OWN_METHODS = ("tt_alg1", "tt_alg2_judge_a", "tt_judge_b")
 EVIDENCE_KINDS = {"timetravel": "generation", "dcq": "quiz", "likelihood": "likelihood"}
 PARTITION_NULL = "every calibrated test's own null hypothesis holds for this partition"
 PARTITION_RULE = (f"contaminated when any calibrated test's Holm-adjusted p <= {ALPHA} (family-wise level {ALPHA} over "
-                  "the partition's calibrated tests, under any dependence between them); the papers' own verdicts "
-                  "are shown beside it and do not drive it")
+                  "the partition's calibrated tests, under any dependence between them); the papers' own verdicts, "
+                  "and tests the null study measured flagging never-seen partitions significantly more often than "
+                  f"{ALPHA}, are shown beside it and do not drive it")
 
 
 def evidence_kind(family: str) -> str:
     return EVIDENCE_KINDS.get(family, family)
 
 
-def calibrated(verdicts: Sequence[Verdict]) -> list[Verdict]:
-    """The verdicts that drive a partition's verdict: a p-value from a test that holds its level.
+def over_level(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = None) -> bool:
+    """Whether the null study measured this test flagging never-seen partitions significantly more often than its
+    level (the Clopper-Pearson interval of its rate lies above ALPHA): its p-value holds only under its own null,
+    which real models break (e.g. Time Travel's completion style, where the guided prompt alone elicits text)."""
+    measured = measured_rate(verdict, rates)
+    return measured is not None and measured.confidence_interval.low > ALPHA
+
+
+def tested(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """Verdicts from a test with a p-value (not the papers' own decision rules)."""
+    return [v for v in verdicts if v.pvalue is not None and v.flagged is not None and v.method not in PAPERS_OWN_METHODS]
+
+
+def calibrated(verdicts: Sequence[Verdict], rates: Mapping[str, MeasuredRate] | None = None) -> list[Verdict]:
+    """The verdicts that drive a partition's verdict: a p-value from a test that holds its level, in the suite's
+    simulations and in the null study.
 
     A verdict combining other tasks' tests (its ``task`` joins them with " + ", e.g. Time Travel's two prompt styles
-    under Bonferroni) stands in for those parts, so no test is counted twice.
+    under Bonferroni) stands in for those parts, so no test is counted twice; when one of its parts is over its
+    level (:func:`over_level`) the combination is dropped and its other parts stand alone.
     """
-    tested = [v for v in verdicts if v.pvalue is not None and v.flagged is not None and v.method not in PAPERS_OWN_METHODS]
-    covered = {part for v in tested if " + " in v.task for part in v.task.split(" + ")}
-    return [v for v in tested if " + " in v.task or v.task not in covered]
+    candidates = tested(verdicts)
+    failing = {v.task for v in candidates if over_level(v, rates)}
+    kept = [v for v in candidates if v.task not in failing and not failing & set(v.task.split(" + "))]
+    covered = {part for v in kept if " + " in v.task for part in v.task.split(" + ")}
+    return [v for v in kept if " + " in v.task or v.task not in covered]
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
@@ -222,6 +240,7 @@ class PartitionVerdict:
     partition: str
     evidence: tuple[tuple[Verdict, float], ...]  # each calibrated verdict with its Holm-adjusted p
     papers: tuple[Verdict, ...]
+    over_level: tuple[Verdict, ...] = ()  # tests shown but not driving: the null study measured them over their level
 
     @property
     def flagged(self) -> bool | None:
@@ -263,15 +282,17 @@ class PartitionVerdict:
                        rule=PARTITION_RULE, evidence=self)
 
 
-def partition_verdicts(verdicts: Sequence[Verdict]) -> list[PartitionVerdict]:
-    """One verdict per model × partition, in the verdicts' order."""
+def partition_verdicts(verdicts: Sequence[Verdict],
+                       rates: Mapping[str, MeasuredRate] | None = None) -> list[PartitionVerdict]:
+    """One verdict per model × partition, in the verdicts' order (``rates``: the null study's; default the shipped)."""
     grouped: dict[tuple[str, str], list[Verdict]] = {}
     for verdict in verdicts:
         grouped.setdefault((verdict.model, verdict.partition), []).append(verdict)
     found = []
     for (model, partition), mine in grouped.items():
-        tests = calibrated(mine)
+        tests = calibrated(mine, rates)
         adjusted = holm([float(v.pvalue) for v in tests])  # type: ignore[arg-type]
         found.append(PartitionVerdict(model, partition, tuple(zip(tests, adjusted)),
-                                      tuple(v for v in mine if v.method in PAPERS_OWN_METHODS)))
+                                      tuple(v for v in mine if v.method in PAPERS_OWN_METHODS),
+                                      tuple(v for v in tested(mine) if over_level(v, rates))))
     return found

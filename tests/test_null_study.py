@@ -156,13 +156,19 @@ def test_partition_verdict_uses_calibrated_tests_only() -> None:
         _verdict("dcq_loglikelihood", "P", False, 0.03, family="dcq", task="dcq_ll"),
         _verdict("tt_alg2_judge_a", "P", False, variant="instruct", task="tt_i"),
     ]
-    (row,) = partition_verdicts(found)
+    (row,) = partition_verdicts(found, rates={})  # nothing measured: every test with a p-value drives
     assert [(v.method, adjusted) for v, adjusted in row.evidence] == [
         ("tt_styles_combined", pytest.approx(0.016)), ("dcq_loglikelihood", pytest.approx(0.03))]
     assert row.flagged and row.pvalue == pytest.approx(0.016) and [v.method for v in row.fired] == [
         "tt_styles_combined", "dcq_loglikelihood"]
-    assert [v.method for v in row.papers] == ["tt_alg1", "tt_alg2_judge_a"]
+    assert [v.method for v in row.papers] == ["tt_alg1", "tt_alg2_judge_a"] and row.over_level == ()
     assert rate_key(row.as_verdict()) == "partition_combined" and row.as_verdict().flagged
+    # With the shipped rates the completion-style sign-flip test (14.3 %, CI 6.4-26.2 %) is over its level: it and
+    # the styles' combination stop driving, and the instruct-style test stands alone.
+    (row,) = partition_verdicts(found)
+    assert [(v.method, v.variant, adjusted) for v, adjusted in row.evidence] == [
+        ("tt_alg1_permutation", "instruct", pytest.approx(0.008)), ("dcq_loglikelihood", None, pytest.approx(0.03))]
+    assert [(v.method, v.variant) for v in row.over_level] == [("tt_alg1_permutation", "completion")]
 
 
 def test_shipped_rates_file_is_a_measured_study() -> None:

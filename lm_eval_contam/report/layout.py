@@ -90,6 +90,12 @@ def papers_line(verdict: Verdict) -> str:
     return f"{titled(verdict)}: {verdict.decision} ({verdict.evidence.summary()})"
 
 
+def over_level_line(verdict: Verdict) -> str:
+    """A test shown beside the partition's verdict because the null study measured it over its level."""
+    return (f"{titled(verdict)}: {verdict.decision} (p = {pvalue(verdict.pvalue)}); not driving: false-positive rate "
+            f"{rate_text(verdict)} in the null study")
+
+
 def partition_line(row: PartitionVerdict) -> str:
     """The partition verdict's own numbers: the partition-level p and the combined rule's measured rate."""
     if row.flagged is None:

@@ -35,7 +35,8 @@ def partition_table(report: Report) -> list[str]:
             mine = [(v, adjusted) for v, adjusted in row.evidence if layout.evidence_kind(v.family) == evidence_kind]
             cells.append("; ".join((f"**{md(layout.evidence_line(v, adjusted))}**" if v in row.fired
                                     else md(layout.evidence_line(v, adjusted))) for v, adjusted in mine) or "—")
-        cells.append("; ".join(md(layout.papers_line(v)) for v in row.papers) or "—")
+        cells.append("; ".join([*(md(layout.papers_line(v)) for v in row.papers),
+                                *(md(layout.over_level_line(v)) for v in row.over_level)]) or "—")
         lines.append(cells)
     return table(["model", "partition", "verdict", *(md(kind) for kind in kinds), "papers' own verdicts"], lines)
 
