@@ -95,6 +95,15 @@ class LikelihoodSettings:
         )
 
 
+def interleave(groups: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The partition's and the control's docs alternately (each group keeps its order), so lm-eval's ``--limit``,
+    which takes the first docs, keeps both sides of a two-sample test."""
+    docs: list[dict[str, Any]] = []
+    for index in range(max((len(group) for group in groups), default=0)):
+        docs += [group[index] for group in groups if index < len(group)]
+    return docs
+
+
 def _frozen(records: Sequence[Mapping[str, Any]]) -> str:
     return json.dumps(list(records), sort_keys=True)
 
@@ -164,17 +173,17 @@ class LikelihoodTask(ConfigurableTask):
         if settings.mode == "lift":
             return lift_docs(settings.partition, self._rows(settings.partition), **sample)
         if settings.mode == "control":
-            return [doc for group, partition in sides for doc in text_docs(partition, self._rows(partition), group,
-                                                                             **sample)]
+            return interleave([text_docs(partition, self._rows(partition), group, **sample)
+                               for group, partition in sides])
         options = read_options(settings.options_path)
-        docs = []
+        groups = []
         for group, partition in sides:
             found = option_docs(partition, self._rows(partition), group, options, **sample)
             if not found:
                 raise ContamError(f"no DCQ options cached for {partition.label}; make them with "
                                   f"`{options_command(partition.task_name('dcq'))}`", source=str(settings.options_path))
-            docs += found
-        return docs
+            groups.append(found)
+        return interleave(groups)
 
     def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
         return doc.get("guided_prompt") or doc.get("text") or doc["original"]

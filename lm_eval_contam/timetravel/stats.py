@@ -117,6 +117,10 @@ def permutation_test(
         raise ContamError(f"n_resamples must be >= 1, got {n_resamples!r}", field="n_resamples")
     flips = 2**guided_scores.size
     exact = flips <= EXACT_PERMUTATION_LIMIT
+    if guided_scores.size == 1:  # scipy needs two pairs; one pair's two sign flips are enumerated here
+        difference = float(guided_scores[0] - general_scores[0])
+        return PermutationResult(statistic=difference, pvalue=1.0 if difference <= 0 else 0.5,
+                                 confidence_interval=None, exact=True, n_resamples=2)
     # scipy enumerates every permutation when n_resamples covers them all.
     result = stats.permutation_test(
         (guided_scores, general_scores),

@@ -57,3 +57,12 @@ def test_two_sample_test_detects_a_shift() -> None:
     rng = np.random.default_rng(1)
     partition, control = rng.normal(0.5, 1, size=40), rng.normal(0, 1, size=40)
     assert two_sample_test(partition, control).pvalue < 0.05
+
+
+def test_partition_and_control_docs_alternate_so_a_limit_keeps_both_sides() -> None:
+    from lm_eval_contam.likelihood.task import interleave
+
+    partition = [{"group": "partition", "i": i} for i in range(3)]
+    control = [{"group": "control", "i": i} for i in range(2)]
+    assert [(d["group"], d["i"]) for d in interleave([partition, control])] == [
+        ("partition", 0), ("control", 0), ("partition", 1), ("control", 1), ("partition", 2)]

@@ -40,3 +40,9 @@ def test_permutation_detects_a_clear_guided_advantage() -> None:
     general = rouge_like(rng, 10)
     result = permutation_test(np.clip(general + 0.3, 0, 1), general)
     assert result.pvalue == pytest.approx(1 / 1024) and result.significant()  # all 10 differences positive: exact
+
+
+def test_permutation_test_on_one_pair_enumerates_its_two_sign_flips() -> None:
+    assert permutation_test([0.5], [0.1]).pvalue == 0.5  # the observed and the flipped difference
+    assert permutation_test([0.1], [0.5]).pvalue == 1.0
+    assert permutation_test([0.5, 0.3], [0.1, 0.2]).pvalue == 0.25  # scipy's enumeration from two pairs on
