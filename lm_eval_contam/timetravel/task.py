@@ -27,7 +27,7 @@ from lm_eval.api.task import ConfigurableTask
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.harness import with_api_stop
 from lm_eval_contam.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, is_json_chat, task_request
-from lm_eval_contam.partitions import Partition
+from lm_eval_contam.partitions import Partition, metadata_number
 from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.text import rouge_l_f
 from lm_eval_contam.timetravel.instances import DEFAULT_NUM_INSTANCES, sample_docs
@@ -159,8 +159,8 @@ class TimeTravelTask(ConfigurableTask):
             self._sampled = sample_docs(
                 super().test_docs(),
                 self.partition,
-                num_instances=int(metadata.get("num_instances", DEFAULT_NUM_INSTANCES)),
-                seed=int(metadata.get("seed", 0)),
+                num_instances=metadata_number(metadata, "num_instances", DEFAULT_NUM_INSTANCES, minimum=1),
+                seed=metadata_number(metadata, "seed", 0),
                 style=str(metadata.get("prompt_style", "instruct")),
             )
         return datasets.Dataset.from_list(self._sampled)
@@ -174,11 +174,10 @@ class TimeTravelTask(ConfigurableTask):
     def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> list:
         general_ctx = general_context(ctx, doc["guided_prompt"], doc["general_prompt"])
         generation_kwargs = self.config.generation_kwargs
+        if is_json_chat(ctx):  # an API chat model: see harness.API_STOP
+            generation_kwargs = with_api_stop(generation_kwargs)
         guided, general = (task_request(self, doc, (context, deepcopy(generation_kwargs)), idx, **kwargs)
                            for idx, context in enumerate((ctx, general_ctx)))
-        if is_json_chat(ctx):  # an API chat model: see harness.API_STOP
-            for request in (guided, general):
-                request.arguments = (request.arguments[0], with_api_stop(request.arguments[1]))
         return [guided, general]
 
     def process_results(self, doc: dict, results: list[str]) -> dict[str, Any]:
@@ -195,8 +194,8 @@ class TimeTravelTask(ConfigurableTask):
         metadata = self._metadata
         options = BootstrapOptions(
             paired=str(metadata.get("bootstrap", "paired")) != "unpaired",
-            n_resamples=int(metadata.get("n_resamples", 10_000)),
-            seed=int(metadata.get("seed", 0)),
+            n_resamples=metadata_number(metadata, "n_resamples", 10_000, minimum=1),
+            seed=metadata_number(metadata, "seed", 0),
             decimals=_alg1_decimals(metadata.get("alg1_decimals", ALG1_DECIMALS)),
         )
 
