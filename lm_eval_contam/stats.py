@@ -52,3 +52,11 @@ def percentile_interval(values: Sequence[float] | np.ndarray, confidence_level: 
     tail = (1.0 - confidence_level) / 2.0
     low, high = np.quantile(np.asarray(values, dtype=float), [tail, 1.0 - tail])
     return ConfidenceInterval(float(low), float(high), confidence_level)
+
+
+def sign_flip_caveats(n: int | None) -> tuple[str, ...]:
+    """Too few pairs for a sign-flip test to reach ALPHA (its smallest possible p is 2**-n): say so on the verdict."""
+    if n is None or 2.0**-n <= ALPHA:
+        return ()
+    return (f"{n} instance(s): the smallest p a sign-flip test can give is 1/{2 ** n} > {ALPHA}, so it cannot flag; "
+            "audit more instances",)

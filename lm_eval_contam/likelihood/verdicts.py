@@ -12,7 +12,7 @@ from lm_eval_contam.formatting import number, p_equals, pvalue
 from lm_eval_contam.likelihood.docs import control_partition
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.rundir import ModelRun
-from lm_eval_contam.stats import ALPHA
+from lm_eval_contam.stats import ALPHA, sign_flip_caveats
 from lm_eval_contam.verdict import Verdict
 
 FAMILY = "likelihood"
@@ -47,7 +47,8 @@ class ComparisonEvidence:
 
 
 def _comparison(model: ModelRun, task: str, common: dict, *, method: str, title: str, score: str, prefix: str,
-                reference: str, null: str, rule: str, uncontrolled: str | None = None) -> Verdict:
+                reference: str, null: str, rule: str, uncontrolled: str | None = None,
+                caveats: tuple[str, ...] = ()) -> Verdict:
     """One verdict from the task's ``<prefix>_partition``, ``<prefix>_reference`` and ``<prefix>_pvalue`` metrics."""
     names = METRIC_NAMES.get(prefix, {})
     partition_mean = model.number(task, names.get("partition", f"{prefix}_partition"))
@@ -56,7 +57,7 @@ def _comparison(model: ModelRun, task: str, common: dict, *, method: str, title:
     evidence = ComparisonEvidence(score, partition_mean, reference_mean, reference, p,
                                   model.number(task, uncontrolled) if uncontrolled else None)
     return Verdict(method=method, title=title, flagged=p <= ALPHA, statistic=partition_mean - reference_mean, pvalue=p,
-                   null=null, rule=rule, evidence=evidence, **common)
+                   null=null, rule=rule, evidence=evidence, caveats=caveats, **common)
 
 
 def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
@@ -72,7 +73,8 @@ def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
             reference="other instances' second pieces",
             null=("within each instance, the dataset name lifts the log-likelihood of its own second piece and of "
                   "another instance's second piece alike (paired differences symmetric about 0)"),
-            rule=f"flagged when the one-sided sign-flip p <= {ALPHA}", uncontrolled="lift_own_pvalue")]
+            rule=f"flagged when the one-sided sign-flip p <= {ALPHA}", uncontrolled="lift_own_pvalue",
+            caveats=sign_flip_caveats(common["n"]))]
     control = control_partition(partition, str(metadata.get("control") or "")).label
     reference = f"control ({control})"
     if mode == "options":

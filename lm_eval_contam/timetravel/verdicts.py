@@ -15,7 +15,7 @@ from lm_eval_contam.formatting import number, p_equals, pvalue
 from lm_eval_contam.lm_eval_compat import logged_responses
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.rundir import FILTER, ModelRun
-from lm_eval_contam.stats import ALPHA
+from lm_eval_contam.stats import ALPHA, sign_flip_caveats
 from lm_eval_contam.timetravel.judge_b import judge_a_match, latest_per_judge
 from lm_eval_contam.verdict import Verdict
 
@@ -120,7 +120,7 @@ def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
             null="guided and general ROUGE-L are exchangeable within each instance",
             rule=f"flagged when the exact sign-flip p <= {ALPHA}",
             evidence=Alg1Evidence(rouge_guided, rouge_general, permutation_p, rows, test="sign-flip permutation"),
-            **common))
+            caveats=sign_flip_caveats(n), **common))
     found += [
         Verdict(method="tt_alg2_judge_a", title="Time Travel Alg. 2 (Judge A)",
                 flagged=model.number(task, "alg2_contaminated") == 1.0, statistic=None, pvalue=None, null=ALG2_NULL,

@@ -46,3 +46,11 @@ def test_permutation_test_on_one_pair_enumerates_its_two_sign_flips() -> None:
     assert permutation_test([0.5], [0.1]).pvalue == 0.5  # the observed and the flipped difference
     assert permutation_test([0.1], [0.5]).pvalue == 1.0
     assert permutation_test([0.5, 0.3], [0.1, 0.2]).pvalue == 0.25  # scipy's enumeration from two pairs on
+
+
+def test_too_few_pairs_for_the_sign_flip_test_is_said_on_the_verdict() -> None:
+    from lm_eval_contam.stats import sign_flip_caveats
+
+    assert sign_flip_caveats(4) == ("4 instance(s): the smallest p a sign-flip test can give is 1/16 > 0.05, so it "
+                                    "cannot flag; audit more instances",)
+    assert sign_flip_caveats(5) == () and sign_flip_caveats(None) == ()  # 1/32 <= 0.05
