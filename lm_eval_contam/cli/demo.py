@@ -65,19 +65,18 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def verdict_lines(out: Path) -> str:
-    """What each method said about each model and partition, plainly: where detection worked and where not."""
+    """Per model and partition: the per-partition verdict, then every method that flagged, plainly."""
     from lm_eval_contam.partitions import Partition
     from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect
+    from lm_eval_contam.verdict import collect, partition_verdicts
 
     injected = Partition.parse(INJECTED).label
-    lines = ["", "model / partition: methods that flagged contamination"]
-    by_cell: dict[tuple[str, str], list[str]] = {}
-    for verdict in collect(load_run(out)):
-        cell = by_cell.setdefault((verdict.model, verdict.partition), [])
-        if verdict.flagged:
-            cell.append(verdict.title)
-    for (model, partition), flagged in sorted(by_cell.items()):
-        where = "injected" if model == "contaminated" and partition == injected else "not injected"
-        lines.append(f"  {model} / {partition} ({where}): {', '.join(flagged) or 'none'}")
+    verdicts = collect(load_run(out))
+    lines = ["", "model / partition: the partition's verdict (Holm over the driving tests); every method that flagged"]
+    for row in sorted(partition_verdicts(verdicts), key=lambda row: (row.model, row.partition)):
+        where = "injected" if row.model == "contaminated" and row.partition == injected else "not injected"
+        flagged = [f"{v.title}{f' ({v.variant})' if v.variant else ''}" for v in verdicts
+                   if v.flagged and (v.model, v.partition) == (row.model, row.partition)]
+        lines.append(f"  {row.model} / {row.partition} ({where}): {row.decision.upper()} ({row.summary()}); "
+                     f"flagged by: {', '.join(flagged) or 'none'}")
     return "\n".join(lines)
