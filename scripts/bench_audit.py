@@ -1,13 +1,14 @@
-"""Cost of an audit: wall time vs a plain lm-eval generate run over the same prompts, and DCQ passes per quiz.
+"""Cost of an audit: wall time vs a plain lm-eval generate run over the same prompts, and each family's cost.
 
     python scripts/bench_audit.py [--model PATH] [--partition toy_news:train] [--max_gen_toks 48]
 
 Measured side by side in one process on the same model:
-1. the audit (Time Travel + DCQ in loglikelihood mode) of one partition, cache off;
-2. a stock lm-eval ``generate_until`` task over exactly the prompts the audit sends
+1. the audit (Time Travel in both styles, DCQ in loglikelihood mode, the likelihood modes) of one partition, cache off;
+2. a stock lm-eval ``generate_until`` task over exactly the prompts the audit's generation tasks send
    (each Time Travel guided and general prompt, each of the five quizzes per instance),
    generating up to the same ``max_gen_toks``;
-3. a DCQ loglikelihood run alone, counting the HF model's forward calls per quiz.
+3. each family alone at batch size 1, counting requests and the HF model's forward and generate calls, so
+   "forward passes per request" is exact: Time Travel (generation), DCQ loglikelihood, the likelihood modes.
 """
 
 from __future__ import annotations
@@ -16,15 +17,17 @@ import argparse
 import json
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 
 def audit_prompts(run_dir: Path) -> list[str]:
-    """Every prompt the audit sent, rebuilt from its logged docs."""
+    """Every prompt the audit's generation-family tasks sent (Time Travel, DCQ), rebuilt from their logged docs."""
     from lm_eval_contam.dcq.quiz import build_quizzes, quiz_prompt
 
     prompts: list[str] = []
-    for path in sorted(run_dir.rglob("samples_*.jsonl")):
+    paths = [*run_dir.rglob("samples_timetravel_*.jsonl"), *run_dir.rglob("samples_dcq_*.jsonl")]
+    for path in sorted(paths):
         for line in path.read_text(encoding="utf-8").splitlines():
             doc = json.loads(line)["doc"]
             if "guided_prompt" in doc:
@@ -65,33 +68,48 @@ metadata: {{version: 1.0}}
     return time.perf_counter() - started
 
 
-def dcq_forward_passes(model_args: str, task: str, batch_size: int) -> tuple[int, int]:
-    """(forward calls, quizzes) of one DCQ loglikelihood run."""
+@dataclass(frozen=True)
+class FamilyCost:
+    family: str
+    seconds: float
+    requests: int
+    forward_calls: int
+    generate_calls: int
+
+
+def family_cost(family: str, model_args: str, tasks: list[str], max_gen_toks: int) -> FamilyCost:
+    """One family's tasks alone at batch size 1: wall time, requests, and the HF model's forward/generate calls."""
     import lm_eval
     from lm_eval.models.huggingface import HFLM
-    from lm_eval.tasks import TaskManager
 
-    from lm_eval_contam import task_dir
+    from lm_eval_contam.audit import _capped_timetravel
     from lm_eval_contam.generation import default_device
+    from lm_eval_contam.harness import task_manager
 
-    calls = 0
-    original = HFLM._model_call
+    counts = {"_model_call": 0, "_model_generate": 0}
+    originals = {name: getattr(HFLM, name) for name in counts}
 
-    def counted(self, *args, **kwargs):
-        nonlocal calls
-        calls += 1
-        return original(self, *args, **kwargs)
+    def counting(name):
+        def counted(self, *args, **kwargs):
+            counts[name] += 1
+            return originals[name](self, *args, **kwargs)
+        return counted
 
-    HFLM._model_call = counted
+    for name in counts:
+        setattr(HFLM, name, counting(name))
+    manager = task_manager()
+    started = time.perf_counter()
     try:
-        results = lm_eval.simple_evaluate(model="hf", model_args=model_args, tasks=[task], batch_size=batch_size,
-                                          device=default_device(),
-                                          task_manager=TaskManager(include_path=[str(task_dir())],
-                                                                   include_defaults=False),
-                                          apply_chat_template=True, log_samples=True)
+        results = lm_eval.simple_evaluate(model="hf", model_args=model_args,
+                                          tasks=_capped_timetravel(tasks, manager, max_gen_toks), batch_size=1,
+                                          device=default_device(), task_manager=manager, apply_chat_template=True,
+                                          log_samples=True)
     finally:
-        HFLM._model_call = original
-    return calls, 5 * len(results["samples"][task])
+        for name, original in originals.items():
+            setattr(HFLM, name, original)
+    seconds = time.perf_counter() - started
+    requests = sum(len(sample["arguments"]) for task in tasks for sample in results["samples"][task])
+    return FamilyCost(family, seconds, requests, counts["_model_call"], counts["_model_generate"])
 
 
 def main() -> None:
@@ -107,6 +125,10 @@ def main() -> None:
 
     model = args.model or str(default_model_path())
     model_args = f"pretrained={model}"
+    tasks = partition_tasks(args.partition, ["loglikelihood"])
+    families = {family: [task for task in tasks if task.startswith(prefix)]
+                for family, prefix in (("Time Travel (both styles)", "timetravel_"), ("DCQ loglikelihood", "dcq_"),
+                                       ("likelihood modes (ours)", "likelihood_"))}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         settings = AuditSettings(partitions=(args.partition,), max_gen_toks=args.max_gen_toks,
@@ -115,14 +137,18 @@ def main() -> None:
         audit_s = run.seconds
         prompts = audit_prompts(work / "audit" / run.run_dir)
         plain_s = plain_generate_seconds(model_args, prompts, args.max_gen_toks, work, args.batch_size)
-        dcq_task = partition_tasks(args.partition, ["loglikelihood"])[1]
-        calls, quizzes = dcq_forward_passes(model_args, dcq_task, 1)
-    print(f"\nmodel {model}, partition {args.partition}, {len(prompts)} prompts, max_gen_toks {args.max_gen_toks}, "
-          f"batch size {args.batch_size}")
-    print(f"audit (Time Travel + DCQ loglikelihood): {audit_s:.1f} s")
-    print(f"plain lm-eval generate over the same prompts: {plain_s:.1f} s")
+        costs = [family_cost(family, model_args, names, args.max_gen_toks) for family, names in families.items()]
+    print(f"\nmodel {model}, partition {args.partition}, {len(prompts)} generation-task prompts, "
+          f"max_gen_toks {args.max_gen_toks}, batch size {args.batch_size}")
+    print(f"audit (Time Travel both styles + DCQ loglikelihood + likelihood modes): {audit_s:.1f} s")
+    print(f"plain lm-eval generate over the generation tasks' prompts: {plain_s:.1f} s")
     print(f"ratio audit / plain: {audit_s / plain_s:.2f}")
-    print(f"DCQ loglikelihood mode: {calls} forward calls for {quizzes} quizzes = {calls / quizzes:.2f} per quiz")
+    print("\n| family (alone, batch size 1) | wall s | requests | forward calls | generate calls | "
+          "forward passes per request |\n|---|---|---|---|---|---|")
+    for cost in costs:
+        per_request = f"{cost.forward_calls / cost.requests:.2f}" if not cost.generate_calls else "— (generation)"
+        print(f"| {cost.family} | {cost.seconds:.1f} | {cost.requests} | {cost.forward_calls} | "
+              f"{cost.generate_calls} | {per_request} |")
 
 
 if __name__ == "__main__":
