@@ -55,6 +55,13 @@ def strength_label(settings: InjectionSettings) -> str:
     return f"lr{settings.learning_rate:g}_ep{settings.epochs}_share{settings.share:g}"
 
 
+def filler(args) -> list[str] | None:
+    """``--filler-file``'s paragraphs (None: contaminate's bundled filler)."""
+    from lm_eval_contam.contaminate import read_paragraphs
+
+    return read_paragraphs(args.filler_file) if args.filler_file else None
+
+
 def contaminate(base: str, partitions: list[str], out: Path, settings: InjectionSettings) -> Path:
     from lm_eval_contam.contaminate import inject, partition_contaminant, trained_with
     from lm_eval_contam.partitions import Partition
@@ -303,7 +310,8 @@ def run_generated(args, base: str) -> None:
     for settings in parse_strengths(args.strengths, args.train_batch_size) if args.strengths != "none" else []:
         path = args.out / "models" / strength_label(settings)
         if not trained_with(path, settings, sources):
-            inject(base, texts, str(path), settings=settings, description={"sources": sources})
+            inject(base, texts, str(path), settings=settings, filler=filler(args),
+                   description={"sources": sources})
         models.append((strength_label(settings), str(path)))
     manager = harness.task_manager(str(args.out / "tasks"))
     seconds = {}
@@ -345,6 +353,8 @@ def main() -> None:
     parser.add_argument("--max_gen_toks", type=int, default=48)
     parser.add_argument("--batch_size", type=int, default=8)
     parser.add_argument("--judge-model", help="also run Judge B with this model")
+    parser.add_argument("--filler-file", type=Path, help="with --generated: filler paragraphs (blank-line separated) "
+                                                         "for a larger corpus than contaminate's bundled one")
     parser.add_argument("--generated", metavar="K:N",
                         help="the likelihood modes on K generated datasets of N rows per split (see above)")
     args = parser.parse_args()

@@ -51,20 +51,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=_main)
 
 
-def _paragraphs(path: Path) -> list[str]:
-    from lm_eval_contam.errors import ContamError
-
-    if not path.is_file():
-        raise ContamError("file not found", source=str(path))
-    paragraphs = [" ".join(block.split()) for block in path.read_text(encoding="utf-8").split("\n\n")]
-    paragraphs = [p for p in paragraphs if p]
-    if not paragraphs:
-        raise ContamError("no text", source=str(path))
-    return paragraphs
-
-
 def _main(args: argparse.Namespace) -> int:
-    from lm_eval_contam.contaminate import inject, partition_contaminant
+    from lm_eval_contam.contaminate import inject, partition_contaminant, read_paragraphs
     from lm_eval_contam.default_model import default_model_path
     from lm_eval_contam.errors import ContamError
     from lm_eval_contam.partitions import resolve_partition
@@ -77,7 +65,7 @@ def _main(args: argparse.Namespace) -> int:
     partitions = [resolve_partition(name) for name in args.partition]
     contaminant, injected = partition_contaminant(partitions, args.format, all_rows=args.all_rows)
     for path in args.text_file:
-        contaminant += _paragraphs(path)
+        contaminant += read_paragraphs(path)
         injected.append({"text_file": str(path)})
     settings = InjectionSettings(**{name: getattr(args, name) for name in vars(DEFAULTS)})
     manifest = inject(
@@ -85,7 +73,7 @@ def _main(args: argparse.Namespace) -> int:
         contaminant,
         str(args.out),
         settings=settings,
-        filler=_paragraphs(args.filler_file) if args.filler_file else None,
+        filler=read_paragraphs(args.filler_file) if args.filler_file else None,
         description={"sources": injected},
     )
     corpus, loss = manifest["corpus"], manifest["loss"]

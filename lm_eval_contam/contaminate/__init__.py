@@ -6,6 +6,7 @@ the contaminant with filler at a capped token share), :mod:`~.inject` (continued
 pre-training and the manifest).
 """
 
+from lm_eval_contam.contaminate.corpus import read_paragraphs
 from lm_eval_contam.contaminate.formats import INJECTION_FORMATS, contaminant_texts
 from lm_eval_contam.contaminate.inject import MANIFEST_FILE, InjectionSettings, inject, trained_with
 from lm_eval_contam.contaminate.rows import audited_rows, partition_contaminant
@@ -18,5 +19,6 @@ __all__ = [
     "contaminant_texts",
     "inject",
     "partition_contaminant",
+    "read_paragraphs",
     "trained_with",
 ]

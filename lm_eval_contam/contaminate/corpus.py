@@ -8,12 +8,29 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.seeding import rng_for
 
 
 @functools.lru_cache(maxsize=1)
+def read_paragraphs(path: str | Path) -> list[str]:
+    """A text file's paragraphs (blank-line separated, whitespace collapsed): filler or extra contaminant."""
+    source = Path(path)
+    if not source.is_file():
+        raise ContamError("file not found", source=str(source))
+    try:
+        text = source.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ContamError(f"not UTF-8 text (byte {error.start})", source=str(source)) from None
+    paragraphs = [" ".join(block.split()) for block in text.split("\n\n")]
+    paragraphs = [paragraph for paragraph in paragraphs if paragraph]
+    if not paragraphs:
+        raise ContamError("no text", source=str(source))
+    return paragraphs
+
+
 def default_filler() -> tuple[str, ...]:
     """Paragraphs of the Python reference documentation bundled with every CPython (``pydoc_data``, PSF licence).
 
