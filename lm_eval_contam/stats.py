@@ -60,3 +60,11 @@ def sign_flip_caveats(n: int | None) -> tuple[str, ...]:
         return ()
     return (f"{n} instance(s): the smallest p a sign-flip test can give is 1/{2 ** n} > {ALPHA}, so it cannot flag; "
             "audit more instances",)
+
+
+def finite_scores(values: Sequence[float], field: str) -> np.ndarray:
+    """Scores for a test: a non-empty 1-D list of finite numbers, else an error naming ``field``."""
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
+        raise ContamError(f"need a non-empty list of finite scores, got {list(values)!r}", field=field)
+    return array

@@ -21,7 +21,7 @@ from scipy import stats
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.likelihood.docs import CONTROL, PARTITION
 from lm_eval_contam.seeding import rng_for
-from lm_eval_contam.stats import TestResult
+from lm_eval_contam.stats import TestResult, finite_scores
 from lm_eval_contam.timetravel.stats import PermutationResult, permutation_test
 
 # Group relabellings are enumerated exactly up to this many, else sampled.
@@ -40,18 +40,11 @@ class TwoSampleResult(TestResult):
     exact: bool
 
 
-def _scores(values: Sequence[float], field: str) -> np.ndarray:
-    array = np.asarray(values, dtype=float)
-    if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
-        raise ContamError(f"need a non-empty list of finite scores, got {list(values)!r}", field=field)
-    return array
-
-
 def two_sample_test(partition: Sequence[float], control: Sequence[float], *, seed: int = 0,
                     n_resamples: int = N_RESAMPLES) -> TwoSampleResult:
     """Permutation test of mean(partition) > mean(control): exact when the relabellings number <= 100,000,
     else ``n_resamples`` seeded relabellings with p = (1 + hits) / (1 + resamples)."""
-    x, y = _scores(partition, "partition"), _scores(control, "control")
+    x, y = finite_scores(partition, "partition"), finite_scores(control, "control")
     relabellings = comb(x.size + y.size, x.size)
     exact = relabellings <= EXACT_LIMIT
     result = stats.permutation_test(

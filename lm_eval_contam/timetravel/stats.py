@@ -14,7 +14,7 @@ from scipy import stats
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.seeding import rng_for
-from lm_eval_contam.stats import TestResult, percentile_interval
+from lm_eval_contam.stats import TestResult, finite_scores, percentile_interval
 
 
 @dataclass(frozen=True)
@@ -25,13 +25,6 @@ class BootstrapResult(TestResult):
 
     n_resamples: int
     paired: bool
-
-
-def _as_scores(values: Sequence[float], field: str) -> np.ndarray:
-    array = np.asarray(values, dtype=float)
-    if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
-        raise ContamError(f"need a non-empty list of finite scores, got {values!r}", field=field)
-    return array
 
 
 def bootstrap_test(
@@ -51,8 +44,8 @@ def bootstrap_test(
     as the released code does, with the same p (share of resamples where the
     guided mean does not exceed the general mean).
     """
-    guided_scores = _as_scores(guided, "guided")
-    general_scores = _as_scores(general, "general")
+    guided_scores = finite_scores(guided, "guided")
+    general_scores = finite_scores(general, "general")
     if n_resamples < 1:
         raise ContamError(f"n_resamples must be >= 1, got {n_resamples!r}", field="n_resamples")
     rng = rng_for(seed, "timetravel-bootstrap", paired)
@@ -106,8 +99,8 @@ def permutation_test(
     sign flip of the differences is equally likely, so P(p <= alpha) <= alpha.
     Exact when 2**n <= 100,000, else Monte Carlo with p = (1 + hits) / (1 + resamples).
     """
-    guided_scores = _as_scores(guided, "guided")
-    general_scores = _as_scores(general, "general")
+    guided_scores = finite_scores(guided, "guided")
+    general_scores = finite_scores(general, "general")
     if guided_scores.size != general_scores.size:
         raise ContamError(
             f"paired test needs equal lengths, got {guided_scores.size} guided and {general_scores.size} general",
