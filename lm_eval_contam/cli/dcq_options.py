@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--split", help="with --dataset: the partition (for a JSONL file: the split name the quiz shows)")
     parser.add_argument("--include_path", action="append", default=[], help="with --task: extra task directory")
     parser.add_argument("--generator", required=True,
-                        help=f"instruct model (HF folder / Hub id, or <lm-eval backend>:<model_args>), or 'offline' "
+                        help="instruct model (HF folder / Hub id, or <lm-eval backend>:<model_args>), or 'offline' "
                              "for the WordNet perturber")
     parser.add_argument("--out", type=Path, default=None,
                         help="options cache (JSONL); default $LM_EVAL_CONTAM_HOME/dcq/options.jsonl, which dcq tasks read")

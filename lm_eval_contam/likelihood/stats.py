@@ -18,7 +18,6 @@ from math import comb
 import numpy as np
 from scipy import stats
 
-from lm_eval_contam.errors import ContamError
 from lm_eval_contam.likelihood.docs import CONTROL, PARTITION
 from lm_eval_contam.seeding import rng_for
 from lm_eval_contam.stats import TestResult, finite_scores
