@@ -262,9 +262,9 @@ class PartitionVerdict:
         return "contaminated" if self.flagged else "not flagged"
 
     def facts(self) -> list[tuple[str, str]]:
-        from lm_eval_contam.formatting import pvalue
+        from lm_eval_contam.formatting import p_equals
 
-        return [(f"{v.title}{f' ({v.variant})' if v.variant else ''}", f"p = {pvalue(v.pvalue)}, Holm {pvalue(adjusted)}")
+        return [(f"{v.title}{f' ({v.variant})' if v.variant else ''}", f"{p_equals(v.pvalue)}, Holm {p_equals(adjusted)}")
                 for v, adjusted in self.evidence]
 
     def summary(self) -> str:

@@ -217,3 +217,18 @@ def test_partition_verdict_keeps_its_family_wise_level_under_the_null(dependence
     # 1.25 % for identical ones. Monte-Carlo standard error at 5 % and 4,000 partitions: 0.34 %.
     expected = 1 - (1 - 0.05 / 4) ** 4 if dependence == "independent" else 0.05 / 4
     assert rate == pytest.approx(expected, abs=3 * 0.0034) and rate <= 0.05 + 3 * 0.0034
+
+
+def test_partition_verdict_lines_read_small_p_values_as_inequalities() -> None:
+    from lm_eval_contam.report.layout import evidence_line, over_level_line, partition_line
+
+    found = [_verdict("likelihood_control", "P", True, 1e-6, variant="control", family="likelihood", task="lik"),
+             _verdict("tt_alg1_permutation", "P", True, 0.01, variant="completion", task="tt_c")]
+    (row,) = partition_verdicts(found)
+    (verdict, adjusted), = row.evidence
+    assert evidence_line(verdict, adjusted).startswith("LIKELIHOOD_CONTROL (control): p < 0.0001, Holm p < 0.0001; "
+                                                       "false-positive rate 7.1 % (4/56")
+    assert partition_line(row).startswith("Holm p < 0.0001; false-positive rate 0.0 % (0/56")
+    assert over_level_line(row.over_level[0]) == (
+        "TT_ALG1_PERMUTATION (completion): contaminated (p = 0.0100); not driving: false-positive rate 14.3 % "
+        "(8/56; 95 % CI 6.4–26.2 %) in the null study")

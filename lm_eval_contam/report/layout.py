@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lm_eval_contam.formatting import pvalue
+from lm_eval_contam.formatting import p_equals
 from lm_eval_contam.verdict import PartitionVerdict, Verdict, evidence_kind, measured_rate, method_order
 
 NOT_MEASURED = "not measured"
@@ -81,7 +81,7 @@ def titled(verdict: Verdict) -> str:
 
 def evidence_line(verdict: Verdict, adjusted: float) -> str:
     """One calibrated test in a partition's verdict: its p, Holm-adjusted p and measured false-positive rate."""
-    return (f"{titled(verdict)}: p = {pvalue(verdict.pvalue)}, Holm p = {pvalue(adjusted)}; "
+    return (f"{titled(verdict)}: {p_equals(verdict.pvalue)}, Holm {p_equals(adjusted)}; "
             f"false-positive rate {rate_text(verdict)}")
 
 
@@ -92,7 +92,7 @@ def papers_line(verdict: Verdict) -> str:
 
 def over_level_line(verdict: Verdict) -> str:
     """A test shown beside the partition's verdict because the null study measured it over its level."""
-    return (f"{titled(verdict)}: {verdict.decision} (p = {pvalue(verdict.pvalue)}); not driving: false-positive rate "
+    return (f"{titled(verdict)}: {verdict.decision} ({p_equals(verdict.pvalue)}); not driving: false-positive rate "
             f"{rate_text(verdict)} in the null study")
 
 
@@ -100,7 +100,7 @@ def partition_line(row: PartitionVerdict) -> str:
     """The partition verdict's own numbers: the partition-level p and the combined rule's measured rate."""
     if row.flagged is None:
         return "no calibrated test ran"
-    return f"Holm p = {pvalue(row.pvalue)}; false-positive rate {rate_text(row.as_verdict())}"
+    return f"Holm {p_equals(row.pvalue)}; false-positive rate {rate_text(row.as_verdict())}"
 
 
 def model_description(injection: dict | None) -> str:
