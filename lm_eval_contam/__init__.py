@@ -7,7 +7,7 @@ from pathlib import Path
 
 from lm_eval_contam.errors import ContamError
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
 __all__ = ["ContamError", "__version__", "task_dir"]
 
 
