@@ -81,12 +81,17 @@ def _csv_value(value: str) -> Any:
     return int(stripped) if stripped.lstrip("-").isdigit() else value
 
 
-def data_file(own: OwnData, out_dir: Path, source: str | None = None, split: str | None = None) -> str | None:
-    """The JSONL a split reads (a CSV converted under ``out_dir``), or None for a Hub dataset.
+@dataclass(frozen=True)
+class SplitData:
+    """Where one split of one's own data will be read from, and its rows when they are already in memory (a CSV)."""
 
-    ``source``/``split`` default to the audited ones (the control's are passed explicitly).
-    """
-    source, split = source or own.source, split or own.split
+    path: Path  # the JSONL the partition reads
+    rows: list[dict[str, Any]] | None  # a CSV's rows, written to ``path`` only once every row passed its checks
+    source: str  # the user's file, as errors name it
+
+
+def split_data(own: OwnData, out_dir: Path, source: str, split: str) -> SplitData | None:
+    """A data file's split (a CSV becomes JSONL under ``out_dir``), or None for a Hub dataset id."""
     path = Path(source).expanduser()
     suffix = path.suffix.lower()
     if suffix not in (".jsonl", ".csv"):
@@ -96,32 +101,30 @@ def data_file(own: OwnData, out_dir: Path, source: str | None = None, split: str
     if not path.is_file():
         raise ContamError("data file not found", source=source, field="--data")
     if suffix == ".jsonl":
-        return str(path.resolve())
-    rows = _csv_rows(path)
-    converted = out_dir / DATA_DIR / f"{own.key}_{split}.jsonl"
-    _write_new(converted, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
-    return str(converted.resolve())
+        return SplitData(path.resolve(), None, source)
+    return SplitData((out_dir / DATA_DIR / f"{own.key}_{split}.jsonl").resolve(), _csv_rows(path), source)
 
 
 def write_card(own: OwnData, out_dir: Path) -> Path:
-    """The partition card for ``own`` under ``out_dir``; its data checked row by row first."""
-    jsonl = data_file(own, out_dir)
-    card: dict[str, Any] = {"dataset_name": own.name, "split": own.split, "text_field": own.text_field}
+    """The partition card for ``own`` under ``out_dir``; every row checked before anything is written."""
     if (own.control_source is None) != (own.control_split is None) or own.control_split == own.split:
         raise ContamError("a control needs its own file and a split name other than the audited one",
                           field="--control-split")
-    if jsonl is None:
+    audited = split_data(own, out_dir, own.source, own.split)
+    card: dict[str, Any] = {"dataset_name": own.name, "split": own.split, "text_field": own.text_field}
+    splits = {own.split: audited}
+    if audited is None:
         if own.control_source:
             raise ContamError("a Hub dataset's control is another of its splits: audit it as a card with `splits`",
                               field="--control-data")
         card.update({"hf_path": own.source, **({"hf_name": own.hf_name} if own.hf_name else {})})
     else:
-        card["data_files"] = {own.split: jsonl}
         if own.control_source:
-            control = data_file(own, out_dir, own.control_source, own.control_split)
+            control = split_data(own, out_dir, own.control_source, own.control_split)
             if control is None:
                 raise ContamError("expected a .jsonl or .csv file", source=own.control_source, field="--control-data")
-            card["data_files"][own.control_split] = control
+            splits[own.control_split] = control
+        card["data_files"] = {name: str(data.path) for name, data in splits.items()}
     optional = {"second_field": own.second_field, "label_field": own.label_field,
                 "label_names": list(own.label_names), "task_type": own.task_type}
     card.update({key: value for key, value in optional.items() if value not in (None, [])})
@@ -130,21 +133,30 @@ def write_card(own: OwnData, out_dir: Path) -> Path:
     text = "# Written by `lm-eval-contam audit --data`; every method reads its partition from here.\n" + yaml.safe_dump(
         card, sort_keys=False, allow_unicode=True)
     path = out_dir / CARDS_DIR / f"{own.key}_{own.split}.yaml"
-    partition = Partition.from_card_fields(card, path)
-    if jsonl is not None:
-        for split in partition.dataset.splits:
-            check_rows(partition.dataset.partition(split), partition.dataset.partition(split).rows())
+    dataset = Partition.from_card_fields(card, path).dataset
+    if audited is not None:
+        for name, data in splits.items():
+            partition = dataset.partition(name)
+            if data.rows is None:
+                check_rows(partition, partition.rows(), data.source)
+            else:
+                check_rows(partition, data.rows, data.source, first_line=2)
+        for data in splits.values():
+            if data.rows is not None:
+                _write_new(data.path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in data.rows))
     return _write_new(path, text)
 
 
-def check_rows(partition: Partition, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Every row has the partition's columns, with text where text is expected and a known label."""
+def check_rows(partition: Partition, rows: Sequence[Mapping[str, Any]], source: str, first_line: int = 1) -> None:
+    """Every row has the partition's columns, with text where text is expected and a known label.
+
+    Errors name ``source`` and the row's line there (a CSV's first row is line 2, under its header).
+    """
     spec = partition.dataset
-    source = str(partition.data_file)
     if not rows:
         raise ContamError("no rows: the partition is empty", source=source)
     text_fields = [field for field in (spec.text_field, spec.second_field) if field]
-    for number, row in enumerate(rows, start=1):
+    for number, row in enumerate(rows, start=first_line):
         where = f"{source}:{number}"
         for field in text_fields:
             value = row.get(field)

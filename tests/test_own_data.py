@@ -133,3 +133,11 @@ def test_audit_data_runs_every_method_and_lists_instances_left_out_of_the_quiz(t
     assert "left out of the quiz" in (tmp_path / "report.md").read_text()
     control = [v for v in verdicts.values() if v.family == "likelihood" and v.method == "likelihood_control"]
     assert len(control) == 1 and 0.0 <= control[0].pvalue <= 1.0
+
+
+def test_a_bad_csv_row_names_its_csv_line_and_nothing_is_written(tmp_path: Path) -> None:
+    source = tmp_path / "bench.csv"
+    source.write_text("text,label\nA fine row.,0\nAnother fine row.,1\n ,0\n")
+    with pytest.raises(ContamError, match=r"bench\.csv:4.*text.*expected non-empty text"):
+        write_card(_own(source), tmp_path / "audit")
+    assert not (tmp_path / "audit").exists()  # neither the card nor the converted rows
