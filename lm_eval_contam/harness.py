@@ -11,7 +11,7 @@ from typing import Any
 
 from lm_eval_contam import task_dir
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.lm_eval_compat import is_api_model, model_class, selected_task_configs
+from lm_eval_contam.lm_eval_compat import is_api_model, model_class, post_scoring_request, selected_task_configs
 from lm_eval_contam.partitions import Partition
 
 log = logging.getLogger("lm_eval_contam")
@@ -62,8 +62,8 @@ def prompt_scoring_gap(lm: Any) -> str | None:
     """Why the API model ``lm`` cannot score prompts, or None when its server can.
 
     Chat models refuse in lm-eval itself (asked with no requests, so nothing is sent).
-    Completion models send one probe: the scoring request lm-eval would send (its own
-    ``_create_payload``), for :data:`PROBE_PROMPT`; servers without prompt
+    Completion models send one probe: the scoring request lm-eval would send
+    (:func:`~lm_eval_contam.lm_eval_compat.post_scoring_request`), for :data:`PROBE_PROMPT`; servers without prompt
     log-probabilities (transformers serve, OpenAI's current models) answer it without them
     or with an HTTP error, where lm-eval would die mid-run on a missing field.
     """
@@ -73,10 +73,8 @@ def prompt_scoring_gap(lm: Any) -> str | None:
         lm.loglikelihood([])
     except NotImplementedError:
         return f"lm-eval's {type(lm).__name__} cannot score prompts (chat endpoints return no prompt log-probabilities)"
-    payload = lm._create_payload(PROBE_PROMPT, generate=False)
     try:
-        response = requests.post(lm.base_url, json=payload, headers=lm.header, verify=lm.verify_certificate,
-                                 timeout=lm.timeout)
+        response = post_scoring_request(lm, PROBE_PROMPT)
     except requests.RequestException as error:
         raise ContamError(f"cannot reach {lm.base_url}: {type(error).__name__}", field="model_args") from None
     if not response.ok:

@@ -162,3 +162,13 @@ def rolling_loglikelihood(result: Any) -> float:
 def task_index(task_manager: Any) -> Mapping[str, Any]:
     """A TaskManager's {name: Entry}: its ``task_index`` in lm-eval 0.4, ``_task_index`` in 0.5."""
     return task_manager._task_index if LM_EVAL_05 else task_manager.task_index
+
+
+def post_scoring_request(lm: Any, prompt: str) -> Any:
+    """POST the request lm-eval's API model ``lm`` would send to score ``prompt`` (its own payload, URL, headers);
+    the ``requests`` response. Uses TemplateAPI internals (``_create_payload``, ``header``), hence here."""
+    import requests
+
+    payload = lm._create_payload(prompt, generate=False)
+    return requests.post(lm.base_url, json=payload, headers=lm.header, verify=lm.verify_certificate,
+                         timeout=lm.timeout)
