@@ -246,7 +246,8 @@ def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str
     proposers: dict[int, Any] = {}
     for partition, num_instances, seed, options_path in quiz_option_targets(tasks, task_manager):
         instances = sample_instances(partition, partition.rows(), num_instances, seed)
-        if all(instance.key in read_options(options_path) for instance in instances):
+        cached = read_options(options_path)
+        if all(instance.key in cached for instance in instances):
             continue
         if seed not in proposers:  # an instruct-model generator loads once per seed, only when needed
             proposers[seed] = proposer(generator, seed)
