@@ -134,7 +134,12 @@ class Partition:
         if path is None:
             import datasets  # slow import; only Hub partitions need it
 
-            return datasets.load_dataset(self.dataset.hf_path, self.dataset.hf_name, split=self.split).to_list()
+            try:
+                return datasets.load_dataset(self.dataset.hf_path, self.dataset.hf_name, split=self.split).to_list()
+            except (OSError, ValueError, ConnectionError) as error:  # offline, unknown id or split, no access
+                first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                raise ContamError(f"cannot load the Hub dataset's split {self.split!r} ({first[:200]})",
+                                  source=self.dataset.hf_path, field="hf_path") from None
         if not path.is_file():
             raise ContamError("data file not found", source=str(path), field="data_files")
         return read_jsonl_objects(path)

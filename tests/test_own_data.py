@@ -141,3 +141,10 @@ def test_a_bad_csv_row_names_its_csv_line_and_nothing_is_written(tmp_path: Path)
     with pytest.raises(ContamError, match=r"bench\.csv:4.*text.*expected non-empty text"):
         write_card(_own(source), tmp_path / "audit")
     assert not (tmp_path / "audit").exists()  # neither the card nor the converted rows
+
+
+def test_an_unreachable_hub_dataset_is_a_one_line_error(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    partition = Partition.from_card(write_card(_own("someone/bench"), tmp_path))
+    with pytest.raises(ContamError, match=r"someone/bench.*hf_path.*cannot load the Hub dataset's split 'test'"):
+        partition.rows()
