@@ -1,0 +1,193 @@
+"""The lm-eval glue that turns a loaded lm-eval task into its rendered evaluation docs.
+
+:func:`load_tasks` loads tasks and groups by name (registered, a group such as ``mmlu``, or the user's
+YAML under an include path) into ``{group: {subtask: Task}}``; a plain task is its own group of one.
+:func:`benchmark_docs` renders each evaluation doc with the task's own methods (``doc_to_text``,
+``doc_to_target``, ``doc_to_choice``: Jinja templates, column names and Python functions alike) into a
+:class:`BenchmarkDoc`. The evaluation docs are lm-eval's: the test split, else the validation split,
+after the task's ``process_docs``.
+
+How each output type becomes text and target:
+
+- ``multiple_choice``: text = ``doc_to_text``; target = the gold choice's text (``doc_to_target`` may be an
+  index into ``doc_to_choice`` or the choice string itself). Tasks with one context per choice (lm-eval's
+  "multiple input", e.g. winogrande: ``doc_to_text`` is the gold index) give text = the gold context and
+  target = ``doc_to_target``, the continuation every context shares.
+- ``generate_until`` and ``loglikelihood``: text = ``doc_to_text``, target = ``doc_to_target`` as text.
+- ``loglikelihood_rolling``: the scored text is ``doc_to_target`` (lm-eval scores it whole): text = it,
+  target = "".
+
+A target given as a list (several gold answers) keeps its first. A doc whose text renders empty, a task
+without evaluation docs, or any other output type is a :class:`ContamError` naming the task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lm_eval_contam.errors import ContamError
+
+OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood", "loglikelihood_rolling")
+
+
+@dataclass(frozen=True)
+class BenchmarkDoc:
+    """One evaluation doc of an lm-eval task, rendered as the model sees it."""
+
+    task: str  # lm-eval task name (a subtask for groups)
+    index: int  # position in the task's evaluation docs
+    text: str  # the instance text (question/context) as doc_to_text renders it
+    target: str  # the gold answer as text
+    choices: tuple[str, ...]  # doc_to_choice(doc) for multiple choice, () otherwise
+    output_type: str  # lm-eval's output_type
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error.args[0] if isinstance(error, KeyError) and error.args else error).strip()
+    return text.splitlines()[0][:200] if text else type(error).__name__
+
+
+def _why(error: BaseException) -> str:
+    """Why lm-eval could not build a task, in words."""
+    if isinstance(error, (StopIteration, IndexError)):
+        return "its evaluation split has no docs"
+    if isinstance(error, ValueError) and "must have valid or test docs" in str(error):
+        return "it has no test or validation split (no docs to evaluate)"
+    return f"lm-eval cannot load it ({type(error).__name__}: {_first_line(error)})"
+
+
+def _build(names: Sequence[str], task_manager: Any) -> dict[Any, Any]:
+    from lm_eval.tasks import get_task_dict
+
+    return get_task_dict(list(names), task_manager)
+
+
+def _leaf_names(name: str, task_manager: Any) -> list[str]:
+    """The plain tasks a group (or tag) name selects, from lm-eval's index, without building them."""
+    from lm_eval_contam.lm_eval_compat import selected_task_configs
+
+    return sorted(selected_task_configs(task_manager, name))
+
+
+def _load_one(name: str, task_manager: Any) -> dict[Any, Any]:
+    """lm-eval's task dict for one name; a failure names the task (for a group: the failing subtask)."""
+    from lm_eval_contam.lm_eval_compat import task_index
+
+    if name not in task_index(task_manager):
+        raise ContamError("lm-eval does not know this task or group (check the name and --include_path)",
+                          source=name, field="--tasks")
+    try:
+        return _build([name], task_manager)
+    except Exception as error:  # noqa: BLE001 - lm-eval raises anything from datasets, Jinja or the task's code
+        leaves = [leaf for leaf in _leaf_names(name, task_manager) if leaf != name]
+        for leaf in leaves:
+            try:
+                _build([leaf], task_manager)
+            except Exception as leaf_error:  # noqa: BLE001
+                raise ContamError(f"subtask {leaf!r} of group {name!r}: {_why(leaf_error)}", source=name,
+                                  field="--tasks") from None
+        raise ContamError(_why(error), source=name, field="--tasks") from None
+
+
+def _key_name(key: Any) -> str:
+    """A task-dict key's bare name: a string (lm-eval 0.5 writes ``group::task``) or a group object."""
+    if isinstance(key, str):
+        return key.rpartition("::")[2]
+    return str(getattr(key, "group_name", None) or getattr(key, "group", None) or key)
+
+
+def _leaves(tree: Mapping[Any, Any]) -> dict[str, Any]:
+    """Every Task of a (nested) task dict, by bare name, in lm-eval's order."""
+    found: dict[str, Any] = {}
+    for key, value in tree.items():
+        if isinstance(value, Mapping):
+            found.update(_leaves(value))
+        else:
+            found[_key_name(key)] = value
+    return found
+
+
+def load_tasks(names: Sequence[str], include_path: Sequence[str] = (), *,
+               task_manager: Any | None = None) -> dict[str, dict[str, Any]]:
+    """``{group: {subtask: Task}}`` for lm-eval task/group names; a plain task is its own group.
+
+    Every task is checked here, before anything runs or is written: an unknown name, a task lm-eval cannot
+    build, a task without evaluation docs, an output type the audit cannot render, or a doc that renders no
+    text is a one-line :class:`ContamError` naming the task (and the failing subtask of a group).
+    """
+    if task_manager is None:
+        from lm_eval_contam.harness import task_manager as make_task_manager
+
+        task_manager = make_task_manager(tuple(include_path), include_defaults=True)
+    if not names:
+        raise ContamError("no task named", field="--tasks")
+    loaded: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(names):
+        tasks = _leaves(_load_one(name, task_manager))
+        if not tasks:
+            raise ContamError("the group has no tasks", source=name, field="--tasks")
+        for subtask, task in tasks.items():
+            benchmark_docs(subtask, task)  # renders every doc once: a task that cannot be audited fails here
+        loaded[name] = tasks
+    return loaded
+
+
+def _text(value: Any, what: str, task: str, index: int) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ContamError(f"doc {index}: {what} rendered {type(value).__name__} {value!r:.80}, expected text",
+                          source=task, field=what)
+    return str(value)
+
+
+def _choice(choices: Sequence[str], value: Any, task: str, index: int) -> str:
+    """A gold answer as text: an index into ``choices`` or the text itself."""
+    if isinstance(value, int) and not isinstance(value, bool) and choices:
+        if not 0 <= value < len(choices):
+            raise ContamError(f"doc {index}: gold index {value} is outside the {len(choices)} choices",
+                              source=task, field="doc_to_target")
+        return choices[value]
+    return _text(value, "doc_to_target", task, index)
+
+
+def render_doc(name: str, task: Any, index: int, doc: Mapping[str, Any]) -> BenchmarkDoc:
+    """One evaluation doc rendered with the task's own ``doc_to_*`` methods."""
+    output_type = str(task.OUTPUT_TYPE)
+    if output_type not in OUTPUT_TYPES:
+        raise ContamError(f"output_type {output_type!r} cannot be audited; supported: {', '.join(OUTPUT_TYPES)}",
+                          source=name, field="output_type")
+    if getattr(task.config, "doc_to_image", None) or getattr(task.config, "doc_to_audio", None):
+        raise ContamError("a task with images or audio cannot be audited (the methods read text only)", source=name,
+                          field="doc_to_image")
+    choices: tuple[str, ...] = ()
+    if output_type == "multiple_choice":
+        choices = tuple(_text(choice, "doc_to_choice", name, index) for choice in task.doc_to_choice(doc))
+    target = task.doc_to_target(doc)
+    if isinstance(target, list):
+        if not target:
+            raise ContamError(f"doc {index}: doc_to_target rendered an empty list", source=name, field="doc_to_target")
+        target = target[0]
+    text_value = task.doc_to_text(doc)
+    if output_type == "loglikelihood_rolling":
+        text, answer = _text(target, "doc_to_target", name, index), ""
+    elif output_type == "multiple_choice" and isinstance(text_value, int) and not isinstance(text_value, bool):
+        text, answer = _choice(choices, text_value, name, index), _text(target, "doc_to_target", name, index)
+    else:
+        text = _text(text_value, "doc_to_text", name, index)
+        answer = _choice(choices, target, name, index) if choices else _text(target, "doc_to_target", name, index)
+    if not text.strip():
+        raise ContamError(f"doc {index} renders no text (doc_to_text is empty): nothing to audit", source=name,
+                          field="doc_to_text")
+    return BenchmarkDoc(task=name, index=index, text=text, target=answer, choices=choices, output_type=output_type)
+
+
+def benchmark_docs(name: str, task: Any) -> list[BenchmarkDoc]:
+    """Every evaluation doc of ``task`` (lm-eval's test split, else its validation split), rendered."""
+    try:
+        docs = list(task.eval_docs)
+    except ValueError as error:
+        raise ContamError(_why(error), source=name, field="--tasks") from None
+    if not docs:
+        raise ContamError(_why(StopIteration()), source=name, field="--tasks")
+    return [render_doc(name, task, index, doc) for index, doc in enumerate(docs)]
