@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.harness import with_api_stop
 from lm_eval_contam.lm_eval_compat import is_api_model
+from lm_eval_contam.request_parts import with_api_stop
 
 
 def default_device() -> str:
@@ -116,7 +116,7 @@ def generate(
         gen_kwargs.update(do_sample=True, temperature=temperature)
     else:
         gen_kwargs.update(do_sample=False)
-    if is_api_model(model):  # see harness.API_STOP
+    if is_api_model(model):  # see request_parts.API_STOP
         gen_kwargs = with_api_stop(gen_kwargs)
     rendered = [_render(model, prompt, apply_chat_template) for prompt in prompts]
     requests = [

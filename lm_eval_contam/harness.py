@@ -117,18 +117,6 @@ def _arg_dict(model_args: str | dict[str, Any] | None) -> dict[str, Any]:
     return simple_parse_args_string(model_args or "")
 
 
-# The stop string of an API request whose task sets none. lm-eval's API models send `until: []` as `stop: []`, which
-# some OpenAI-compatible servers reject (transformers serve cannot map an empty list to tokens: HTTP 500). A reply
-# ends at the model's own end of turn, so the request carries one stop a reply does not spell out in text: GPT-2's
-# end-of-text marker, which every byte-level tokenizer can encode and OpenAI's API accepts.
-API_STOP = "<|endoftext|>"
-
-
-def with_api_stop(generation_kwargs: dict[str, Any]) -> dict[str, Any]:
-    """``generation_kwargs`` for an API model's request: an empty ``until`` becomes ``[API_STOP]``."""
-    return generation_kwargs if generation_kwargs.get("until") else {**generation_kwargs, "until": [API_STOP]}
-
-
 def data_lines(partition: Partition) -> list[str]:
     """How a task YAML loads the partition: by Hub path, or by the project's local-data hook."""
     spec = partition.dataset

@@ -26,7 +26,7 @@ from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.cli.run import _with_hook
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.generation import ModelSpec
-from lm_eval_contam.harness import API_STOP, with_api_stop
+from lm_eval_contam.request_parts import API_STOP, with_api_stop
 from lm_eval_contam.timetravel.judge import MATCH_CLASSES, parse_judge_reply
 
 SERVER_LIFETIME_S = 900

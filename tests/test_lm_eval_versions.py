@@ -25,7 +25,8 @@ from lm_eval_contam.lm_eval_compat import task_index
 from lm_eval_contam.text import rouge_l_f
 from lm_eval_contam.timetravel.judge import classify_match
 from lm_eval_contam.timetravel.task import PARTITION_METRICS, STATISTIC_READERS, BootstrapOptions
-from lm_eval_contam.timetravel.task import partition_statistics, swap_prompt
+from lm_eval_contam.request_parts import swap_prompt
+from lm_eval_contam.timetravel.task import partition_statistics
 
 TIME_TRAVEL = "timetravel_toy_news_train"
 DCQ_GENERATE, DCQ_LOGLIKELIHOOD = "dcq_toy_news_train", "dcq_toy_news_train_ll"

@@ -16,6 +16,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from lm_eval_contam.dcq.instances import QuizInstance, instance_key, label_line
+from lm_eval_contam.dcq.perturb import offline_proposer
+from lm_eval_contam.dcq.proposal import NUM_OPTIONS, Proposal, Proposer
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import read_jsonl_objects
 from lm_eval_contam.text import normalize_whitespace
@@ -53,20 +55,12 @@ Fourth word-level perturbation goes here
 ---
 """
 
-NUM_OPTIONS = 4
 DEFAULT_ATTEMPTS = 3
 # Word-level synonym swaps keep an instance's length roughly; a larger change means
 # the generator rewrote, added or dropped text.
 DEFAULT_MAX_LENGTH_CHANGE = 0.5
 GENERATION_TEMPERATURE = 1.0
 GENERATION_MAX_NEW_TOKENS = 4000  # the paper's generation budget
-
-# Four options for one instance, or None when the generator produced none (an
-# unparseable completion; no replaceable word for the offline perturber).
-Proposal = Sequence[str] | None
-# (instances, attempt number from 1) -> one proposal per instance.
-Proposer = Callable[[Sequence[QuizInstance], int], Sequence[Proposal]]
-
 
 def generation_prompt(instance: str) -> str:
     return GENERATION_PROMPT.replace("{original_instance}", instance)
@@ -356,8 +350,6 @@ def proposer(generator: str, seed: int, *, device: str | None = None, batch_size
              max_gen_toks: int = GENERATION_MAX_NEW_TOKENS) -> Proposer:
     """The WordNet perturber for ``offline``, else the paper's prompt to an instruct model (HF folder or spec)."""
     if generator == OFFLINE:
-        from lm_eval_contam.dcq.perturb import offline_proposer
-
         return offline_proposer(seed)
     return model_proposer(model_completer(generator, device=device, batch_size=batch_size, max_gen_toks=max_gen_toks))
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lm_eval_contam.dcq.instances import QuizInstance
-from lm_eval_contam.dcq.options import NUM_OPTIONS, Proposal
+from lm_eval_contam.dcq.proposal import NUM_OPTIONS, Proposal, Proposer
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.seeding import rng_for
 from lm_eval_contam.text import normalize_whitespace
@@ -199,8 +199,9 @@ def perturb(
     return tuple(options)
 
 
-def offline_proposer(seed: int = 0, *, wordnet: WordNet | None = None, rate: float = DEFAULT_SUBSTITUTION_RATE):
-    """A :data:`~lm_eval_contam.dcq.options.Proposer` backed by :func:`perturb`."""
+def offline_proposer(seed: int = 0, *, wordnet: WordNet | None = None,
+                     rate: float = DEFAULT_SUBSTITUTION_RATE) -> Proposer:
+    """A :data:`~lm_eval_contam.dcq.proposal.Proposer` backed by :func:`perturb`."""
     loaded = wordnet or load_wordnet()
 
     def propose(instances: Sequence[QuizInstance], attempt: int) -> list[Proposal]:

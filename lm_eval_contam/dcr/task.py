@@ -48,7 +48,7 @@ from lm_eval_contam.dcr.results import (
 )
 from lm_eval_contam.dcr.sheet import load_sheet, valid_check_mode
 from lm_eval_contam.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, task_request
-from lm_eval_contam.timetravel.task import general_context
+from lm_eval_contam.request_parts import general_context
 
 # Metrics of a controlled level, each read from the level's ControlledScore.
 CONTROLLED_READERS: dict[str, Callable[[ControlledScore], float]] = {

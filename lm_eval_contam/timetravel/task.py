@@ -13,7 +13,6 @@ list (:func:`partition_statistics`).
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass
@@ -24,10 +23,9 @@ import numpy as np
 from lm_eval.api.metrics import mean
 from lm_eval.api.task import ConfigurableTask
 
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.harness import with_api_stop
 from lm_eval_contam.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, is_json_chat, task_request
 from lm_eval_contam.partitions import Partition, metadata_number
+from lm_eval_contam.request_parts import general_context, with_api_stop
 from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.text import rouge_l_f
 from lm_eval_contam.timetravel.instances import DEFAULT_NUM_INSTANCES, sample_docs
@@ -94,49 +92,6 @@ def _alg1_decimals(value: Any) -> int | None:
     return None if value is None or str(value).lower() == "none" else int(value)
 
 
-def _replace_last(text: str, guided_prompt: str, general_prompt: str) -> str | None:
-    """``text`` with its last guided prompt replaced by the general one (also tried stripped); None if absent."""
-    for old, new in ((guided_prompt, general_prompt), (guided_prompt.strip(), general_prompt.strip())):
-        head, found, tail = text.rpartition(old)
-        if found:
-            return head + new + tail
-    return None
-
-
-def swap_prompt(context: str, guided_prompt: str, general_prompt: str) -> str:
-    """The rendered general context: the guided prompt replaced inside lm-eval's rendered context.
-
-    Reusing lm-eval's rendering keeps the chat template, system prompt and any
-    generation prefix identical between the two requests.
-    """
-    swapped = _replace_last(context, guided_prompt, general_prompt)
-    if swapped is None:
-        raise ContamError("the rendered context does not contain the guided prompt", field="doc_to_text")
-    return swapped
-
-
-def swap_prompt_in_messages(messages_json: str, guided_prompt: str, general_prompt: str) -> str:
-    """:func:`swap_prompt` for a chat rendered as JSON messages (API models): swapped inside the last message holding it."""
-    messages = json.loads(messages_json)
-    for message in reversed(messages):
-        content = message.get("content")
-        swapped = _replace_last(content, guided_prompt, general_prompt) if isinstance(content, str) else None
-        if swapped is not None:
-            message["content"] = swapped
-            # lm-eval's API models serialise chats with ensure_ascii=False; keep the general request identical in form.
-            return json.dumps(messages, ensure_ascii=False)
-    raise ContamError("no chat message of the rendered context contains the guided prompt", field="doc_to_text")
-
-
-def general_context(context: Any, guided_prompt: str, general_prompt: str) -> Any:
-    """The general request's context, in the same form lm-eval rendered the guided one (text or JSON chat)."""
-    if isinstance(context, str):
-        return swap_prompt(context, guided_prompt, general_prompt)
-    if is_json_chat(context):
-        return type(context)(swap_prompt_in_messages(context.prompt, guided_prompt, general_prompt))
-    raise ContamError(f"expected a rendered text or JSON chat context, got {type(context).__name__}", field="doc_to_text")
-
-
 class TimeTravelTask(ConfigurableTask):
     """A Time Travel partition; its YAML's ``metadata`` names the partition (see README)."""
 
@@ -174,7 +129,7 @@ class TimeTravelTask(ConfigurableTask):
     def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> list:
         general_ctx = general_context(ctx, doc["guided_prompt"], doc["general_prompt"])
         generation_kwargs = self.config.generation_kwargs
-        if is_json_chat(ctx):  # an API chat model: see harness.API_STOP
+        if is_json_chat(ctx):  # an API chat model: see request_parts.API_STOP
             generation_kwargs = with_api_stop(generation_kwargs)
         guided, general = (task_request(self, doc, (context, deepcopy(generation_kwargs)), idx, **kwargs)
                            for idx, context in enumerate((ctx, general_ctx)))

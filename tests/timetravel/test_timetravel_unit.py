@@ -23,7 +23,7 @@ from lm_eval_contam.timetravel import (
 )
 from lm_eval_contam.partitions import Partition, dataset_from_task_metadata
 from lm_eval_contam.timetravel.instances import sample_docs
-from lm_eval_contam.timetravel.task import swap_prompt
+from lm_eval_contam.request_parts import swap_prompt
 
 FIELDS = {"split_name": "train", "dataset_name": "AG News", "first_piece": "FP text", "label": "2 (Business)"}
 
