@@ -1,4 +1,4 @@
-"""lm-eval ``custom_dataset`` hook: a task's partition read from local JSONL files.
+"""How a task YAML loads its partition: lm-eval's ``dataset_path`` for Hub data, else this ``custom_dataset`` hook.
 
 Every method's YAML names its partition with the same metadata (see
 :mod:`lm_eval_contam.partitions`); shipped sample datasets and one's own data
@@ -12,7 +12,7 @@ from typing import Any
 import datasets
 
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.partitions import dataset_from_task_metadata
+from lm_eval_contam.partitions import Partition, dataset_from_task_metadata
 
 
 def load_partitions(**metadata: Any) -> datasets.DatasetDict:
@@ -26,3 +26,11 @@ def load_partitions(**metadata: Any) -> datasets.DatasetDict:
             raise ContamError("no rows: the partition is empty", source=str(partition.data_file))
         splits[split] = datasets.Dataset.from_list(rows)
     return datasets.DatasetDict(splits)
+
+
+def data_lines(partition: Partition) -> list[str]:
+    """How a task YAML loads the partition: by Hub path, or by the project's local-data hook."""
+    spec = partition.dataset
+    if spec.hf_path is None:
+        return ["custom_dataset: !function lm_eval_contam.datafiles.load_partitions"]
+    return [f"dataset_path: {spec.hf_path}", *([f"dataset_name: {spec.hf_name}"] if spec.hf_name else [])]

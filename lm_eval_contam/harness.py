@@ -1,4 +1,4 @@
-"""What every method's lm-eval glue shares: task-manager factory, include paths, YAML data lines, post-processing.
+"""What every method's lm-eval glue shares: task-manager factory, include paths, the API model check, post-processing.
 
 The only module besides ``<method>/task.py`` that talks to lm-eval's task API;
 jobs (audit) and the CLI call it, never the other way round.
@@ -12,7 +12,6 @@ from typing import Any
 from lm_eval_contam import task_dir
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.lm_eval_compat import is_api_model, model_class, post_scoring_request, selected_task_configs
-from lm_eval_contam.partitions import Partition
 
 log = logging.getLogger("lm_eval_contam")
 
@@ -115,14 +114,6 @@ def _arg_dict(model_args: str | dict[str, Any] | None) -> dict[str, Any]:
     if isinstance(model_args, dict):
         return dict(model_args)
     return simple_parse_args_string(model_args or "")
-
-
-def data_lines(partition: Partition) -> list[str]:
-    """How a task YAML loads the partition: by Hub path, or by the project's local-data hook."""
-    spec = partition.dataset
-    if spec.hf_path is None:
-        return ["custom_dataset: !function lm_eval_contam.datafiles.load_partitions"]
-    return [f"dataset_path: {spec.hf_path}", *([f"dataset_name: {spec.hf_name}"] if spec.hf_name else [])]
 
 
 def post_process(results: dict[str, Any]) -> dict[str, Any]:

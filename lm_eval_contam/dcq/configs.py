@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from lm_eval_contam.harness import data_lines
+from lm_eval_contam.datafiles import data_lines
 from lm_eval_contam.partitions import SAMPLES_DIR, Partition, registered_partitions
 
 METHOD = "dcq"

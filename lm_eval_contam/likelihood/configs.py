@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 
 from lm_eval_contam.dcq.configs import sample_options_file
+from lm_eval_contam.datafiles import data_lines
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.harness import data_lines
 from lm_eval_contam.partitions import SAMPLES_DIR, Partition, registered_partitions
 
 METHOD = "likelihood"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from lm_eval_contam.harness import data_lines
+from lm_eval_contam.datafiles import data_lines
 from lm_eval_contam.partitions import Partition, registered_partitions
 from lm_eval_contam.timetravel.instances import default_num_instances
 
