@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import lm_eval
@@ -118,21 +119,33 @@ def test_per_instance_rows_come_from_the_samples(run_dir) -> None:
     assert rows[0].judge_a == first["exact_matches"]["match"] and rows[0].judge_b == "exact"
 
 
-def test_html_is_self_contained_with_summary_first_and_a_chart_each(run_dir, tmp_path) -> None:
+def test_html_is_self_contained_with_the_matrix_first_and_a_chart_each(run_dir, tmp_path) -> None:
     written = write_report(run_dir, out_dir=tmp_path)
     page = written.html_path.read_text()
-    assert page.index('<h2 id="summary">') < page.index("<h2>Models</h2>") < page.index('<h2 id="details">')
-    summary = page[page.index('<table class="summary">'):]
-    summary = summary[:summary.index("</table>")]
-    assert "<td>Toy News train</td>" in summary
-    assert summary.count('<td class="flag">') == 1  # Judge B's flag; the untrained model fools nothing else
-    assert summary.count('<td class="ok">') == 4
+    assert (page.index('<h2 id="matrix">') < page.index('<h2 id="cells">') < page.index('<h2 id="tests">')
+            < page.index("<h2>Models</h2>") < page.index('<h2 id="details">'))
+    matrix = page[page.index('<table class="matrix">'):]
+    matrix = matrix[:matrix.index("</table>")]
+    # One row (the tiny model on Toy News train): its verdict, then the two driving tests, then the three beside.
+    assert matrix.count("<tr>") == 3 and '<td class="row">' in matrix and "<small>Toy News train</small>" in matrix
+    assert re.findall(r'<th><a href="#(t-[^"]+)">', matrix) == [
+        "t-tt-alg1-permutation-instruct", "t-dcq-loglikelihood", "t-tt-alg1-instruct", "t-tt-alg2-judge-a-instruct",
+        "t-tt-judge-b-instruct"]
+    assert '<th class="group" colspan="2">drive the verdict</th><th class="group" colspan="3">' in matrix
+    assert matrix.count('<td class="hit aside"') == 1  # Judge B's flag; the untrained model fools nothing else
+    assert matrix.count('<td class="miss aside"') == 1 and matrix.count("fired") == 0
+    assert '<td class="verdict ok"' in matrix
+    # Each test's statement once, each anchor the matrix links to present once.
+    for anchor_id in re.findall(r'href="#([^"]+)"', matrix):
+        assert page.count(f'id="{anchor_id}"') == 1, anchor_id
     # Charts: the ROUGE-L strip plot, the BDQ and the BCQ bars; each a well-formed standalone SVG.
     svgs = re.findall(r"<svg.*?</svg>", page, flags=re.DOTALL)
     assert len(svgs) == 3 and all(ET.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg" for svg in svgs)
     links = re.findall(r"""href\s*=\s*["']([^"']*)""", page, flags=re.IGNORECASE)
-    assert links and all(link.startswith("#") for link in links)  # only jumps from the summary to the details
+    assert links and all(link.startswith("#") for link in links)  # only jumps within the page
     assert not re.search(r"src\s*=|url\(|@import|<script|<link|<img|<iframe", page, flags=re.IGNORECASE)
+    # Every table sits in its own scroll box, so none widens the page.
+    assert page.count("<table") == len(re.findall(r'<div class="scroll[^"]*"><table', page))
     assert written.md_path.read_text().startswith("# Contamination report\n")
 
 
@@ -269,7 +282,7 @@ def test_dcr_levels_factor_and_adjusted_accuracy(tmp_path) -> None:
     assert adjusted.adjusted == row["acc_adj,none"] and adjusted.adjusted_stderr == row["acc_adj_stderr,none"]
     page = render_html(report)
     assert "DCR level scores S1–S4" in page and "raw vs DCR-adjusted" in page and len(re.findall("<svg", page)) == 2
-    assert "No Time Travel or DCQ task in this run" in page
+    assert "No Time Travel, DCQ or likelihood task in this run: nothing to decide." in page
     markdown = render_markdown(report)
     assert "##### DCR — dcr_toy_sentiment (sheet toy_sentiment)" in markdown and "| 0.700 | 0.150 | 0.500 | 0.300 |" in markdown
 
@@ -340,9 +353,9 @@ def measured(monkeypatch):
     return rates
 
 
-def test_partition_verdict_leads_with_fired_evidence_and_measured_rates(measured) -> None:
+def test_matrix_shows_each_test_p_and_marks_what_drives_the_verdict(measured) -> None:
     from lm_eval_contam.report import markdown as markdown_report
-    from lm_eval_contam.report.html import partition_table as html_partition_table
+    from lm_eval_contam.report.html import evidence_matrix
     from lm_eval_contam.report.model import Report
 
     report = Report(source=Path("/run"), models=(), verdicts=tuple(PARTITION_VERDICTS))
@@ -350,36 +363,99 @@ def test_partition_verdict_leads_with_fired_evidence_and_measured_rates(measured
     # Calibrated tests only; the combined styles stand in for both permutation tests: Holm over 0.06, 0.004, 0.02.
     assert [(v.method, round(p, 6)) for v, p in row.evidence] == [
         ("tt_styles_combined", 0.06), ("dcq_loglikelihood", 0.012), ("likelihood_control", 0.04)]
-    lines = markdown_report.partition_table(report)
-    assert lines[0] == "| model | partition | verdict | generation | quiz | likelihood | papers' own verdicts |"
-    assert lines[2] == (
-        "| m | Toy News test | **CONTAMINATED** (Holm p = 0.0120; false-positive rate 1.8 % (1/56; 95 % CI 0.1–9.6 %)) "
-        "| Both styles: p = 0.0600, Holm p = 0.0600; false-positive rate not measured "
-        "| **DCQ: p = 0.0040, Holm p = 0.0120; false-positive rate 3.6 % (2/56; 95 % CI 0.4–12.3 %)** "
-        "| **Control (control): p = 0.0200, Holm p = 0.0400; false-positive rate not measured** "
-        "| Alg. 1 (instruct): contaminated (p = 0.0100); Judge A (instruct): not flagged (0 exact, 1 near-exact) |")
-    page = html_partition_table(report)
-    assert ('<td class="flag">contaminated<small>Holm p = 0.0120; false-positive rate 1.8 % (1/56; 95 % CI 0.1–9.6 %)'
-            "</small></td>") in page
-    assert "<td><b>DCQ: p = 0.0040, Holm p = 0.0120; false-positive rate 3.6 % (2/56; 95 % CI 0.4–12.3 %)</b></td>" in page
-    assert "<td>Both styles: p = 0.0600, Holm p = 0.0600; false-positive rate not measured</td>" in page
+    lines = markdown_report.evidence_matrix(report)
+    assert lines[0] == ("| model / partition | verdict per partition | Both styles | DCQ | Control (control) "
+                        "| _Alg. 1 (instruct)_ | _Permutation (instruct)_ | _Permutation (completion)_ "
+                        "| _Judge A (instruct)_ |")
+    assert lines[2] == ("| m / Toy News test | **CONTAMINATED** (Holm 0.0120) | 0.0600 | **0.0040** ⚑ | **0.0200** ⚑ "
+                        "| _**0.0100**_ | _**0.0300**_ | _0.2000_ | _not flagged_ |")
+    page = evidence_matrix(report)
+    assert ('<th class="group" colspan="3">drive the verdict</th>'
+            '<th class="group" colspan="4">shown beside, not driving</th>') in page
+    assert ('<td class="verdict flag" title="Holm p = 0.0120; false-positive rate 1.8 % (1/56; 95 % CI 0.1–9.6 %)">'
+            "contaminated<small>Holm 0.0120</small></td>") in page
+    assert ('<td class="p2 fired" title="DCQ: p = 0.0040, Holm p = 0.0120; false-positive rate 3.6 % '
+            '(2/56; 95 % CI 0.4–12.3 %)"><a href="#d-m-dcq-ll">0.0040</a></td>') in page
+    assert '<td class="p0" title="Both styles: p = 0.0600, Holm p = 0.0600; false-positive rate not measured">' in page
+    assert ('<td class="p1 aside" title="Permutation (instruct): contaminated (); not driving: counted through the '
+            'test that combines it with others"><a href="#d-m-tt-i">0.0300</a></td>') in page
+    assert ('<td class="miss aside" title="Judge A (instruct): not flagged (0 exact, 1 near-exact)">'
+            '<a href="#d-m-tt-i">not flagged</a></td>') in page
+    assert '<th><a href="#t-likelihood-control-control">Control<small>control</small></a></th>' in page
+
+
+def test_each_test_is_stated_once_with_its_role(measured) -> None:
+    from lm_eval_contam.report import markdown as markdown_report
+    from lm_eval_contam.report.model import Report
+
+    two_partitions = [*PARTITION_VERDICTS, *(replace(v, partition="Toy News train", null=f"{v.null} (train)")
+                                             for v in PARTITION_VERDICTS)]
+    lines = markdown_report.tests_section(Report(source=Path("/run"), models=(), verdicts=tuple(two_partitions)))
+    dcq = lines.index("#### DCQ")
+    assert lines[dcq:dcq + 6] == [
+        "#### DCQ", "", "- role: drives the per-partition verdict (Holm)",
+        "- null hypothesis: Toy News test: no memory; Toy News train: no memory (train)", "- rule: p &lt;= 0.05",
+        "- false-positive rate measured by the null study: 3.6 % (2/56; 95 % CI 0.4–12.3 %)"]
+    assert lines.count("#### DCQ") == 1 and len([line for line in lines if line.startswith("#### ")]) == 1 + 7
+    assert ("- role: shown beside the per-partition verdict, not driving it: the paper's own decision, shown unchanged"
+            in lines[lines.index("#### Alg. 1 (instruct)"):])
+    assert lines[lines.index("#### Verdict per partition") + 4] == (
+        "- false-positive rate measured by the null study: 1.8 % (1/56; 95 % CI 0.1–9.6 %)")
+
+
+def test_a_test_over_its_level_is_shown_beside_and_says_why(measured, monkeypatch) -> None:
+    from lm_eval_contam import verdict as verdict_module
+    from lm_eval_contam.report import layout
+    from lm_eval_contam.report.model import Report
+    from lm_eval_contam.stats import ConfidenceInterval
+
+    over = verdict_module.MeasuredRate("tt_alg1_permutation:completion", 56, 8, 8 / 56, ConfidenceInterval(0.064, 0.262),
+                                       "unseen", "python scripts/null_study.py", "2026-11-23")
+    monkeypatch.setattr(verdict_module, "shipped_rates", lambda: {**measured, over.key: over})
+    report = Report(source=Path("/run"), models=(), verdicts=tuple(PARTITION_VERDICTS))
+    columns = layout.test_columns(report.verdicts, report.partitions)
+    (row,) = layout.matrix(report.partitions, columns)
+    asides = {column.key: cell.aside for column, cell in zip(columns, row.cells)}
+    # The completion style is over its level: the combination is dropped and the instruct test stands alone.
+    assert asides == {
+        "tt_alg1_permutation:instruct": None, "dcq_loglikelihood": None, "likelihood_control:control": None,
+        "tt_alg1:instruct": "the paper's own decision, shown unchanged",
+        "tt_alg1_permutation:completion": ("the null study measured it flagging never-seen partitions significantly "
+                                           "more often than 0.05"),
+        "tt_styles_combined": "it combines a test that is over its level; its other parts stand alone",
+        "tt_alg2_judge_a:instruct": "the paper's own decision, shown unchanged"}
+    (completion,) = [cell for column, cell in zip(columns, row.cells) if column.key == "tt_alg1_permutation:completion"]
+    assert completion.tooltip() == ("Permutation (completion): not flagged (p = 0.2000); not driving: false-positive "
+                                    "rate 14.3 % (8/56; 95 % CI 6.4–26.2 %) in the null study")
 
 
 def test_no_calibrated_test_leaves_the_partition_undecided(measured) -> None:
     from lm_eval_contam.report import markdown as markdown_report
+    from lm_eval_contam.report.html import evidence_matrix
     from lm_eval_contam.report.model import Report
 
     papers_only = [v for v in PARTITION_VERDICTS if v.method in ("tt_alg1", "tt_alg2_judge_a")]
     report = Report(source=Path("/run"), models=(), verdicts=tuple(papers_only))
-    assert markdown_report.partition_table(report)[2] == (
-        "| m | Toy News test | no calibrated evidence (no calibrated test ran) "
-        "| Alg. 1 (instruct): contaminated (p = 0.0100); Judge A (instruct): not flagged (0 exact, 1 near-exact) |")
+    lines = markdown_report.evidence_matrix(report)
+    assert lines[0] == "| model / partition | verdict per partition | _Alg. 1 (instruct)_ | _Judge A (instruct)_ |"
+    assert lines[2] == "| m / Toy News test | no calibrated evidence | _**0.0100**_ | _not flagged_ |"
+    page = evidence_matrix(report)
+    assert '<th class="group" colspan="2">shown beside, not driving</th></tr>' in page and "drive the verdict" not in page
+    assert ('<td class="verdict undecided" title="no calibrated test ran">no calibrated evidence'
+            "<small>no calibrated test</small></td>") in page
 
 
-def test_every_verdict_states_its_measured_rate_or_not_measured(run_dir, measured, tmp_path) -> None:
+def test_each_measured_rate_is_stated_once_per_test(run_dir, measured, tmp_path) -> None:
     markdown = write_report(run_dir, out_dir=tmp_path).md_path.read_text()
-    assert markdown.index("## Verdict per partition") < markdown.index("## Every method's verdict")
+    sections = ["## Evidence per partition and test", "## One line per cell",
+                "## The tests: null hypothesis, rule, measured rates", "## Models", "## Details"]
+    assert [markdown.index(section) for section in sections] == sorted(markdown.index(s) for s in sections)
     rate_facts = re.findall(r"false-positive rate measured by the null study: (not measured|[^)]*\))", markdown)
-    assert len(rate_facts) == 5  # one per verdict in the details
+    assert len(rate_facts) == 1 + 5  # the per-partition verdict's, then one per test; none in the details
+    assert rate_facts[0] == "1.8 % (1/56; 95 % CI 0.1–9.6 %)"
     assert rate_facts.count("3.6 % (2/56; 95 % CI 0.4–12.3 %)") == 1  # DCQ's
     assert rate_facts.count("not measured") == 4
+    assert markdown.count("\n- null hypothesis: ") == 1 + 5 and markdown.count("\n- rule: ") == 1 + 5
+    details = markdown[markdown.index("## Details"):]
+    assert "caveat: run with --limit 4" in details
+    assert "null hypothesis" not in details and "rule:" not in details

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
-from lm_eval_contam.report.layout import verdict_facts
+from lm_eval_contam.report.layout import test_anchor, verdict_facts
 from lm_eval_contam.verdict import Verdict
 
 
@@ -13,11 +13,17 @@ def e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def scroll(content: str, *, tall: bool = False) -> str:
+    """A box that scrolls its content sideways (and, ``tall``, downwards) instead of widening the page."""
+    return f'<div class="scroll{" tall" if tall else ""}">{content}</div>'
+
+
 def table(header: Sequence[str], rows: Iterable[Sequence[str]], *, raw: bool = False) -> str:
-    """A table; cells are escaped unless ``raw`` (then the caller built them from escaped parts)."""
+    """A table in its own scroll box; cells are escaped unless ``raw`` (then the caller built them from escaped
+    parts)."""
     head = "".join(f"<th>{e(cell)}</th>" for cell in header)
     body = "".join("<tr>" + "".join(f"<td>{cell if raw else e(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    return scroll(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
 def badge(verdict: Verdict) -> str:
@@ -30,6 +36,7 @@ def anchor(verdict: Verdict) -> str:
 
 
 def facts_table(verdicts: Sequence[Verdict]) -> str:
-    rows = [(e(v.title), badge(v), "<br>".join(f"{e(name)}: <b>{e(value)}</b>" for name, value in verdict_facts(v)))
-            for v in verdicts]
+    """Each verdict's numbers; a decided verdict's title links to its test's null, rule and measured rates."""
+    rows = [(f'<a href="#{test_anchor(v)}">{e(v.title)}</a>' if v.flagged is not None else e(v.title), badge(v),
+             "<br>".join(f"{e(name)}: <b>{e(value)}</b>" for name, value in verdict_facts(v))) for v in verdicts]
     return table(("method", "verdict", "numbers"), rows, raw=True)

@@ -1,4 +1,5 @@
-"""What the HTML and Markdown reports share, format-neutral: the summary grid and the facts every verdict states.
+"""What the HTML and Markdown reports share, format-neutral: the evidence matrix, its cells' short lines, the
+tests' statements (null, rule, measured rates: once per test) and the facts of each verdict.
 
 Everything here returns unescaped text; each renderer escapes for its format.
 """
@@ -8,23 +9,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lm_eval_contam.formatting import p_equals
-from lm_eval_contam.verdict import PartitionVerdict, Verdict, evidence_kind, measured_rate, method_order
+from lm_eval_contam.formatting import p_equals, pvalue
+from lm_eval_contam.stats import ALPHA
+from lm_eval_contam.verdict import (
+    PAPERS_OWN_METHODS,
+    PARTITION_NULL,
+    PARTITION_RULE,
+    PartitionVerdict,
+    Verdict,
+    measured_rate,
+    method_order,
+    over_level,
+    rate_key,
+)
 
 NOT_MEASURED = "not measured"
-
-
-@dataclass(frozen=True)
-class SummaryRow:
-    """One model × partition line of the summary table: that partition's verdicts per method."""
-
-    model: str
-    partition: str
-    cells: dict[str, tuple[Verdict, ...]]
-
-    @property
-    def flagged(self) -> bool:
-        return any(v.flagged for cell in self.cells.values() for v in cell)
 
 
 def decided(verdicts: Sequence[Verdict]) -> list[Verdict]:
@@ -32,25 +31,17 @@ def decided(verdicts: Sequence[Verdict]) -> list[Verdict]:
     return [verdict for verdict in verdicts if verdict.flagged is not None]
 
 
-def summary_columns(verdicts: Sequence[Verdict]) -> list[tuple[str, str]]:
-    """(method, title) per summary column, in the order the methods emit them."""
-    titles = {verdict.method: verdict.title for verdict in verdicts}
-    return [(method, titles[method]) for method in method_order(decided(verdicts))]
-
-
-def summary_rows(verdicts: Sequence[Verdict]) -> list[SummaryRow]:
-    """Rows in the verdicts' order (model, then partition)."""
-    rows: dict[tuple[str, str], SummaryRow] = {}
+def partition_groups(verdicts: Sequence[Verdict]) -> dict[str, list[Verdict]]:
+    """The verdicts by partition, in their order (the details' sections of one model)."""
+    groups: dict[str, list[Verdict]] = {}
     for verdict in verdicts:
-        row = rows.setdefault((verdict.model, verdict.partition), SummaryRow(verdict.model, verdict.partition, {}))
-        row.cells[verdict.method] = (*row.cells.get(verdict.method, ()), verdict)
-    return list(rows.values())
+        groups.setdefault(verdict.partition, []).append(verdict)
+    return groups
 
 
 def cell_detail(verdict: Verdict) -> str:
     """The numbers behind one verdict, short enough for a table cell."""
     text = verdict.evidence.summary()
-    text = f"{text} ({verdict.variant})" if verdict.variant and verdict.variant != "instruct" else text
     return f"{text}; caveat: {len(verdict.caveats)} (see details)" if verdict.caveats else text
 
 
@@ -61,18 +52,14 @@ def rate_text(verdict: Verdict) -> str:
 
 
 def verdict_facts(verdict: Verdict) -> list[tuple[str, str]]:
-    """What every verdict states, around the method's own numbers."""
-    return [*([("instances", str(verdict.n))] if verdict.n is not None else []), *verdict.evidence.facts(),
-            ("null hypothesis", verdict.null), ("rule", verdict.rule),
-            # A quantity without a decision (DCR's factor) has no false-positive rate to measure.
-            *([("false-positive rate measured by the null study", rate_text(verdict))]
-              if verdict.flagged is not None else []),
+    """What a verdict states in the details, around the method's own numbers.
+
+    A decided verdict's null hypothesis, rule and measured rates are its test's, stated once per test
+    (:func:`test_facts`); a quantity without a decision (DCR's factor) states its own here.
+    """
+    own = [("null hypothesis", verdict.null), ("rule", verdict.rule)] if verdict.flagged is None else []
+    return [*([("instances", str(verdict.n))] if verdict.n is not None else []), *verdict.evidence.facts(), *own,
             *(("caveat", caveat) for caveat in verdict.caveats)]
-
-
-def evidence_kinds(partitions: Sequence[PartitionVerdict]) -> list[str]:
-    """The evidence kinds (generation, quiz, likelihood, ...) present, in family order of first appearance."""
-    return list(dict.fromkeys(evidence_kind(v.family) for row in partitions for v, _ in row.evidence))
 
 
 def titled(verdict: Verdict) -> str:
@@ -101,6 +88,180 @@ def partition_line(row: PartitionVerdict) -> str:
     if row.flagged is None:
         return "no calibrated test ran"
     return f"Holm {p_equals(row.pvalue)}; false-positive rate {rate_text(row.as_verdict())}"
+
+
+def test_anchor(verdict: Verdict) -> str:
+    """The id of a verdict's test (its null, rule and measured rates) in the report's tests section."""
+    return "t-" + "".join(ch if ch.isalnum() else "-" for ch in rate_key(verdict))
+
+
+@dataclass(frozen=True)
+class TestColumn:
+    """One test of the evidence matrix: a verdict rule in one prompt style, as the null study files its rate."""
+
+    key: str  # verdict.rate_key: the method, and its prompt style where it has one
+    verdicts: tuple[Verdict, ...]  # every model x partition's verdict of this test, in report order
+
+    @property
+    def title(self) -> str:
+        return self.verdicts[0].title
+
+    @property
+    def variant(self) -> str | None:
+        return self.verdicts[0].variant
+
+    @property
+    def label(self) -> str:
+        return titled(self.verdicts[0])
+
+    @property
+    def anchor(self) -> str:
+        return test_anchor(self.verdicts[0])
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    """One model x partition's verdict(s) of one test (several: e.g. one per Judge B model); empty: not run."""
+
+    verdicts: tuple[Verdict, ...]
+    holm: float | None  # the Holm-adjusted p when this test drives the partition's verdict
+    aside: str | None  # why it is shown beside the verdict without driving it
+
+    @property
+    def fired(self) -> bool:
+        return self.holm is not None and self.holm <= ALPHA
+
+    @property
+    def shade(self) -> str:
+        """The cell's colour class: by its smallest p-value (p3 <= 0.001, p2 <= 0.01, p1 <= 0.05, p0 above), by
+        the decision of a rule without a p-value (hit, miss), or none (not run)."""
+        if not self.verdicts:
+            return "none"
+        pvalues = [v.pvalue for v in self.verdicts if v.pvalue is not None]
+        if not pvalues:
+            return "hit" if any(v.flagged for v in self.verdicts) else "miss"
+        smallest = min(pvalues)
+        return "p3" if smallest <= 0.001 else "p2" if smallest <= 0.01 else "p1" if smallest <= ALPHA else "p0"
+
+    @property
+    def text(self) -> str:
+        """The cell's short text: the test's p, or a rule's decision."""
+        return " / ".join(pvalue(v.pvalue) if v.pvalue is not None else ("flagged" if v.flagged else "not flagged")
+                          for v in self.verdicts) or "—"
+
+    def tooltip(self) -> str:
+        """The cell in a sentence (the p, Holm p and measured rate, or why it does not drive)."""
+        lines = []
+        for verdict in self.verdicts:
+            if self.holm is not None:
+                lines.append(evidence_line(verdict, self.holm))
+            elif verdict.method in PAPERS_OWN_METHODS:
+                lines.append(papers_line(verdict))
+            elif over_level(verdict):
+                lines.append(over_level_line(verdict))
+            else:
+                lines.append(f"{titled(verdict)}: {verdict.decision} ({cell_detail(verdict)}); not driving: {self.aside}")
+        return "\n".join(lines) or "not run"
+
+
+@dataclass(frozen=True)
+class MatrixRow:
+    verdict: PartitionVerdict
+    cells: tuple[MatrixCell, ...]  # one per test column
+
+    @property
+    def label(self) -> str:
+        return f"{self.verdict.model} / {self.verdict.partition}"
+
+
+def aside_reason(verdict: Verdict) -> str:
+    """Why a decided verdict is shown beside its partition's verdict without driving it (``verdict.calibrated``)."""
+    if verdict.method in PAPERS_OWN_METHODS:
+        return "the paper's own decision, shown unchanged"
+    if verdict.pvalue is None:
+        return "a rule without a p-value"
+    if over_level(verdict):
+        return "the null study measured it flagging never-seen partitions significantly more often than 0.05"
+    if " + " in verdict.task:
+        return "it combines a test that is over its level; its other parts stand alone"
+    return "counted through the test that combines it with others"
+
+
+def test_columns(verdicts: Sequence[Verdict], rows: Sequence[PartitionVerdict]) -> list[TestColumn]:
+    """The matrix's tests: those that drive some partition's verdict first, then those shown beside; each group in
+    the order the methods emit them (a method's prompt styles side by side)."""
+    by_key: dict[str, list[Verdict]] = {}
+    for verdict in decided(verdicts):
+        by_key.setdefault(rate_key(verdict), []).append(verdict)
+    driving = {id(v) for row in rows for v, _ in row.evidence}
+    order = method_order(decided(verdicts))
+    return [TestColumn(key, tuple(found)) for key, found in sorted(
+        by_key.items(), key=lambda item: (not any(id(v) in driving for v in item[1]), order.index(item[1][0].method)))]
+
+
+def drives(column: TestColumn, rows: Sequence[PartitionVerdict]) -> bool:
+    """Whether the test drives the verdict of any partition shown."""
+    driving = {id(v) for row in rows for v, _ in row.evidence}
+    return any(id(v) in driving for v in column.verdicts)
+
+
+def matrix(rows: Sequence[PartitionVerdict], columns: Sequence[TestColumn]) -> list[MatrixRow]:
+    """One row per model x partition with a decided verdict; one cell per test."""
+    found = []
+    for row in rows:
+        holm = {id(v): adjusted for v, adjusted in row.evidence}
+        cells = []
+        for column in columns:
+            mine = tuple(v for v in column.verdicts if (v.model, v.partition) == (row.model, row.partition))
+            driving = [holm[id(v)] for v in mine if id(v) in holm]
+            cells.append(MatrixCell(mine, driving[0] if driving else None,
+                                    None if driving or not mine else aside_reason(mine[0])))
+        if any(cell.verdicts for cell in cells):
+            found.append(MatrixRow(row, tuple(cells)))
+    return found
+
+
+def cell_lines(rows: Sequence[MatrixRow], columns: Sequence[TestColumn]) -> list[tuple[MatrixRow, TestColumn, Verdict,
+                                                                                       MatrixCell]]:
+    """The compact table: one line per verdict in the matrix, row by row."""
+    return [(row, column, verdict, cell) for row in rows for column, cell in zip(columns, row.cells)
+            for verdict in cell.verdicts]
+
+
+def holm_text(cell: MatrixCell) -> str:
+    """A compact-table line's Holm column: the adjusted p when the test drives the verdict."""
+    return p_equals(cell.holm) if cell.holm is not None else "not driving"
+
+
+def _distinct(column: TestColumn, field: str) -> str:
+    """A statement of the test, once; where it names the partition, once per partition."""
+    texts: dict[str, list[str]] = {}
+    for verdict in column.verdicts:
+        texts.setdefault(getattr(verdict, field), [])
+        if verdict.partition not in texts[getattr(verdict, field)]:
+            texts[getattr(verdict, field)].append(verdict.partition)
+    if len(texts) == 1:
+        return next(iter(texts))
+    return "; ".join(f"{', '.join(partitions)}: {text}" for text, partitions in texts.items())
+
+
+def test_facts(column: TestColumn, rows: Sequence[PartitionVerdict]) -> list[tuple[str, str]]:
+    """What the report states once per test: its role in the verdict, null, rule and measured rates."""
+    asides = list(dict.fromkeys(aside_reason(v) for v in column.verdicts
+                                if id(v) not in {id(d) for row in rows for d, _ in row.evidence}))
+    role = ("drives the per-partition verdict (Holm)" + (f"; elsewhere shown beside it: {'; '.join(asides)}"
+                                                           if asides else "")
+            if drives(column, rows) else f"shown beside the per-partition verdict, not driving it: {'; '.join(asides)}")
+    return [("role", role), ("null hypothesis", _distinct(column, "null")), ("rule", _distinct(column, "rule")),
+            ("false-positive rate measured by the null study", rate_text(column.verdicts[0]))]
+
+
+def partition_facts(rows: Sequence[PartitionVerdict]) -> list[tuple[str, str]]:
+    """The per-partition verdict's own statement: its null, rule and measured false-positive rate."""
+    decided_rows = [row for row in rows if row.flagged is not None]
+    rate = rate_text(decided_rows[0].as_verdict()) if decided_rows else NOT_MEASURED
+    return [("null hypothesis", PARTITION_NULL), ("rule", PARTITION_RULE),
+            ("false-positive rate measured by the null study", rate)]
 
 
 def model_description(injection: dict | None) -> str:

@@ -1,44 +1,65 @@
-"""``report.md``: the same report as Markdown tables (numbers instead of charts)."""
+"""``report.md``: the same report as Markdown, in the same order: the evidence matrix as a table of short cells, one
+line per cell, each test's statement once, the models, the details (numbers instead of charts)."""
 
 from __future__ import annotations
 
 from lm_eval_contam import __version__
+from lm_eval_contam.formatting import pvalue
 from lm_eval_contam.report import layout
-from lm_eval_contam.report.html import PARTITION_NOTE, by_task
+from lm_eval_contam.report.html import by_task
 from lm_eval_contam.report.mdkit import md, table
 from lm_eval_contam.report.methods import renderer
 from lm_eval_contam.report.model import Report
 
-
-def summary_table(report: Report) -> list[str]:
-    columns = layout.summary_columns(report.verdicts)
-    rows = []
-    for row in layout.summary_rows(layout.decided(report.verdicts)):
-        cells = [md(row.model), md(row.partition)]
-        for method, _ in columns:
-            found = row.cells.get(method, ())
-            cells.append("; ".join(
-                (f"**{md(v.decision.upper())}**" if v.flagged else md(v.decision))
-                + f" ({md(layout.cell_detail(v))})" for v in found) or "—")
-        rows.append(cells)
-    return table(["model", "partition", *(md(title) for _, title in columns)], rows)
+MATRIX_NOTE = (
+    "One row per model and partition: the per-partition verdict (contaminated when any test that drives it has a "
+    "Holm-adjusted p ≤ 0.05), then each test's p-value (or a rule's decision). **Bold**: p ≤ 0.05 or the rule "
+    "flagged; ⚑: fired in the verdict; _italic_: shown beside the verdict, not driving it; —: not run.")
 
 
-def partition_table(report: Report) -> list[str]:
+def _verdict_cell(row: layout.MatrixRow) -> str:
+    verdict = row.verdict
+    decision = f"**{md(verdict.decision.upper())}**" if verdict.flagged else md(verdict.decision)
+    return decision + (f" (Holm {md(pvalue(verdict.pvalue))})" if verdict.pvalue is not None else "")
+
+
+def _matrix_cell(cell: layout.MatrixCell) -> str:
+    if not cell.verdicts:
+        return "—"
+    text = md(cell.text)
+    text = f"**{text}**" if cell.shade in ("p3", "p2", "p1", "hit") else text
+    text = f"_{text}_" if cell.aside else text
+    return f"{text} ⚑" if cell.fired else text
+
+
+def evidence_matrix(report: Report) -> list[str]:
     rows = report.partitions
-    kinds = layout.evidence_kinds(rows)
-    lines = []
-    for row in rows:
-        verdict = f"**{row.decision.upper()}**" if row.flagged else md(row.decision)
-        cells = [md(row.model), md(row.partition), f"{verdict} ({md(layout.partition_line(row))})"]
-        for evidence_kind in kinds:
-            mine = [(v, adjusted) for v, adjusted in row.evidence if layout.evidence_kind(v.family) == evidence_kind]
-            cells.append("; ".join((f"**{md(layout.evidence_line(v, adjusted))}**" if v in row.fired
-                                    else md(layout.evidence_line(v, adjusted))) for v, adjusted in mine) or "—")
-        cells.append("; ".join([*(md(layout.papers_line(v)) for v in row.papers),
-                                *(md(layout.over_level_line(v)) for v in row.over_level)]) or "—")
-        lines.append(cells)
-    return table(["model", "partition", "verdict", *(md(kind) for kind in kinds), "papers' own verdicts"], lines)
+    columns = layout.test_columns(report.verdicts, rows)
+    grid = [[md(row.label), _verdict_cell(row), *(_matrix_cell(cell) for cell in row.cells)]
+            for row in layout.matrix(rows, columns)]
+    header = ["model / partition", "verdict per partition",
+              *(md(column.label) if layout.drives(column, rows) else f"_{md(column.label)}_" for column in columns)]
+    return [*table(header, grid), md(MATRIX_NOTE), ""]
+
+
+def cell_table(report: Report) -> list[str]:
+    rows = report.partitions
+    columns = layout.test_columns(report.verdicts, rows)
+    return table(["model / partition", "test", "result", "Holm p", "decision"],
+                 [[md(row.label), md(layout.titled(verdict)), md(layout.cell_detail(verdict)),
+                   md(layout.holm_text(cell)), md(verdict.decision)]
+                  for row, column, verdict, cell in layout.cell_lines(layout.matrix(rows, columns), columns)])
+
+
+def tests_section(report: Report) -> list[str]:
+    rows = report.partitions
+    lines = ["Stated once per test; the false-positive rate is the one the null study measured on never-seen "
+             "partitions (95 % Clopper–Pearson interval).", "", "#### Verdict per partition", ""]
+    lines += [f"- {md(key)}: {md(value)}" for key, value in layout.partition_facts(rows)] + [""]
+    for column in layout.test_columns(report.verdicts, rows):
+        lines += [f"#### {md(column.label)}", ""]
+        lines += [f"- {md(key)}: {md(value)}" for key, value in layout.test_facts(column, rows)] + [""]
+    return lines
 
 
 def details(report: Report) -> list[str]:
@@ -48,20 +69,22 @@ def details(report: Report) -> list[str]:
         if not mine:
             continue
         lines += [f"### {md(model.label)}", ""]
-        for row in layout.summary_rows(mine):
-            lines += [f"#### {md(row.partition)}", ""]
-            for verdicts in by_task(v for cell in row.cells.values() for v in cell).values():
-                lines += renderer(verdicts[0].family).markdown(verdicts)
+        for partition, verdicts in layout.partition_groups(mine).items():
+            lines += [f"#### {md(partition)}", ""]
+            for found in by_task(verdicts).values():
+                lines += renderer(found[0].family).markdown(found)
     return lines
 
 
 def render_markdown(report: Report) -> str:
     lines = ["# Contamination report", "",
              f"{md(report.source)} · {len(report.models)} model(s) · lm-eval-contam {__version__}", ""]
-    if report.verdicts:
-        lines += ["## Verdict per partition", "", md(PARTITION_NOTE), "", *partition_table(report)]
-    lines += ["## Every method's verdict", ""]
-    lines += summary_table(report) if layout.decided(report.verdicts) else ["_No Time Travel or DCQ task in this run._", ""]
+    if layout.decided(report.verdicts):
+        lines += ["## Evidence per partition and test", "", *evidence_matrix(report)]
+        lines += ["## One line per cell", "", *cell_table(report)]
+        lines += ["## The tests: null hypothesis, rule, measured rates", "", *tests_section(report)]
+    else:
+        lines += ["_No Time Travel, DCQ or likelihood task in this run: nothing to decide._", ""]
     lines += ["## Models", ""]
     lines += table(["label", "model", "contamination injected"],
                    [[md(m.label), md(m.model), md(layout.model_description(dict(m.injection or {})) or "—")]

@@ -42,7 +42,7 @@ def instance_table(instances: Sequence[Instance]) -> str:
                  f"<td>{_match(row.judge_a)}</td>"] + ([f"<td>{_match(row.judge_b)}</td>"] if with_b else [])
         lines.append("<tr>" + "".join(cells) + "</tr>")
     head = "".join(f"<th>{e(h)}</th>" for h in header)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
+    return htmlkit.scroll(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>")
 
 
 def html(verdicts: Sequence[Verdict], anchor: Callable[[Verdict], str]) -> str:
