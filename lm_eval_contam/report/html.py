@@ -45,10 +45,10 @@ details { margin: 8px 0 16px; } summary { cursor: pointer; color: #2a5599; }
 .badge.none { background: #eee; color: var(--muted); }
 table.matrix { table-layout: fixed; width: 100%; border-collapse: separate; border-spacing: 2px; }
 table.matrix th, table.matrix td { border: none; padding: 4px 3px; text-align: center; vertical-align: middle; }
-table.matrix th { background: none; font-size: 10.5px; font-weight: 600; line-height: 1.2; vertical-align: bottom; }
+table.matrix th { background: none; font-size: 10px; font-weight: 600; line-height: 1.2; vertical-align: bottom; }
 table.matrix th.group { font-size: 12px; border-bottom: 2px solid var(--line); }
-table.matrix th.row, table.matrix td.row { text-align: left; font-size: 12px; width: 11%; }
-table.matrix th.verdict, table.matrix td.verdict { width: 9%; }
+table.matrix th.row, table.matrix td.row { text-align: left; font-size: 12px; width: 9%; }
+table.matrix th.verdict, table.matrix td.verdict { width: 8%; }
 table.matrix td { font-size: 12px; font-variant-numeric: tabular-nums; height: 30px; }
 table.matrix th a { color: inherit; text-decoration: none; }
 table.matrix td a { color: inherit; text-decoration: none; display: block; }
