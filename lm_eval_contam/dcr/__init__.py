@@ -9,10 +9,14 @@ Public API::
     adjusted_accuracy(acc, acc_stderr, factor, bootstrap) -> AdjustedAccuracy
     load_sheet(name_or_path) -> Sheet
 
-Modules: ``sheet`` (schema, loading), ``items`` (generated items), ``data`` (benchmark
-rows), ``docs`` (item → lm-eval doc), ``checks`` / ``judge`` (the Check step),
-``check_csv`` (manual checks), ``fuzzy`` / ``bootstrap`` (the factor), ``results`` /
-``hook`` / ``adjustment`` (reading and writing lm-eval results), ``verdicts``.
+Modules, from the ground up:
+
+- the Check step: ``judge`` (the LLM judge), ``checks`` (the check kinds), ``check_spec`` (a check as data);
+- the sheet: ``schema`` (its dataclasses), ``sheet`` (reading the YAML), ``controls`` / ``items`` (generated
+  items and their twins), ``data`` (benchmark rows), ``docs`` (item → lm-eval doc, responses → Check results);
+- the score: ``level_score`` (a level's S_i), ``fuzzy`` / ``bootstrap`` (the factor and its interval);
+- lm-eval: ``task`` / ``configs`` (level tasks), ``results`` / ``hook`` / ``adjustment`` (reading and writing
+  lm-eval results), ``check_csv`` (manual checks), ``verdicts``.
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from lm_eval_contam.dcr.fuzzy import (
     dcr_factor_many,
     dcr_factor_reference,
 )
-from lm_eval_contam.dcr.sheet import Sheet, load_sheet
+from lm_eval_contam.dcr.schema import Sheet
+from lm_eval_contam.dcr.sheet import load_sheet
 
 __all__ = [
     "AdjustedAccuracy",

@@ -18,8 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from lm_eval_contam.dcr.checks import parse_check
-from lm_eval_contam.dcr.sheet import LEVELS, Sheet, load_sheet
+from lm_eval_contam.dcr.check_spec import parse_check
+from lm_eval_contam.dcr.schema import LEVELS, Sheet
+from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import read_jsonl_objects, read_utf8
 from lm_eval_contam.lm_eval_compat import logged_responses

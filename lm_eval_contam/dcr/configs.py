@@ -9,7 +9,8 @@ the template's.
 
 from __future__ import annotations
 
-from lm_eval_contam.dcr.sheet import LEVELS, load_sheet, sheets_dir
+from lm_eval_contam.dcr.schema import LEVELS
+from lm_eval_contam.dcr.sheet import load_sheet, sheets_dir
 
 VERSION = 1.0
 METHOD = "dcr"  # metadata.method: the family name of the verdicts and the report renderer

@@ -6,7 +6,7 @@ from typing import Any
 
 import datasets
 
-from lm_eval_contam.dcr.sheet import Sheet
+from lm_eval_contam.dcr.schema import Sheet
 from lm_eval_contam.errors import ContamError
 
 

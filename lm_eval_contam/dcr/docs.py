@@ -1,4 +1,5 @@
-"""A sheet item as an lm-eval doc: one flat schema for every item, the checks as JSON.
+"""A sheet item as an lm-eval doc (one flat schema for every item, the checks as JSON), and a doc's responses
+as Check results.
 
 The ``control_*`` fields hold the item's control (empty strings when it has none:
 static items, and every item in the paper check mode).
@@ -7,10 +8,12 @@ static items, and every item in the paper check mode).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lm_eval_contam.dcr.checks import Check, check_to_dict
-from lm_eval_contam.dcr.sheet import Sheet, SheetItem
+from lm_eval_contam.dcr.check_spec import check_to_dict, parse_check
+from lm_eval_contam.dcr.checks import Check
+from lm_eval_contam.dcr.schema import Sheet, SheetItem
 
 
 def _check_json(check: Check) -> str:
@@ -34,3 +37,17 @@ def item_to_doc(sheet: Sheet, item: SheetItem) -> dict[str, Any]:
         "control_source": control.source if control else "",
         "control_reference": control.reference if control else "",
     }
+
+
+def check_result(check_json: str, item_id: str, prompt: str, response: str) -> float | None:
+    """One Check on one response: 1.0 contaminated, 0.0 not, None undetermined."""
+    verdict = parse_check(json.loads(check_json), field=f"{item_id}.check").evaluate(prompt, response)
+    return None if verdict is None else float(verdict)
+
+
+def item_record(doc: Mapping[str, Any], responses: Sequence[str]) -> dict[str, float | None]:
+    """``{"original": r, "control": r}`` for one item (no ``"control"`` key when the item has no control)."""
+    record = {"original": check_result(doc["check"], doc["item_id"], doc["prompt"], responses[0])}
+    if doc["control_prompt"]:
+        record["control"] = check_result(doc["control_check"], doc["item_id"], doc["control_prompt"], responses[1])
+    return record

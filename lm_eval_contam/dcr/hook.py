@@ -25,7 +25,8 @@ from lm_eval_contam.dcr.bootstrap import (
 )
 from lm_eval_contam.dcr.fuzzy import dcr_factor
 from lm_eval_contam.dcr.results import CHECK_MODE_ROW, SheetScores, scores_from_results
-from lm_eval_contam.dcr.sheet import LEVELS, load_sheet
+from lm_eval_contam.dcr.schema import LEVELS
+from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.errors import ContamError
 
 log = logging.getLogger("lm_eval_contam.dcr")

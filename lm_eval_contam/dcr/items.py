@@ -12,25 +12,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from lm_eval_contam.dcr.checks import (
-    Check,
-    LabelCheck,
-    NumberCheck,
-    OverlapCheck,
-    RegexCheck,
-    numbers_in,
-    parse_check,
-)
+from lm_eval_contam.dcr.check_spec import parse_check, with_answer_key
+from lm_eval_contam.dcr.checks import Check, LabelCheck, NumberCheck, OverlapCheck, RegexCheck, numbers_in
 from lm_eval_contam.dcr.controls import perturbed_twin
-from lm_eval_contam.dcr.sheet import (
-    Control,
-    DataSource,
-    Generator,
-    Sheet,
-    SheetItem,
-    valid_check_mode,
-    with_answer_key,
-)
+from lm_eval_contam.dcr.schema import Control, DataSource, Generator, Sheet, SheetItem
+from lm_eval_contam.dcr.sheet import valid_check_mode
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.seeding import rng_for
 

@@ -21,7 +21,6 @@ only by chance, by at most the noise of m discordant pairs.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -29,7 +28,6 @@ from typing import Any
 
 from scipy.stats import binomtest
 
-from lm_eval_contam.dcr.checks import parse_check
 from lm_eval_contam.stats import TestResult
 
 
@@ -46,20 +44,6 @@ class ControlledScore(TestResult):
     original_only: float
     control_only: float
     n_items: int
-
-
-def check_result(check_json: str, item_id: str, prompt: str, response: str) -> float | None:
-    """One Check on one response: 1.0 contaminated, 0.0 not, None undetermined."""
-    verdict = parse_check(json.loads(check_json), field=f"{item_id}.check").evaluate(prompt, response)
-    return None if verdict is None else float(verdict)
-
-
-def item_record(doc: Mapping[str, Any], responses: Sequence[str]) -> dict[str, float | None]:
-    """``{"original": r, "control": r}`` for one item (no ``"control"`` key when the item has no control)."""
-    record = {"original": check_result(doc["check"], doc["item_id"], doc["prompt"], responses[0])}
-    if doc["control_prompt"]:
-        record["control"] = check_result(doc["control_check"], doc["item_id"], doc["control_prompt"], responses[1])
-    return record
 
 
 def _result(record: Mapping[str, Any], key: str) -> float | None:

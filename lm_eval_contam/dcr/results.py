@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from lm_eval_contam.dcr.sheet import LEVELS
+from lm_eval_contam.dcr.schema import LEVELS
 
 SCORE_METRIC = "contaminated"
 UNCHECKED_METRIC = "unchecked"

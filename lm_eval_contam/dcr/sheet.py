@@ -1,6 +1,7 @@
-"""DCR test sheets: the schema of the YAML files listing, per level L1–L4, the prompts and their Check.
+"""Reading a DCR test sheet: the YAML file listing, per level L1–L4, the prompts and their Check.
 
-A sheet is data, read with ``yaml.safe_load`` and never executed. Items are either
+A sheet is data, read with ``yaml.safe_load`` and never executed, into the dataclasses
+of :mod:`lm_eval_contam.dcr.schema`. Items are either
 static (a prompt, an answer-key check and the source of the fact) or generated
 from the benchmark's own rows (L3 completion / membership, L4 label association;
 see :mod:`lm_eval_contam.dcr.items`). Every problem raises ContamError naming the
@@ -12,116 +13,33 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.dcr.checks import Check, numbers_in, parse_check
+from lm_eval_contam.dcr.check_spec import parse_check, with_answer_key
+from lm_eval_contam.dcr.schema import (
+    CHECK_MODES,
+    DEFAULT_CHECK_MODE,
+    DEFAULT_TEMPLATES,
+    GENERATOR_KINDS,
+    ITEMS_PER_LEVEL,
+    LEVELS,
+    TEMPLATE_FIELDS,
+    AdjustTarget,
+    DataSource,
+    Generator,
+    Level,
+    Sheet,
+    SheetItem,
+)
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import read_utf8
 
-ITEMS_PER_LEVEL = 20  # the paper's N (Appendix B.3)
-LEVELS = (1, 2, 3, 4)
-GENERATOR_KINDS = ("completion", "membership", "association")
-# How generated L3/L4 items are checked: "controlled" pairs each with a control a memory-free model passes as
-# often (see lm_eval_contam.dcr.controls); "paper" checks the item alone, as the paper's automated Check would.
-CHECK_MODES = ("controlled", "paper")
-DEFAULT_CHECK_MODE = "controlled"
-# Wording after Appendix B.2 ("This is a data entry from the LIAR2 dataset, please complete it:
-# [HALF_DATA]", "Is the statement "[DATA]" in LIAR2?") and the L4 injection format "<data> is <label>".
-DEFAULT_TEMPLATES = {
-    "completion": "This is a data entry from the {name} dataset, please complete it: {first_half}",
-    "membership": 'Is the statement "{text}" in {name}? Answer yes or no.',
-    "association": "This is a data entry from the {name} dataset and its label ({labels}). "
-                   "Complete it: {text} is",
-}
-TEMPLATE_FIELDS = {"name", "text", "first_half", "labels"}
 _BENCHMARK = re.compile(r"^[a-z0-9_]+$")
-
-
-@dataclass(frozen=True)
-class AdjustTarget:
-    """An lm-eval task and the metric of it that the sheet's DCR Factor adjusts."""
-
-    task: str
-    metric: str
-
-
-@dataclass(frozen=True)
-class DataSource:
-    """Where the benchmark's rows come from: a Hub dataset or local JSON/JSONL files."""
-
-    split: str
-    text_field: str
-    dataset_path: str | None = None
-    dataset_name: str | None = None
-    data_files: Path | None = None
-    label_field: str | None = None
-    label_names: tuple[str, ...] = ()
-    answer_pattern: str | None = None  # regex with one group extracting the gold answer
-
-
-@dataclass(frozen=True)
-class Generator:
-    """``count`` items of ``kind`` built from benchmark rows."""
-
-    kind: str
-    count: int
-    template: str
-    check: Mapping[str, Any] | None
-
-
-@dataclass(frozen=True)
-class Control:
-    """An item's control: the same question about a non-member or twin that only item memory tells apart."""
-
-    prompt: str
-    check: Check
-    source: str
-    reference: str
-
-
-@dataclass(frozen=True)
-class SheetItem:
-    """One prompt of a level with its Check; ``source`` says where its answer key comes from."""
-
-    item_id: str
-    level: int
-    prompt: str
-    check: Check
-    source: str
-    reference: str
-    control: Control | None = None
-
-
-@dataclass(frozen=True)
-class Level:
-    number: int
-    items: tuple[SheetItem, ...]
-    generators: tuple[Generator, ...]
-
-
-@dataclass(frozen=True)
-class Sheet:
-    path: Path
-    benchmark: str
-    name: str
-    adjusts: tuple[AdjustTarget, ...]
-    items_per_level: int
-    data: DataSource | None
-    levels: tuple[Level, Level, Level, Level]
-    check_mode: str = DEFAULT_CHECK_MODE
-
-    @property
-    def group(self) -> str:
-        return f"dcr_{self.benchmark}"
-
-    def level_task(self, level: int) -> str:
-        return f"dcr_{self.benchmark}_l{level}"
 
 
 def sheets_dir() -> Path:
@@ -345,17 +263,4 @@ def _with_judge_defaults(spec: Any, level: int, judge_model: str | None) -> Any:
         spec.setdefault("level", level)
         if judge_model and not spec.get("model"):
             spec["model"] = judge_model
-    return spec
-
-
-def with_answer_key(spec: dict[str, Any], reference: str, labels: Sequence[str]) -> dict[str, Any]:
-    """Fill the answer key a generated item's check needs from the row it was built from."""
-    spec = dict(spec)
-    if spec.get("kind") == "overlap":
-        spec.setdefault("reference", reference)
-    elif spec.get("kind") == "label":
-        spec.setdefault("label", reference)
-        spec.setdefault("labels", list(labels))
-    elif spec.get("kind") == "number":
-        spec.setdefault("value", (numbers_in(reference) or [float("nan")])[0])
     return spec

@@ -36,9 +36,9 @@ from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_contam import task_dir
 from lm_eval_contam.dcr.data import load_data_rows
-from lm_eval_contam.dcr.docs import item_to_doc
+from lm_eval_contam.dcr.docs import item_record, item_to_doc
 from lm_eval_contam.dcr.items import level_items
-from lm_eval_contam.dcr.level_score import ControlledScore, controlled_score, item_record
+from lm_eval_contam.dcr.level_score import ControlledScore, controlled_score
 from lm_eval_contam.dcr.results import (
     CONTROL_ONLY_METRIC,
     ORIGINAL_ONLY_METRIC,

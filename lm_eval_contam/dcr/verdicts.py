@@ -24,7 +24,8 @@ from lm_eval_contam.dcr.results import (
     dcr_level_tasks,
     level_check_modes,
 )
-from lm_eval_contam.dcr.sheet import LEVELS, load_sheet
+from lm_eval_contam.dcr.schema import LEVELS
+from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import interval, number
 from lm_eval_contam.rundir import FILTER, ModelRun, number_or_none

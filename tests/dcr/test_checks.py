@@ -6,9 +6,9 @@ import csv
 
 import pytest
 
-from lm_eval_contam.dcr import check_csv, checks, judge
+from lm_eval_contam.dcr import check_csv, check_spec, judge
 from lm_eval_contam.dcr.check_csv import CheckRow, level_items_by_sheet, read_check_csv, write_check_csv
-from lm_eval_contam.dcr.checks import parse_check
+from lm_eval_contam.dcr.check_spec import parse_check
 from lm_eval_contam.errors import ContamError
 
 CASES = [
@@ -30,7 +30,7 @@ def test_check_kinds(spec, positive, negative) -> None:
     check = parse_check(spec)
     assert check.evaluate("prompt", positive) is True
     assert check.evaluate("prompt", negative) is False
-    assert parse_check(checks.check_to_dict(check)) == check
+    assert parse_check(check_spec.check_to_dict(check)) == check
 
 
 def test_manual_check_is_undetermined() -> None:

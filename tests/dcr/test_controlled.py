@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from lm_eval_contam.dcr.data import load_data_rows
-from lm_eval_contam.dcr.docs import item_to_doc
+from lm_eval_contam.dcr.docs import item_record, item_to_doc
 from lm_eval_contam.dcr.items import gold_answer, level_items, split_instance
-from lm_eval_contam.dcr.level_score import controlled_score, item_record
+from lm_eval_contam.dcr.level_score import controlled_score
 from lm_eval_contam.dcr.results import scores_from_results
 from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.seeding import rng_for
