@@ -341,7 +341,8 @@ PARTITION_VERDICTS = [
 
 @pytest.fixture
 def measured(monkeypatch):
-    """Shipped rates for two methods only (the others read "not measured")."""
+    """Shipped rates for two methods only (the others read "not measured"); no detection rates."""
+    from lm_eval_contam import detection_rates
     from lm_eval_contam import verdict as verdict_module
     from lm_eval_contam.stats import ConfidenceInterval
 
@@ -350,6 +351,7 @@ def measured(monkeypatch):
              for key, k, fp, low, high in (("dcq_loglikelihood", 56, 2, 0.0044, 0.1231),
                                            ("partition_combined", 56, 1, 0.0005, 0.0955))}
     monkeypatch.setattr(verdict_module, "shipped_rates", lambda: rates)
+    monkeypatch.setattr(detection_rates, "shipped_detection", lambda: {})  # whatever the validation study shipped
     return rates
 
 
@@ -384,23 +386,36 @@ def test_matrix_shows_each_test_p_and_marks_what_drives_the_verdict(measured) ->
     assert '<th><a href="#t-likelihood-control-control">Control<small>control</small></a></th>' in page
 
 
-def test_each_test_is_stated_once_with_its_role(measured) -> None:
+def test_each_test_is_stated_once_with_its_role(measured, monkeypatch) -> None:
+    from lm_eval_contam import detection_rates
     from lm_eval_contam.report import markdown as markdown_report
     from lm_eval_contam.report.model import Report
+
+    detected = detection_rates.parse_detection({
+        "design": {"learning_rate": 5e-5, "epochs": 3, "share": 0.15}, "command": "python scripts/validation_study.py",
+        "date": "2026-11-25", "methods": {"dcq_loglikelihood": {
+            "detection": {"flagged": 5, "k": 8, "rate": 0.625, "ci": [0.2449, 0.9148]},
+            "false_positive_held_out": None, "false_positive_clean": None}}})
+    monkeypatch.setattr(detection_rates, "shipped_detection", lambda: detected)
 
     two_partitions = [*PARTITION_VERDICTS, *(replace(v, partition="Toy News train", null=f"{v.null} (train)")
                                              for v in PARTITION_VERDICTS)]
     lines = markdown_report.tests_section(Report(source=Path("/run"), models=(), verdicts=tuple(two_partitions)))
     dcq = lines.index("#### DCQ")
-    assert lines[dcq:dcq + 6] == [
+    assert lines[dcq:dcq + 7] == [
         "#### DCQ", "", "- role: drives the per-partition verdict (Holm)",
         "- null hypothesis: Toy News test: no memory; Toy News train: no memory (train)", "- rule: p &lt;= 0.05",
-        "- false-positive rate measured by the null study: 3.6 % (2/56; 95 % CI 0.4–12.3 %)"]
+        "- false-positive rate measured by the null study: 3.6 % (2/56; 95 % CI 0.4–12.3 %)",
+        "- detection measured by the validation study: detects 5/8 = 62 % (95 % CI 24–91 %) at the papers' strength "
+        "(lr 5e-05, 3 epochs, 15 % share), on the default model"]
     assert lines.count("#### DCQ") == 1 and len([line for line in lines if line.startswith("#### ")]) == 1 + 7
     assert ("- role: shown beside the per-partition verdict, not driving it: the paper's own decision, shown unchanged"
             in lines[lines.index("#### Alg. 1 (instruct)"):])
-    assert lines[lines.index("#### Verdict per partition") + 4] == (
-        "- false-positive rate measured by the null study: 1.8 % (1/56; 95 % CI 0.1–9.6 %)")
+    verdict = lines.index("#### Verdict per partition")
+    assert lines[verdict + 4:verdict + 6] == [
+        "- false-positive rate measured by the null study: 1.8 % (1/56; 95 % CI 0.1–9.6 %)",
+        "- detection measured by the validation study: not measured"]
+    assert lines.count("- detection measured by the validation study: not measured") == 1 + 6
 
 
 def test_a_test_over_its_level_is_shown_beside_and_says_why(measured, monkeypatch) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from lm_eval_contam.detection_rates import measured_detection
 from lm_eval_contam.formatting import p_equals, pvalue
 from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.verdict import (
@@ -49,6 +50,16 @@ def rate_text(verdict: Verdict) -> str:
     """The null study's measured false-positive rate of the verdict's method, or "not measured"."""
     found = measured_rate(verdict)
     return found.text() if found is not None else NOT_MEASURED
+
+
+def detection_text(verdict: Verdict) -> str:
+    """The validation study's detection at the papers' injection strength for the verdict's method, or "not measured"."""
+    found = measured_detection(verdict)
+    return found.text() if found is not None else NOT_MEASURED
+
+
+DETECTION = "detection measured by the validation study"
+FALSE_POSITIVES = "false-positive rate measured by the null study"
 
 
 def verdict_facts(verdict: Verdict) -> list[tuple[str, str]]:
@@ -246,22 +257,24 @@ def _distinct(column: TestColumn, field: str) -> str:
 
 
 def test_facts(column: TestColumn, rows: Sequence[PartitionVerdict]) -> list[tuple[str, str]]:
-    """What the report states once per test: its role in the verdict, null, rule and measured rates."""
+    """What the report states once per test: its role in the verdict, null, rule, the null study's false-positive
+    rate and the validation study's detection at the papers' injection strength."""
     asides = list(dict.fromkeys(aside_reason(v) for v in column.verdicts
                                 if id(v) not in {id(d) for row in rows for d, _ in row.evidence}))
     role = ("drives the per-partition verdict (Holm)" + (f"; elsewhere shown beside it: {'; '.join(asides)}"
                                                            if asides else "")
             if drives(column, rows) else f"shown beside the per-partition verdict, not driving it: {'; '.join(asides)}")
     return [("role", role), ("null hypothesis", _distinct(column, "null")), ("rule", _distinct(column, "rule")),
-            ("false-positive rate measured by the null study", rate_text(column.verdicts[0]))]
+            (FALSE_POSITIVES, rate_text(column.verdicts[0])), (DETECTION, detection_text(column.verdicts[0]))]
 
 
 def partition_facts(rows: Sequence[PartitionVerdict]) -> list[tuple[str, str]]:
     """The per-partition verdict's own statement: its null, rule and measured false-positive rate."""
     decided_rows = [row for row in rows if row.flagged is not None]
-    rate = rate_text(decided_rows[0].as_verdict()) if decided_rows else NOT_MEASURED
+    combined = decided_rows[0].as_verdict() if decided_rows else None
     return [("null hypothesis", PARTITION_NULL), ("rule", PARTITION_RULE),
-            ("false-positive rate measured by the null study", rate)]
+            (FALSE_POSITIVES, rate_text(combined) if combined else NOT_MEASURED),
+            (DETECTION, detection_text(combined) if combined else NOT_MEASURED)]
 
 
 def model_description(injection: dict | None) -> str:
