@@ -38,6 +38,10 @@ class AuditSettings:
     seed: int = 0  # recorded; task seeds live in the task configs
     dcq_generator: str = "offline"  # makes the quiz options a partition lacks, before the run
     likelihood: bool = True  # the likelihood modes (ours), on local backends
+    # lm-eval tasks/groups audited with --tasks (their partitions' cards are in ``partitions``); they run too, so the
+    # results carry each benchmark's own metric (and the DCR hook's adjusted one) beside the audit's.
+    benchmark_tasks: tuple[str, ...] = ()
+    task_groups: tuple[tuple[str, str], ...] = ()  # (--tasks name, partition label) of every derived partition
 
 
 @dataclass(frozen=True)
@@ -64,8 +68,8 @@ def partition_tasks(name: str | Partition, dcq_modes: Sequence[str], *, chat: bo
     model and gets the completion style only. A chat API (``plain_text`` False)
     cannot continue plain text, so it gets the instruct style only, and the quiz in
     generate mode whatever ``dcq_modes`` says (it cannot score letters). The likelihood
-    modes (ours) need prompt log-probabilities, so only local backends get them, and
-    only for partitions with a sibling split (the control).
+    modes (ours) need prompt log-probabilities, so only local backends get them; the control
+    and options modes only for partitions with a sibling split (the control), the lift mode for every partition.
     """
     from lm_eval_contam.dcq.configs import METHOD as DCQ
     from lm_eval_contam.timetravel.configs import task_name as timetravel_task
@@ -77,8 +81,9 @@ def partition_tasks(name: str | Partition, dcq_modes: Sequence[str], *, chat: bo
     styles = ("instruct", "completion") if chat and plain_text else ("instruct",) if chat else ("completion",)
     from lm_eval_contam.likelihood.configs import task_names as likelihood_tasks
 
-    # The control is the sibling split: registered datasets have one, own data when a control file was given.
-    with_likelihood = likelihood and plain_text and len(partition.dataset.splits) == 2
+    # The control is the sibling split: registered datasets have one, own data and lm-eval tasks when a control was
+    # given; without one only the lift mode runs (its reference comes from the partition itself).
+    with_likelihood = likelihood and plain_text
     # A chat API cannot score the quiz's letters: it answers it (generate mode) instead.
     quiz_modes = dcq_modes if plain_text else dict.fromkeys("generate" for _ in dcq_modes)
     return [*(timetravel_task(partition, style) for style in styles),
@@ -90,15 +95,17 @@ def partition_tasks(name: str | Partition, dcq_modes: Sequence[str], *, chat: bo
 class AuditPlan:
     tasks: tuple[str, ...]
     dcr: dict[str, Any] | None  # the DCR sheet's group and the benchmark tasks it adjusts, when one runs
+    benchmark_tasks: tuple[str, ...] = ()  # the lm-eval tasks/groups audited with --tasks, run as themselves too
 
     @property
     def needs_builtins(self) -> bool:
-        """A DCR benchmark (e.g. lm-eval's sst2) is one of lm-eval's own tasks."""
-        return self.dcr is not None
+        """A DCR benchmark (e.g. lm-eval's sst2) or a --tasks benchmark may be one of lm-eval's own tasks."""
+        return self.dcr is not None or bool(self.benchmark_tasks)
 
 
 def plan_audit(settings: AuditSettings, *, chat: bool = True, plain_text: bool = True) -> AuditPlan:
-    """Every task name of the audit, partitions first, then the DCR sheet's group and benchmarks."""
+    """Every task name of the audit: partitions first, then the DCR sheet's group and benchmarks, then the
+    benchmark tasks audited with ``--tasks`` (run as lm-eval runs them: their raw metrics in the results)."""
     if not settings.partitions and not settings.dcr_sheet:
         raise ContamError("nothing to audit: give partitions and/or a DCR sheet", field="partitions")
     tasks = [task for partition in settings.partitions
@@ -112,7 +119,8 @@ def plan_audit(settings: AuditSettings, *, chat: bool = True, plain_text: bool =
         benchmarks = list(dict.fromkeys(target.task for target in sheet.adjusts))
         tasks += [sheet.group, *benchmarks]
         dcr = {"sheet": sheet.group, "benchmark_tasks": benchmarks}
-    return AuditPlan(tuple(dict.fromkeys(tasks)), dcr)
+    tasks += settings.benchmark_tasks
+    return AuditPlan(tuple(dict.fromkeys(tasks)), dcr, settings.benchmark_tasks)
 
 
 def _has_chat_template(backend: str, model_args: dict[str, Any]) -> bool:
@@ -192,6 +200,70 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
                    tuple(tasks), seconds, quiz_left_out(results["configs"]))
     record_run(out_dir, run, settings, plan.dcr)
     return run
+
+
+@dataclass(frozen=True)
+class TaskPartitions:
+    """The partitions ``audit --tasks`` derived, written under the audit directory."""
+
+    cards: tuple[str, ...]  # partition card paths, one per (sub)task
+    groups: tuple[tuple[str, str], ...]  # (--tasks name, partition label), in the same order
+
+
+def task_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: Path,
+                    control: Any = None) -> TaskPartitions:
+    """Load the lm-eval tasks, derive every (sub)task's partition (and control), then write their cards and rows.
+
+    Every task is loaded and rendered, and every control derived, before the first file is written: bad input
+    (an unknown task, a task without docs, a group with a failing subtask) leaves nothing behind.
+    """
+    from lm_eval_contam.benchmark_docs import load_tasks
+    from lm_eval_contam.task_partitions import derive_partitions, write_partition
+
+    derived = derive_partitions(load_tasks(names, include_path), control)
+    cards = tuple(str(write_partition(partition, out_dir)) for partition in derived)
+    return TaskPartitions(cards, tuple((p.group, f"{p.task} {p.split}") for p in derived))
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """One model's partition verdicts over the subtasks of one ``--tasks`` name (a group, or a task alone)."""
+
+    group: str
+    model: str
+    partitions: int
+    flagged: tuple[str, ...]  # partition labels whose verdict is "contaminated"
+    untested: tuple[str, ...]  # partition labels with no calibrated evidence
+
+    def line(self) -> str:
+        text = f"{self.group} ({self.model}): {len(self.flagged)} of {self.partitions} partition(s) contaminated"
+        if self.flagged:
+            text += f" ({', '.join(self.flagged)})"
+        return text + (f"; {len(self.untested)} without calibrated evidence" if self.untested else "")
+
+
+def group_summaries(out_dir: Path) -> list[GroupSummary]:
+    """Per ``--tasks`` name and model: how many of its subtasks' partitions the per-partition verdict flags."""
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect, partition_verdicts
+
+    audit = json.loads((out_dir / AUDIT_FILE).read_text())
+    groups: dict[str, list[str]] = {}
+    for group, label in (audit.get("settings") or {}).get("task_groups") or []:
+        groups.setdefault(group, []).append(label)
+    if not groups:
+        return []
+    verdicts = {(v.model, v.partition): v for v in partition_verdicts(collect(load_run(out_dir)))}
+    models = list(dict.fromkeys(model for model, _ in verdicts))
+    summaries = []
+    for group, labels in groups.items():
+        for model in models:
+            mine = [(label, verdicts.get((model, label))) for label in labels]
+            summaries.append(GroupSummary(
+                group, model, len(labels),
+                tuple(label for label, verdict in mine if verdict is not None and verdict.flagged),
+                tuple(label for label, verdict in mine if verdict is None or verdict.flagged is None)))
+    return summaries
 
 
 def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:

@@ -191,3 +191,51 @@ def benchmark_docs(name: str, task: Any) -> list[BenchmarkDoc]:
     if not docs:
         raise ContamError(_why(StopIteration()), source=name, field="--tasks")
     return [render_doc(name, task, index, doc) for index, doc in enumerate(docs)]
+
+
+def eval_split(task: Any) -> str:
+    """The split lm-eval evaluates: ``test_split``, else ``validation_split``."""
+    return str(task.config.test_split or task.config.validation_split)
+
+
+def _processed(task: Any, docs: Any) -> list[dict[str, Any]]:
+    process = task.config.process_docs
+    return list(process(docs) if process is not None else docs)
+
+
+def split_docs(name: str, task: Any, split: str) -> list[BenchmarkDoc]:
+    """Another split of the task's own dataset (e.g. a control), through the task's ``process_docs`` and rendering."""
+    available = sorted(getattr(task, "dataset", None) or {})
+    if split not in available:
+        raise ContamError(f"the task's dataset has no split {split!r}; it has {', '.join(available) or 'none'}",
+                          source=name, field="--control-split")
+    docs = _processed(task, task.dataset[split])
+    if not docs:
+        raise ContamError(f"split {split!r} has no docs", source=name, field="--control-split")
+    return [render_doc(name, task, index, doc) for index, doc in enumerate(docs)]
+
+
+def rows_docs(name: str, task: Any, rows: Sequence[Mapping[str, Any]], source: str) -> list[BenchmarkDoc]:
+    """Docs of the task's schema from elsewhere (e.g. ``--control-data``), through ``process_docs`` and rendering.
+
+    A row the task's templates cannot render is a ContamError naming ``source`` and the row's line.
+    """
+    import datasets
+
+    if not rows:
+        raise ContamError("no rows", source=source, field="--control-data")
+    try:
+        docs = _processed(task, datasets.Dataset.from_list([dict(row) for row in rows]))
+    except Exception as error:  # noqa: BLE001 - the task's own process_docs may raise anything
+        raise ContamError(f"task {name!r} cannot process these rows ({type(error).__name__}: {_first_line(error)})",
+                          source=source, field="--control-data") from None
+    rendered = []
+    for index, doc in enumerate(docs):
+        try:
+            rendered.append(render_doc(name, task, index, doc))
+        except ContamError:
+            raise
+        except Exception as error:  # noqa: BLE001 - Jinja or the task's functions on a row of another schema
+            raise ContamError(f"task {name!r} cannot render it ({type(error).__name__}: {_first_line(error)})",
+                              source=f"{source}:{index + 1}", field="--control-data") from None
+    return rendered

@@ -48,7 +48,7 @@ class OwnData:
         return slug(self.name)
 
 
-def _write_new(path: Path, text: str) -> Path:
+def write_new(path: Path, text: str) -> Path:
     """Write ``text`` unless the file exists with other content (then refuse: nothing is overwritten)."""
     if path.is_file():
         if path.read_text(encoding="utf-8") == text:
@@ -143,8 +143,8 @@ def write_card(own: OwnData, out_dir: Path) -> Path:
                 check_rows(partition, data.rows, data.source, first_line=2)
         for data in splits.values():
             if data.rows is not None:
-                _write_new(data.path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in data.rows))
-    return _write_new(path, text)
+                write_new(data.path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in data.rows))
+    return write_new(path, text)
 
 
 def check_rows(partition: Partition, rows: Sequence[Mapping[str, Any]], source: str, first_line: int = 1) -> None:
@@ -180,22 +180,16 @@ def write_task_configs(partition: Partition, out_dir: Path) -> Path:
     options = (out_dir / OPTIONS_DIR / f"{name}.jsonl").resolve()
     for style in STYLES:
         text = render_partition(partition, style, include=str(templates / "timetravel" / "_template_yaml"))
-        _write_new(directory / f"{partition.task_name('timetravel', STYLES[style])}.yaml", text)
+        write_new(directory / f"{partition.task_name('timetravel', STYLES[style])}.yaml", text)
     for variant in MODES:
         text = render_task_config(partition, variant, include=str(templates / "dcq" / "_template_yaml"),
                                   options_path=str(options))
-        _write_new(directory / f"{partition.task_name('dcq', variant)}.yaml", text)
-    if has_control(partition):
-        from lm_eval_contam.likelihood.configs import VARIANTS, task_name
-        from lm_eval_contam.likelihood.configs import render_task_config as render_likelihood
+        write_new(directory / f"{partition.task_name('dcq', variant)}.yaml", text)
+    from lm_eval_contam.likelihood.configs import controlled_modes, task_name
+    from lm_eval_contam.likelihood.configs import render_task_config as render_likelihood
 
-        for mode in VARIANTS:
-            text = render_likelihood(partition, mode, include=str(templates / "likelihood" / "_template_yaml"),
-                                     options_path=str(options))
-            _write_new(directory / f"{task_name(partition, mode)}.yaml", text)
+    for mode in controlled_modes(partition):
+        text = render_likelihood(partition, mode, include=str(templates / "likelihood" / "_template_yaml"),
+                                 options_path=str(options))
+        write_new(directory / f"{task_name(partition, mode)}.yaml", text)
     return directory
-
-
-def has_control(partition: Partition) -> bool:
-    """Whether the likelihood modes can run: the dataset has exactly one other split (the control)."""
-    return len(partition.dataset.splits) == 2

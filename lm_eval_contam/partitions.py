@@ -8,8 +8,10 @@ columns hold the text and how labels are written (``index (name)``, e.g.
 the same metadata keys (:meth:`Partition.from_task_metadata`): ``dataset`` (a
 registered key), or for one's own data ``dataset_name`` + ``data_files`` (split
 -> JSONL) + ``text_field`` (default: the first of ``columns``) [+ ``task_type``, ``second_field``, ``label_field``,
-``label_names``, ``columns``, ``companion_field``]; a Hub dataset of one's own gives ``hf_path`` [+ ``hf_name``]
-instead of ``data_files``. A *partition card* (:meth:`Partition.from_card`) is a YAML file with the same keys plus
+``label_names``, ``columns``, ``companion_field``, ``key`` (the key in task names; default: the name's slug)]; a Hub
+dataset of one's own gives ``hf_path`` [+ ``hf_name``] instead of ``data_files``. An lm-eval task audited with
+``audit --tasks`` is one's own data too: its rendered docs are written as JSONL under the audit directory and
+described by a card (``lm_eval_contam.task_partitions``). A *partition card* (:meth:`Partition.from_card`) is a YAML file with the same keys plus
 ``split``: the one way every command takes one's own data.
 """
 
@@ -26,7 +28,7 @@ from lm_eval_contam.jsonl import read_jsonl_objects
 
 TaskType = Literal["cls", "nli", "sum", "xsum", "question"]
 # The metadata keys that describe one's own data (beside `dataset` for a registered one).
-USER_DATA_KEYS = ("dataset_name", "data_files", "hf_path", "hf_name", "task_type", "text_field", "second_field",
+USER_DATA_KEYS = ("dataset_name", "key", "data_files", "hf_path", "hf_name", "task_type", "text_field", "second_field",
                   "label_field", "label_names", "columns", "companion_field")
 CARD_SUFFIXES = (".yaml", ".yml")
 
@@ -77,7 +79,8 @@ class DatasetSpec:
         """The task-YAML metadata naming this dataset (the inverse of :func:`dataset_from_task_metadata`)."""
         if self.registered:
             return {"dataset": self.key}
-        fields = {"dataset_name": self.display_name, "data_files": dict(self.data_files or {}),
+        fields = {"dataset_name": self.display_name, "key": None if self.key == slug(self.display_name) else self.key,
+                  "data_files": dict(self.data_files or {}),
                   "hf_path": self.hf_path, "hf_name": self.hf_name, "splits": list(self.splits) if self.hf_path else [],
                   "task_type": self.task_type, "text_field": self.text_field, "second_field": self.second_field,
                   "label_field": self.label_field, "label_names": list(self.label_names),
@@ -223,8 +226,12 @@ def dataset_from_task_metadata(metadata: Mapping[str, Any]) -> DatasetSpec:
     text_field = str(metadata.get("text_field") or metadata["columns"][0])
     columns = metadata.get("columns") or [
         column for column in (text_field, metadata.get("second_field"), label_field) if column]
+    key = metadata.get("key")
+    if key is not None and (not isinstance(key, str) or slug(key) != key):
+        raise ContamError(f"expected a lower-case key of letters, digits and '_', got {key!r}", source=source,
+                          field="key")
     return DatasetSpec(
-        key=slug(str(metadata["dataset_name"])), display_name=str(metadata["dataset_name"]),
+        key=key or slug(str(metadata["dataset_name"])), display_name=str(metadata["dataset_name"]),
         hf_path=metadata.get("hf_path"), hf_name=metadata.get("hf_name"), task_type=task_type, splits=splits,
         text_field=text_field,
         second_field=metadata.get("second_field"), label_field=label_field,

@@ -1,7 +1,9 @@
 """``lm-eval-contam audit``: Time Travel + DCQ (+ DCR) for a model over partitions, then the report.
 
 With no ``--model`` it audits the embedded SmolLM2-135M-Instruct; with no
-``--partitions`` the project's shipped sample partitions. Re-running the same
+``--partitions`` (nor ``--tasks``, nor ``--data``) the project's shipped sample partitions.
+``--tasks`` audits lm-eval tasks and groups as they are: each (sub)task's rendered evaluation
+docs become a partition (see docs/audit-tasks.md). Re-running the same
 command resumes: lm-eval's request cache under ``<output_path>/cache`` answers
 every request already computed.
 """
@@ -31,6 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--dcq-generator", default="offline",
                         help="makes the quiz options a partition lacks: 'offline' (WordNet perturber, default) or an "
                              "instruct model (HF folder / Hub id, or <lm-eval backend>:<model_args>)")
+    tasks = parser.add_argument_group("the benchmarks you already run (instead of, or beside, --partitions)")
+    tasks.add_argument("--tasks", help="comma-separated lm-eval tasks or groups (registered, e.g. arc_easy,mmlu, or "
+                                       "your own YAML with --include_path): each (sub)task's rendered evaluation docs "
+                                       "become a partition, and the tasks run too")
+    tasks.add_argument("--control-split", dest="control_split",
+                       help="with --tasks: another split of the task's dataset the model cannot have seen (the "
+                            "likelihood modes' control); with --data: the --control-data file's split name")
     own = parser.add_argument_group("your own benchmark (instead of, or beside, --partitions)")
     own.add_argument("--data", help="a .jsonl or .csv file, or a Hub dataset id")
     own.add_argument("--split", help="with --data: the split's name (the prompts name it), e.g. test")
@@ -42,9 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     own.add_argument("--task-type", choices=get_args(TaskType),
                      help="with --data: cls, nli, sum, xsum or question (default: from the fields given)")
     own.add_argument("--hf-name", help="with a Hub dataset id: its configuration name")
-    own.add_argument("--control-data", help="with --data: a file of the same distribution the model cannot have "
-                                            "seen (e.g. written after its cutoff): the likelihood modes' control")
-    own.add_argument("--control-split", help="with --control-data: its split name, e.g. fresh")
+    own.add_argument("--control-data", help="a file of the same distribution the model cannot have seen (e.g. "
+                                            "written after its cutoff): the likelihood modes' control; with --tasks a "
+                                            "JSONL of docs in the task's schema")
     parser.set_defaults(func=_main)
 
 
@@ -140,6 +149,8 @@ def own_data_card(args: argparse.Namespace) -> Path:
 def _main(args: argparse.Namespace) -> int:
     label = args.label or default_label(args.model)
     settings = replace(settings_from_args(args), dcq_generator=args.dcq_generator)
+    if args.tasks:
+        settings = task_settings(args, settings)
     if args.data:
         card = own_data_card(args)
         print(f"partition card: {card}")
@@ -148,4 +159,26 @@ def _main(args: argparse.Namespace) -> int:
     audit_one(args.model, label, args.output_path, settings, judge_model=args.judge_model)
     if not args.no_report:
         write_report(args.output_path)
+    if args.tasks:
+        from lm_eval_contam.audit import group_summaries
+
+        for summary in group_summaries(args.output_path):
+            print(summary.line())
     return 0
+
+
+def task_settings(args: argparse.Namespace, settings: AuditSettings) -> AuditSettings:
+    """The audit of ``--tasks``: every (sub)task's derived partition card (written under the audit directory)."""
+    from lm_eval_contam.audit import task_partitions
+    from lm_eval_contam.task_partitions import TaskControl
+
+    if args.data:
+        raise ContamError("give --tasks or --data, not both (each takes its own --control-split)", field="--tasks")
+    names = [name.strip() for name in args.tasks.split(",") if name.strip()]
+    derived = task_partitions(names, args.include_path, args.output_path,
+                              TaskControl(split=args.control_split, data=args.control_data))
+    for card in derived.cards:
+        print(f"partition card: {card}")
+    listed = settings.partitions if args.partitions else ()
+    return replace(settings, partitions=(*listed, *derived.cards), benchmark_tasks=tuple(dict.fromkeys(names)),
+                   task_groups=derived.groups)

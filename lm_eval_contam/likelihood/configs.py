@@ -38,8 +38,18 @@ def sibling_split(partition: Partition) -> str:
 
 
 def task_names(partition: Partition) -> list[str]:
-    """The shipped likelihood tasks auditing a registered partition (each mode; control: its sibling split)."""
-    return [task_name(partition, mode) for mode in VARIANTS]
+    """The likelihood tasks auditing a partition (:func:`controlled_modes`; control: its sibling split)."""
+    return [task_name(partition, mode) for mode in controlled_modes(partition)]
+
+
+def controlled_modes(partition: Partition) -> list[str]:
+    """The modes a partition can run: all three with a control (exactly one sibling split), else the lift mode only.
+
+    The lift mode's reference is built from the partition itself (other instances' second pieces); the control and
+    options modes compare against a control partition, and without one they are not tested (their verdicts say
+    so: :mod:`lm_eval_contam.likelihood.verdicts`).
+    """
+    return list(VARIANTS) if len(partition.dataset.splits) == 2 else ["lift"]
 
 
 def render_task_config(partition: Partition, mode: str, *, control: str | None = None, include: str | None = None,

@@ -60,6 +60,40 @@ def _comparison(model: ModelRun, task: str, common: dict, *, method: str, title:
                    null=null, rule=rule, evidence=evidence, caveats=caveats, **common)
 
 
+NO_CONTROL = "no valid control: not tested"
+
+
+@dataclass(frozen=True)
+class NotTestedEvidence:
+    """Why a mode gave no verdict: the partition has no control to compare with."""
+
+    score: str  # what the mode would compare, in words
+
+    def facts(self) -> list[tuple[str, str]]:
+        return [("control", "none (give --control-split or --control-data)"), ("would compare", self.score),
+                ("result", NO_CONTROL)]
+
+    def summary(self) -> str:
+        return NO_CONTROL
+
+
+def not_tested(common: dict, partition: Partition) -> list[Verdict]:
+    """The control and options modes' verdicts for a partition without a control: no decision, saying why.
+
+    Comparing the partition with nothing is no test, and the built-in contrast at hand (original vs its
+    perturbation twin) is no null by itself: unseen originals already score above their twins.
+    """
+    null = (f"none: {partition.label} has no control partition of the same distribution the model cannot have seen, "
+            "so these modes are not tested (the lift mode's reference is built in and is tested)")
+    rule = "never flags without a control"
+    return [Verdict(method=method, title=title, flagged=None, statistic=None, pvalue=None, null=null, rule=rule,
+                    evidence=NotTestedEvidence(score), **{**common, "n": None, "variant": mode})
+            for method, title, score, mode in (
+                ("likelihood_control", "Likelihood vs control (ours)", "log-likelihood per byte", "control"),
+                ("likelihood_options", "DCQ options, likelihood (ours)",
+                 "original minus mean perturbation, log-likelihood per byte", "options"))]
+
+
 def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
     metadata = model.metadata(task)
     partition = Partition.from_task_metadata(metadata, str(model.config(task).get("test_split")))
@@ -67,14 +101,15 @@ def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
     common = {"model": model.label, "partition": partition.label, "family": FAMILY, "task": task,
               "n": model.n_instances(task), "confidence_interval": None, "variant": mode}
     if mode == "lift":
-        return [_comparison(
+        lift = _comparison(
             model, task, common, method="likelihood_lift", title="Time Travel, likelihood (ours)",
             score="guided-minus-general log-likelihood per byte", prefix="lift",
             reference="other instances' second pieces",
             null=("within each instance, the dataset name lifts the log-likelihood of its own second piece and of "
                   "another instance's second piece alike (paired differences symmetric about 0)"),
             rule=f"flagged when the one-sided sign-flip p <= {ALPHA}", uncontrolled="lift_own_pvalue",
-            caveats=sign_flip_caveats(common["n"]))]
+            caveats=sign_flip_caveats(common["n"]))
+        return [lift, *(not_tested(common, partition) if len(partition.dataset.splits) != 2 else [])]
     control = control_partition(partition, str(metadata.get("control") or "")).label
     reference = f"control ({control})"
     if mode == "options":

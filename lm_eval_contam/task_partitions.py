@@ -1,0 +1,148 @@
+"""An lm-eval task as a partition: its rendered evaluation docs, written like one's own data.
+
+``audit --tasks arc_easy,mmlu`` needs no column mapping: each (sub)task's evaluation docs are rendered with the
+task's own templates (:mod:`lm_eval_contam.benchmark_docs`) and become rows ``{"text", "answer", "choices",
+"doc_index"}`` (text = ``doc_to_text`` as the model sees it, answer = the gold answer as text). Under the audit
+directory they are written as ``data/<key>_<split>.jsonl`` with a partition card ``partitions/<key>_<split>.yaml``
+(:class:`~lm_eval_contam.partitions.Partition`, key ``task_<task name>``), so every method reads them like one's
+own data: Time Travel cuts ``text``; DCQ quizzes ``text`` + ``answer`` and keeps the answer line unperturbed; the
+likelihood modes score ``text``.
+
+A control (the likelihood modes' partition of the same distribution the model cannot have seen) is a second split
+of the same card: another split of the task's dataset (``--control-split``) or a JSONL file of docs in the task's
+schema (``--control-data``, split ``control``), rendered by the same templates.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lm_eval_contam.benchmark_docs import BenchmarkDoc, benchmark_docs, eval_split, rows_docs, split_docs
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.own_data import CARDS_DIR, DATA_DIR, write_new
+from lm_eval_contam.partitions import Partition, slug
+
+KEY_PREFIX = "task_"  # task partitions' keys never collide with the registered datasets' (e.g. gsm8k)
+TEXT_FIELD, ANSWER_FIELD = "text", "answer"
+CONTROL_DATA_SPLIT = "control"  # the split name of a --control-data file
+
+
+@dataclass(frozen=True)
+class TaskControl:
+    """Where a task partition's control comes from: a split of the task's dataset, or a file of its docs."""
+
+    split: str | None = None
+    data: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.split is not None and self.data is not None:
+            raise ContamError("with --tasks give one control: --control-split (a split of the task's dataset) or "
+                              "--control-data (a JSONL file of the task's docs)", field="--control-split")
+
+
+@dataclass(frozen=True)
+class TaskPartition:
+    """One (sub)task's derived partition, in memory: nothing is written until every task of the audit is derived."""
+
+    group: str  # the name given to --tasks (a plain task is its own group)
+    task: str
+    split: str  # the task's evaluation split
+    rows: tuple[dict[str, Any], ...]
+    control_split: str | None = None
+    control_rows: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def key(self) -> str:
+        return KEY_PREFIX + slug(self.task)
+
+    def card(self, out_dir: Path) -> dict[str, Any]:
+        """The partition card's fields (data files under ``out_dir``)."""
+        files = {self.split: str(data_path(out_dir, self.key, self.split))}
+        if self.control_split is not None:
+            files[self.control_split] = str(data_path(out_dir, self.key, self.control_split))
+        return {"dataset_name": self.task, "key": self.key, "split": self.split, "data_files": files,
+                "task_type": "question", "text_field": TEXT_FIELD, "label_field": ANSWER_FIELD,
+                "columns": [TEXT_FIELD, ANSWER_FIELD], "companion_field": ANSWER_FIELD}
+
+
+def data_path(out_dir: Path, key: str, split: str) -> Path:
+    return (out_dir / DATA_DIR / f"{key}_{split}.jsonl").resolve()
+
+
+def card_path(out_dir: Path, key: str, split: str) -> Path:
+    return out_dir / CARDS_DIR / f"{key}_{split}.yaml"
+
+
+def doc_row(doc: BenchmarkDoc) -> dict[str, Any]:
+    """A rendered doc as a partition row."""
+    return {TEXT_FIELD: doc.text, ANSWER_FIELD: doc.target, "choices": list(doc.choices), "doc_index": doc.index}
+
+
+def derive_partition(group: str, name: str, task: Any, control: TaskControl | None = None) -> TaskPartition:
+    """One (sub)task's partition and its control's rows, rendered by the task's own templates."""
+    split = eval_split(task)
+    rows = tuple(doc_row(doc) for doc in benchmark_docs(name, task))
+    if control is None or (control.split is None and control.data is None):
+        return TaskPartition(group, name, split, rows)
+    if control.split is not None:
+        if control.split == split:
+            raise ContamError(f"the control split must differ from the evaluated split {split!r}", source=name,
+                              field="--control-split")
+        docs = split_docs(name, task, control.split)
+        control_split = control.split
+    else:
+        from lm_eval_contam.jsonl import read_jsonl_objects
+
+        path = Path(str(control.data)).expanduser()
+        if path.suffix.lower() != ".jsonl" or not path.is_file():
+            raise ContamError("expected an existing .jsonl file of the task's docs", source=str(control.data),
+                              field="--control-data")
+        docs = rows_docs(name, task, read_jsonl_objects(path), str(control.data))
+        control_split = CONTROL_DATA_SPLIT
+        if control_split == split:
+            raise ContamError(f"the task evaluates a split named {split!r}; use --control-split", source=name,
+                              field="--control-data")
+    return TaskPartition(group, name, split, rows, control_split, tuple(doc_row(doc) for doc in docs))
+
+
+def derive_partitions(loaded: Mapping[str, Mapping[str, Any]],
+                      control: TaskControl | None = None) -> list[TaskPartition]:
+    """Every subtask's partition of :func:`~lm_eval_contam.benchmark_docs.load_tasks`' result, in its order."""
+    found = [derive_partition(group, name, task, control) for group, tasks in loaded.items()
+             for name, task in tasks.items()]
+    seen: dict[str, str] = {}
+    for partition in found:
+        other = seen.setdefault(partition.key, partition.task)
+        if other != partition.task:
+            raise ContamError(f"tasks {other!r} and {partition.task!r} map to the same partition key "
+                              f"{partition.key!r}", source=partition.task, field="--tasks")
+    unique: dict[tuple[str, str], TaskPartition] = {}
+    for partition in found:  # a task named alone and in a group is audited once, under the first name given
+        unique.setdefault((partition.task, partition.split), partition)
+    return list(unique.values())
+
+
+def _jsonl(rows: Sequence[Mapping[str, Any]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def write_partition(partition: TaskPartition, out_dir: Path) -> Path:
+    """The partition's rows (and its control's) as JSONL and its card under ``out_dir``; the card's path.
+
+    Files that exist with the same content are kept; with other content they stop the audit (nothing is overwritten).
+    """
+    import yaml
+
+    card = partition.card(out_dir)
+    path = card_path(out_dir, partition.key, partition.split)
+    Partition.from_card_fields(card, path)  # the card is valid before anything is written
+    write_new(data_path(out_dir, partition.key, partition.split), _jsonl(partition.rows))
+    if partition.control_split is not None:
+        write_new(data_path(out_dir, partition.key, partition.control_split), _jsonl(partition.control_rows))
+    text = (f"# Written by `lm-eval-contam audit --tasks`: the rendered evaluation docs of lm-eval task "
+            f"{partition.task!r} ({partition.group}).\n") + yaml.safe_dump(card, sort_keys=False, allow_unicode=True)
+    return write_new(path, text)
