@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.seeding import stable_hash
 
 
 def pack_sequences(token_ids: Sequence[Sequence[int]], block_size: int) -> list[list[int]]:
@@ -55,6 +56,19 @@ def _mean_loss(model: Any, loader: Any, accelerator: Any) -> float:
     return sum(losses) / len(losses)
 
 
+# The state after the last finished epoch, under ``checkpoint_dir`` (one file, replaced atomically each epoch).
+CHECKPOINT_FILE = "training_checkpoint.pt"
+
+
+def _save_checkpoint(path: Path, state: dict[str, Any]) -> None:
+    import torch
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    torch.save(state, partial)
+    partial.replace(path)  # a run killed mid-save keeps the previous epoch's checkpoint
+
+
 def train_on_texts(
     model_dir: str | Path,
     texts: Sequence[str],
@@ -70,6 +84,7 @@ def train_on_texts(
     append_eos: bool = True,
     pack: bool = False,
     progress: bool = False,
+    checkpoint_dir: str | Path | None = None,
 ) -> dict[str, Any]:
     """Continued pre-training (causal LM loss, AdamW, linear decay) of ``model_dir`` on ``texts``.
 
@@ -78,6 +93,9 @@ def train_on_texts(
     place) and returns per-epoch mean training loss and, when ``eval_texts`` are
     given, the held-out loss before training and after each epoch. ``pack``
     trains on :func:`pack_sequences` blocks instead of one padded sequence per text.
+    ``checkpoint_dir`` saves the state after every epoch (weights, optimizer, schedule,
+    shuffling and dropout RNG states, the loss history so far); a call with the same arguments resumes
+    after the last saved epoch and ends as an uninterrupted run would.
     """
     import torch
     from accelerate import Accelerator
@@ -95,9 +113,9 @@ def train_on_texts(
     encode = functools.partial(_encode, tokenizer, suffix=suffix, max_length=max_length, pack=pack)
     collate = functools.partial(_pad_batch, pad_id=pad_id)
 
+    shuffling = torch.Generator().manual_seed(seed)
     loader = torch.utils.data.DataLoader(
-        encode(texts), batch_size=batch_size, shuffle=True, collate_fn=collate,
-        generator=torch.Generator().manual_seed(seed),
+        encode(texts), batch_size=batch_size, shuffle=True, collate_fn=collate, generator=shuffling,
     )
     eval_loader = (torch.utils.data.DataLoader(encode(eval_texts), batch_size=batch_size, collate_fn=collate)
                    if eval_texts else None)
@@ -108,12 +126,25 @@ def train_on_texts(
         eval_loader = accelerator.prepare(eval_loader)
 
     history: dict[str, Any] = {"train_loss": [], "eval_loss": []}
-    if eval_loader is not None:
+    checkpoint = Path(checkpoint_dir, CHECKPOINT_FILE) if checkpoint_dir is not None else None
+    # A checkpoint resumes only the same run: same model, texts and hyper-parameters.
+    run_id = stable_hash([str(model_dir), list(texts), list(eval_texts), epochs, learning_rate, weight_decay,
+                          batch_size, max_length, seed, append_eos, pack])
+    state = torch.load(checkpoint, weights_only=False) if checkpoint is not None and checkpoint.is_file() else None
+    if state is not None and state["run_id"] == run_id:
+        accelerator.unwrap_model(model).load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        shuffling.set_state(state["shuffling"])
+        torch.set_rng_state(state["dropout"])
+        history = state["history"]
+    elif eval_loader is not None:
         history["eval_loss"].append(_mean_loss(model, eval_loader, accelerator))
+    done = len(history["train_loss"])
     model.train()
-    bar = tqdm(total=len(loader) * epochs, desc="continued pre-training", unit="step",
+    bar = tqdm(total=len(loader) * epochs, initial=len(loader) * done, desc="continued pre-training", unit="step",
                disable=not (progress and accelerator.is_main_process))
-    for epoch in range(epochs):
+    for epoch in range(done, epochs):
         losses = []
         for batch in loader:
             loss = model(**batch).loss
@@ -127,6 +158,12 @@ def train_on_texts(
         history["train_loss"].append(sum(losses) / len(losses))
         if eval_loader is not None:
             history["eval_loss"].append(_mean_loss(model, eval_loader, accelerator))
+        if checkpoint is not None and accelerator.is_main_process:
+            _save_checkpoint(checkpoint, {
+                "model": accelerator.unwrap_model(model).state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(), "shuffling": shuffling.get_state(), "dropout": torch.get_rng_state(),
+                "history": history,
+                "run_id": run_id})
     bar.close()
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:

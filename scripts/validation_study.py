@@ -55,13 +55,6 @@ def strength_label(settings: InjectionSettings) -> str:
     return f"lr{settings.learning_rate:g}_ep{settings.epochs}_share{settings.share:g}"
 
 
-def filler(args) -> list[str] | None:
-    """``--filler-file``'s paragraphs (None: contaminate's bundled filler)."""
-    from lm_eval_contam.contaminate import read_paragraphs
-
-    return read_paragraphs(args.filler_file) if args.filler_file else None
-
-
 def contaminate(base: str, partitions: list[str], out: Path, settings: InjectionSettings) -> Path:
     from lm_eval_contam.contaminate import inject, partition_contaminant, trained_with
     from lm_eval_contam.partitions import Partition
@@ -158,187 +151,29 @@ def markdown(study: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-# The seeded grammar of the generated study's text: news-like sentences, one topic per label.
-TOPICS = {
-    "World": ("council", "minister", "embassy", "treaty", "border", "parliament", "mayor", "delegation"),
-    "Sports": ("striker", "coach", "league", "stadium", "relay", "goalkeeper", "marathon", "referee"),
-    "Business": ("bakery", "shipyard", "startup", "retailer", "factory", "bank", "brewery", "airline"),
-    "Science": ("telescope", "laboratory", "glacier", "probe", "enzyme", "satellite", "fossil", "reactor"),
-}
-NAMES = ("Amara", "Bruno", "Chen", "Dalia", "Emeka", "Freya", "Goran", "Hana", "Ilse", "Jonas", "Kavya", "Lorenzo",
-         "Mireille", "Nadia", "Oskar", "Priya", "Quentin", "Rosa", "Sven", "Tomasz", "Ulla", "Vikram", "Wanda", "Yusuf")
-PLACES = ("Brackwater", "Coldharbour", "Dunmere", "Eastvale", "Fernhill", "Glenrock", "Hollowmere", "Ironbridge",
-          "Kestrel Bay", "Larchmont", "Millbrook", "Northwick", "Oakridge", "Pinecliff", "Redmoor", "Saltmarsh")
-VERBS = ("announced", "delayed", "doubled", "rejected", "unveiled", "questioned", "expanded", "cancelled", "praised",
-         "measured", "recorded", "predicted")
-OBJECTS = ("a plan", "the budget", "its forecast", "a new route", "the schedule", "a partnership", "the results",
-           "a second phase", "the old rules", "a public review")
-REASONS = ("after weeks of talks", "despite heavy rain", "ahead of the winter", "to the surprise of residents",
-           "following a long review", "while critics watched closely", "for the third time this year")
+def run_papers_strength(args) -> None:
+    """The K >= 8 study at the papers' strength on the default model (lm_eval_contam.nullstudy.validation)."""
+    import datetime
+    import shlex
+    import sys
 
+    from lm_eval_contam.nullstudy.validation import (
+        ValidationSettings, rates_document, run_validation, write_outputs,
+    )
+    from lm_eval_contam.default_model import default_model_path
+    from lm_eval_contam.detection_rates import VALIDATION_RATES_FILE
 
-def generated_text(rng, topic: str) -> str:
-    """Three sentences on ``topic`` from the grammar; every slot drawn from ``rng``."""
-    nouns = TOPICS[topic]
-    sentences = []
-    for _ in range(3):
-        sentences.append(
-            f"{rng.choice(NAMES)} of the {rng.choice(PLACES)} {rng.choice(nouns)} {rng.choice(VERBS)} "
-            f"{rng.choice(OBJECTS)} {rng.choice(REASONS)}, with {int(rng.integers(2, 999))} "
-            f"{rng.choice(nouns)}s involved.")
-    return " ".join(sentences)
-
-
-def generated_rows(dataset: int, split: str, n: int, seed: int = 0) -> list[dict]:
-    """``n`` labelled rows of dataset ``dataset``'s ``split``: fresh text, the same on every run."""
-    from lm_eval_contam.seeding import rng_for
-
-    labels = list(TOPICS)
-    rows = []
-    for row in range(n):
-        rng = rng_for(seed, "validation-study-text", dataset, split, row)
-        label = row % len(labels)
-        rows.append({"text": generated_text(rng, labels[label]), "label": label})
-    return rows
-
-
-GENERATED_SPLITS = ("train", "test", "control")  # injected, held out, the control both are compared with
-
-
-def write_generated_datasets(out: Path, k: int, n: int, seed: int = 0) -> list[dict]:
-    """K datasets of ``n`` rows per split as JSONL under ``out``; their task metadata (own-data schema)."""
-    out.mkdir(parents=True, exist_ok=True)
-    datasets = []
-    for dataset in range(k):
-        files = {}
-        for split in GENERATED_SPLITS:
-            path = out / f"study_set_{dataset}_{split}.jsonl"
-            path.write_text("".join(json.dumps(row) + "\n" for row in generated_rows(dataset, split, n, seed)))
-            files[split] = str(path)
-        datasets.append({"dataset_name": f"Study Set {dataset}", "data_files": files, "task_type": "cls",
-                         "text_field": "text", "label_field": "label", "label_names": list(TOPICS),
-                         "columns": ["text", "label"]})
-    return datasets
-
-
-LIKELIHOOD_MODES = ("control", "lift")  # options need DCQ options for every generated row: not in this study
-
-
-def write_likelihood_tasks(task_dir: Path, datasets: list[dict], num_instances: int) -> list[str]:
-    """Own-data likelihood task YAMLs for the train and test split of every dataset (control: the control split)."""
-    from lm_eval_contam import task_dir as project_task_dir
-    from lm_eval_contam.likelihood.configs import render_task_config
-    from lm_eval_contam.partitions import dataset_from_task_metadata
-
-    task_dir.mkdir(parents=True, exist_ok=True)
-    template = str(project_task_dir() / "likelihood" / "_template_yaml")
-    names = []
-    for metadata in datasets:
-        spec = dataset_from_task_metadata(metadata)
-        for split in ("train", "test"):
-            for mode in LIKELIHOOD_MODES:
-                text = render_task_config(spec.partition(split), mode, control="control", include=template,
-                                          num_instances=num_instances)
-                name = text.split("task: ", 1)[1].split("\n", 1)[0]
-                (task_dir / f"{name}.yaml").write_text(text)
-                names.append(name)
-    return names
-
-
-def clopper_pearson(flagged: int, total: int, confidence_level: float = 0.95):
-    """The exact binomial interval of a rate (``None`` when nothing was counted)."""
-    from scipy.stats import binomtest
-
-    from lm_eval_contam.stats import ConfidenceInterval
-
-    if total == 0:
-        return None
-    interval = binomtest(flagged, total).proportion_ci(confidence_level, method="exact")
-    return ConfidenceInterval(float(interval.low), float(interval.high), confidence_level)
-
-
-def split_rates(verdicts) -> dict[str, dict[str, dict[str, list[int]]]]:
-    """{model: {method: {split: [flagged, total]}}} for the generated study's partitions ("Study Set k <split>")."""
-    table: dict[str, dict[str, dict[str, list[int]]]] = {}
-    for verdict in verdicts:
-        split = verdict.partition.rsplit(" ", 1)[-1]
-        counts = table.setdefault(verdict.model, {}).setdefault(verdict.method, {}).setdefault(split, [0, 0])
-        counts[0] += int(bool(verdict.flagged))
-        counts[1] += 1
-    return table
-
-
-def generated_markdown(table: dict, titles: dict[str, str]) -> str:
-    lines = ["| model | method | detection (injected train splits) | false positives (held-out test splits) |",
-             "|---|---|---|---|"]
-
-    def cell(counts) -> str:
-        if not counts:
-            return "—"
-        interval = clopper_pearson(*counts)
-        return f"{counts[0]}/{counts[1]} = {counts[0] / counts[1]:.0%} [{interval.low:.0%}, {interval.high:.0%}]"
-
-    for model, methods in table.items():
-        for method, splits in methods.items():
-            clean = model == "clean"
-            detection = "— (clean: train " + cell(splits.get("train")) + ")" if clean else cell(splits.get("train"))
-            lines.append(f"| {model} | {titles.get(method, method)} | {detection} | {cell(splits.get('test'))} |")
-    return "\n".join(lines) + "\n"
-
-
-def run_generated(args, base: str) -> None:
-    """The likelihood study on generated partitions: inject every train split, score train and test vs control."""
-    import lm_eval
-    from lm_eval.loggers import EvaluationTracker
-
-    from lm_eval_contam import harness
-    from lm_eval_contam.contaminate import contaminant_texts, inject, trained_with
-    from lm_eval_contam.generation import default_device
-    from lm_eval_contam.partitions import dataset_from_task_metadata
-    from lm_eval_contam.rundir import load_model_dir
-    from lm_eval_contam.verdict import model_verdicts
-
-    k, n = (int(part) for part in args.generated.split(":"))
+    settings = ValidationSettings(partitions=args.partitions, rows_per_partition=args.rows,
+                                  max_gen_toks=args.max_gen_toks or ValidationSettings.max_gen_toks,
+                                  batch_size=args.batch_size)
+    base = args.model or str(default_model_path())
     started = time.perf_counter()
-    datasets = write_generated_datasets(args.out / "data", k, n)
-    tasks = write_likelihood_tasks(args.out / "tasks", datasets, num_instances=n)
-    injected = [dataset_from_task_metadata(metadata).partition("train") for metadata in datasets]
-    texts = [text for partition in injected for text in contaminant_texts(partition, partition.rows(), "timetravel")]
-    sources = [{"partition": partition.label, "format": "timetravel", "rows": list(range(n))} for partition in injected]
-    models = [("clean", base)]
-    # --strengths none: score the clean model only (its false-positive rate).
-    for settings in parse_strengths(args.strengths, args.train_batch_size) if args.strengths != "none" else []:
-        path = args.out / "models" / strength_label(settings)
-        if not trained_with(path, settings, sources):
-            inject(base, texts, str(path), settings=settings, filler=filler(args),
-                   description={"sources": sources})
-        models.append((strength_label(settings), str(path)))
-    manager = harness.task_manager(str(args.out / "tasks"))
-    seconds = {}
-    verdicts = []
-    for label, path in models:
-        run_started = time.perf_counter()
-        tracker = EvaluationTracker(output_path=str(args.out / "runs" / label))
-        results = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={path}", tasks=tasks,
-                                          batch_size=args.batch_size, device=default_device(), task_manager=manager,
-                                          log_samples=True, evaluation_tracker=tracker,
-                                          use_cache=str(args.out / "cache" / label))
-        samples = results.pop("samples")
-        tracker.save_results_aggregated(results=results, samples=samples)
-        for task in results["configs"]:
-            tracker.save_results_samples(task_name=task, samples=samples[task])
-        seconds[label] = round(time.perf_counter() - run_started, 1)
-        directory = next((args.out / "runs" / label).rglob("results_*.json")).parent
-        verdicts += model_verdicts(load_model_dir(directory, label=label))
-    table = split_rates(verdicts)
-    study = {"generated": {"datasets": k, "rows_per_split": n}, "base_model": base, "strengths": args.strengths,
-             "rates": table, "method_titles": {v.method: v.title for v in verdicts}, "scoring_seconds": seconds,
-             "wall_seconds": round(time.perf_counter() - started, 1)}
-    (args.out / "study.json").write_text(json.dumps(study, indent=2) + "\n")
-    text = generated_markdown(table, study["method_titles"])
-    (args.out / "study.md").write_text(text)
-    print(text)
-    print(f"wall time {study['wall_seconds']} s")
+    labelled = run_validation(settings, args.out, base)
+    document = rates_document(
+        labelled, command="python " + shlex.join(["scripts/validation_study.py", *sys.argv[1:]]),
+        date=datetime.date.today().isoformat(), design=settings.design(args.model or "SmolLM2-135M-Instruct (embedded)"),
+        wall_seconds=time.perf_counter() - started)
+    write_outputs(document, args.out, ship_to=VALIDATION_RATES_FILE if args.write_rates else None)
 
 
 def main() -> None:
@@ -350,13 +185,15 @@ def main() -> None:
     parser.add_argument("--strengths", default=DEFAULT_STRENGTHS, help="comma-separated lr:epochs:share")
     parser.add_argument("--train-batch-size", type=int, default=1, help="256-token blocks per training step")
     parser.add_argument("--dcq-mode", choices=("loglikelihood", "generate", "both"), default="both")
-    parser.add_argument("--max_gen_toks", type=int, default=48)
+    parser.add_argument("--max_gen_toks", type=int, help="Time Travel completions (default 48; --papers: 32)")
     parser.add_argument("--batch_size", type=int, default=8)
     parser.add_argument("--judge-model", help="also run Judge B with this model")
-    parser.add_argument("--filler-file", type=Path, help="with --generated: filler paragraphs (blank-line separated) "
-                                                         "for a larger corpus than contaminate's bundled one")
-    parser.add_argument("--generated", metavar="K:N",
-                        help="the likelihood modes on K generated datasets of N rows per split (see above)")
+    parser.add_argument("--papers", action="store_true",
+                        help="the K >= 8 study at the papers' strength on the default model (see above)")
+    parser.add_argument("--partitions", type=int, default=8, help="with --papers: injected (and held-out) partitions")
+    parser.add_argument("--rows", type=int, default=40, help="with --papers: instances per partition")
+    parser.add_argument("--write-rates", action="store_true",
+                        help="with --papers: also update the shipped lm_eval_contam/validation_rates.json")
     args = parser.parse_args()
 
     from lm_eval_contam.audit import AuditSettings
@@ -366,15 +203,15 @@ def main() -> None:
     from lm_eval_contam.rundir import load_run
     from lm_eval_contam.verdict import collect
 
-    base = args.model or str(default_model_path())
-    if args.generated:
-        run_generated(args, base)
+    if args.papers:
+        run_papers_strength(args)
         return
+    base = args.model or str(default_model_path())
     injected = [p.strip() for p in args.injected.split(",") if p.strip()]
     held_out = [p.strip() for p in args.held_out.split(",") if p.strip()]
     audit = AuditSettings(partitions=tuple(injected + held_out),
                           dcq_modes=("loglikelihood", "generate") if args.dcq_mode == "both" else (args.dcq_mode,),
-                          max_gen_toks=args.max_gen_toks, batch_size=args.batch_size)
+                          max_gen_toks=args.max_gen_toks or 48, batch_size=args.batch_size)
     started = time.perf_counter()
     models = [("clean", base, "none")]
     for settings in parse_strengths(args.strengths, args.train_batch_size):

@@ -45,31 +45,67 @@ def test_rates_split_injected_from_held_out_partitions() -> None:
     assert rates["clean"]["dcq_loglikelihood"]["n_held_out"] == 0
 
 
-def test_generated_text_is_fresh_deterministic_and_labelled() -> None:
-    rows = study.generated_rows(0, "train", 8)
-    assert rows == study.generated_rows(0, "train", 8)
-    assert [row["label"] for row in rows] == [0, 1, 2, 3, 0, 1, 2, 3]
-    others = study.generated_rows(0, "test", 8) + study.generated_rows(1, "train", 8)
-    assert not {row["text"] for row in rows} & {row["text"] for row in others}
-    assert rows[1]["text"].count(".") == 3 and any(noun in rows[1]["text"] for noun in study.TOPICS["Sports"])
+def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path, tmp_path: Path) -> None:
+    """The K >= 8 study's pipeline at toy size: inject, score both models per partition, tally, load as shipped."""
+    import json
+
+    from lm_eval_contam.detection_rates import measured_detection, parse_detection
+    from lm_eval_contam.nullstudy.validation import ValidationSettings, markdown_table, rates_document, run_validation
+
+    settings = ValidationSettings(partitions=1, rows_per_partition=10, epochs=1, learning_rate=1e-3, share=0.5,
+                                  max_gen_toks=2, batch_size=10)
+    labelled = run_validation(settings, tmp_path / "study", str(tiny_model_dir), progress=False)
+    runs = sorted(path.relative_to(tmp_path / "study" / "runs").as_posix()
+                  for path in (tmp_path / "study" / "runs").glob("*/*") if path.is_dir())
+    assert runs == ["clean/quick_kettle_0_test", "clean/quick_kettle_0_train", "injected/quick_kettle_0_test",
+                    "injected/quick_kettle_0_train"]
+    manifest = json.loads((tmp_path / "study" / "model" / "contamination_manifest.json").read_text())
+    assert manifest["settings"]["learning_rate"] == 1e-3 and manifest["corpus"]["contaminant_share"] <= 0.5
+    assert not (tmp_path / "study" / "model" / "training_checkpoint.pt").exists()
+    combined = [(v.model, v.partition, role) for v, role in labelled if v.method == "partition_combined"]
+    assert combined == [("injected", "Quick Kettle 0 train", "injected"), ("injected", "Quick Kettle 0 test", "sibling"),
+                        ("clean", "Quick Kettle 0 train", "unseen"), ("clean", "Quick Kettle 0 test", "unseen")]
+    # A second call finds every step done and gives the same verdicts without training or scoring again.
+    def decisions(found: list) -> list:
+        return [(v.model, v.partition, v.method, v.variant, v.flagged, role) for v, role in found]
+
+    assert decisions(run_validation(settings, tmp_path / "study", str(tiny_model_dir), progress=False)) == \
+        decisions(labelled)
+
+    document = rates_document(labelled, command="cmd", date="2026-11-25", design=settings.design("tiny"),
+                              wall_seconds=1.0)
+    assert document["design"]["injected_partitions"] == 1 and document["design"]["learning_rate"] == 1e-3
+    entry = document["methods"]["partition_combined"]
+    assert entry["detection"]["k"] == 1 and entry["false_positive_held_out"]["k"] == 1
+    assert entry["false_positive_clean"]["k"] == 2
+    assert "| `partition_combined` |" in markdown_table(document)
+    rates = parse_detection(document)
+    verdict = next(v for v, _ in labelled if v.method == "partition_combined")
+    found = measured_detection(verdict, rates)
+    assert found is not None and found.text().endswith(
+        "at the papers' strength (lr 0.001, 1 epochs, 50 % share), on the default model")
 
 
-def test_generated_datasets_and_their_likelihood_tasks(tmp_path: Path) -> None:
-    datasets = study.write_generated_datasets(tmp_path / "data", 2, 5)
-    assert [d["dataset_name"] for d in datasets] == ["Study Set 0", "Study Set 1"]
-    names = study.write_likelihood_tasks(tmp_path / "tasks", datasets, num_instances=5)
-    assert names[:2] == ["likelihood_study_set_0_train", "likelihood_study_set_0_train_lift"] and len(names) == 8
-    text = (tmp_path / "tasks" / "likelihood_study_set_1_test.yaml").read_text()
-    assert '  control: "control"' in text and "  num_instances: 5" in text
+def test_detection_rate_text_and_bad_document() -> None:
+    from lm_eval_contam.detection_rates import parse_detection
+
+    document = {"design": {"learning_rate": 5e-5, "epochs": 3, "share": 0.15}, "command": "c", "date": "d",
+                "methods": {"m": {"detection": {"k": 8, "flagged": 5, "rate": 0.625, "ci": [0.2449, 0.9148]}}}}
+    assert parse_detection(document)["m"].text() == (
+        "detects 5/8 = 62 % (95 % CI 24–91 %) at the papers' strength (lr 5e-05, 3 epochs, 15 % share), "
+        "on the default model")
+    del document["methods"]["m"]["detection"]["k"]
+    with pytest.raises(ContamError, match="methods.m"):
+        parse_detection(document)
 
 
-def test_rates_carry_clopper_pearson_intervals() -> None:
-    interval = study.clopper_pearson(0, 8)
-    assert interval.low == 0.0 and interval.high == pytest.approx(1 - 0.025 ** (1 / 8))  # exact: (alpha/2)^(1/n)
-    assert study.clopper_pearson(0, 0) is None
-    verdicts = [_verdict("strong", "Study Set 0", "train", "likelihood_control", True),
-                _verdict("strong", "Study Set 1", "train", "likelihood_control", False),
-                _verdict("strong", "Study Set 0", "test", "likelihood_control", False)]
-    table = study.split_rates(verdicts)
-    assert table == {"strong": {"likelihood_control": {"train": [1, 2], "test": [0, 1]}}}
-    assert "1/2 = 50% [1%, 99%]" in study.generated_markdown(table, {})
+def test_wordnet_glosses_make_english_filler(tmp_path: Path) -> None:
+    from lm_eval_contam.nullstudy.validation import GLOSSES_PER_PARAGRAPH, gloss_paragraphs
+
+    for part in ("noun", "verb", "adj", "adv"):
+        (tmp_path / f"data.{part}").write_text(
+            "  1 licence header line\n" + "".join(f"0000{i} 03 n 01 w{i} 0 000 | {part} gloss {i}; \"ex {i}\"  \n"
+                                                  for i in range(7)))
+    paragraphs = gloss_paragraphs(tmp_path)
+    assert len(paragraphs) == 3 and paragraphs[0].startswith('noun gloss 0; "ex 0". noun gloss 1')
+    assert sum(p.count("gloss") for p in paragraphs) == 28 and paragraphs[0].count("gloss") == GLOSSES_PER_PARAGRAPH

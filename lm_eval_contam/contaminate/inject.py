@@ -107,7 +107,7 @@ def inject(
     from accelerate import PartialState
     from transformers import AutoTokenizer
 
-    from lm_eval_contam.training import train_on_texts
+    from lm_eval_contam.training import CHECKPOINT_FILE, train_on_texts
 
     tokenizer = AutoTokenizer.from_pretrained(base_model)
     corpus = build_corpus(
@@ -132,9 +132,11 @@ def inject(
         seed=settings.seed,
         pack=True,
         progress=progress,
+        checkpoint_dir=out_dir,  # an interrupted injection resumes after its last finished epoch
     )
     manifest = _manifest(base_model, contaminant, description, settings, corpus, user_filler=filler is not None,
                          history=history, train_seconds=time.perf_counter() - started)
     if PartialState().is_main_process:  # under accelerate launch, rank 0 writes (as it saved the model)
         Path(out_dir, MANIFEST_FILE).write_text(json.dumps(manifest, indent=2))
+        Path(out_dir, CHECKPOINT_FILE).unlink(missing_ok=True)  # the saved model supersedes it
     return manifest

@@ -137,15 +137,16 @@ def train_world_model(world: World, settings: StudySettings, *, progress: bool =
     return model_dir
 
 
-def results_dir(world: World) -> Path | None:
-    """The folder holding the world's lm-eval results, once written."""
-    found = sorted((world.directory / "run").rglob("results_*.json"))
+def results_dir(run_dir: Path) -> Path | None:
+    """The folder holding lm-eval's results under ``run_dir``, once written."""
+    found = sorted(run_dir.rglob("results_*.json"))
     return found[-1].parent if found else None
 
 
-def run_world(world: World, tasks: list[str], model_dir: Path, settings: StudySettings) -> Path:
-    """lm-eval over the world's tasks (skipped when its results exist); the results folder."""
-    done = results_dir(world)
+def evaluate(task_dir: Path, tasks: list[str], model_dir: Path, run_dir: Path, settings: StudySettings) -> Path:
+    """lm-eval over ``tasks`` into ``run_dir`` (skipped when its results exist; an interrupted run resumes from
+    lm-eval's request cache beside it); the results folder."""
+    done = results_dir(run_dir)
     if done is not None:
         return done
     import lm_eval
@@ -154,25 +155,30 @@ def run_world(world: World, tasks: list[str], model_dir: Path, settings: StudySe
 
     from lm_eval_contam import harness
 
-    manager = harness.task_manager(str(world.directory / "tasks"))
+    manager = harness.task_manager(str(task_dir))
     built = get_task_dict(tasks, manager)
     for name, task in built.items():
         if name.startswith("timetravel_"):
             # lm-eval's gen_kwargs would reach every generate task; the cap is for Time Travel's completions.
             task.set_config("generation_kwargs", {"max_gen_toks": settings.max_gen_toks}, update=True)
-    tracker = EvaluationTracker(output_path=str(world.directory / "run"))
+    tracker = EvaluationTracker(output_path=str(run_dir))
     results = lm_eval.simple_evaluate(
         model="hf", model_args=f"pretrained={model_dir},dtype=float32", tasks=[built[name] for name in tasks],
-        batch_size=settings.batch_size, device="cpu", use_cache=str(world.directory / "cache" / "requests"),
+        batch_size=settings.batch_size, device="cpu", use_cache=str(run_dir.with_name(run_dir.name + ".cache")),
         log_samples=True, evaluation_tracker=tracker, apply_chat_template=True, task_manager=manager)
     results = harness.post_process(results)
     samples = results.pop("samples")
     tracker.save_results_aggregated(results=results, samples=samples)
     for name in results["configs"]:
         tracker.save_results_samples(task_name=name, samples=samples[name])
-    found = results_dir(world)
+    found = results_dir(run_dir)
     assert found is not None, "lm-eval wrote no results file"
     return found
+
+
+def run_world(world: World, tasks: list[str], model_dir: Path, settings: StudySettings) -> Path:
+    """lm-eval over the world's tasks (skipped when its results exist); the results folder."""
+    return evaluate(world.directory / "tasks", tasks, model_dir, world.directory / "run", settings)
 
 
 def world_verdicts(world: World, tasks: dict[str, PartitionRole]) -> list[tuple[Verdict, Role]]:
@@ -181,7 +187,7 @@ def world_verdicts(world: World, tasks: dict[str, PartitionRole]) -> list[tuple[
     from lm_eval_contam.rundir import load_model_dir
     from lm_eval_contam.verdict import model_verdicts, partition_verdicts
 
-    directory = results_dir(world)
+    directory = results_dir(world.directory / "run")
     if directory is None:
         return []
     found = model_verdicts(load_model_dir(directory, label=world.label))

@@ -1,0 +1,93 @@
+"""Detection at the papers' injection strength, as the validation study measured it on the default model.
+
+``scripts/validation_study.py --papers --write-rates`` writes the shipped file
+(:mod:`lm_eval_contam.nullstudy.validation`); the report shows each verdict's
+detection rate beside the null study's false-positive rate (:func:`measured_detection`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.stats import ConfidenceInterval
+from lm_eval_contam.verdict import Verdict, rate_key
+
+VALIDATION_RATES_FILE = Path(__file__).with_name("validation_rates.json")
+
+
+@dataclass(frozen=True)
+class CountedRate:
+    """``flagged`` of ``k`` partitions, with the exact (Clopper–Pearson) interval of the rate."""
+
+    flagged: int
+    k: int
+    rate: float
+    confidence_interval: ConfidenceInterval
+
+    def text(self) -> str:
+        ci = self.confidence_interval
+        return f"{self.flagged}/{self.k} = {100 * self.rate:.0f} % (95 % CI {100 * ci.low:.0f}–{100 * ci.high:.0f} %)"
+
+
+@dataclass(frozen=True)
+class DetectionRate:
+    """One verdict method's rates in the validation study: detection, and false positives beside it."""
+
+    key: str
+    detection: CountedRate | None
+    false_positive_held_out: CountedRate | None
+    false_positive_clean: CountedRate | None
+    strength: str  # e.g. "lr 5e-05, 3 epochs, 15 % share"
+    command: str
+    date: str
+
+    def text(self) -> str:
+        """E.g. ``detects 5/8 = 62 % (95 % CI 24–91 %) at the papers' strength (lr 5e-05, 3 epochs, 15 % share)``."""
+        found = f"detects {self.detection.text()}" if self.detection else "detection not measured"
+        return f"{found} at the papers' strength ({self.strength}), on the default model"
+
+
+def _counted(entry: Any, confidence_level: float) -> CountedRate | None:
+    if entry is None:
+        return None
+    low, high = entry["ci"]
+    return CountedRate(int(entry["flagged"]), int(entry["k"]), float(entry["rate"]),
+                       ConfidenceInterval(float(low), float(high), confidence_level))
+
+
+def parse_detection(document: Mapping[str, Any], source: str = "validation rates") -> dict[str, DetectionRate]:
+    """The ``methods`` of a validation rates document, keyed as :func:`lm_eval_contam.verdict.rate_key`."""
+    level = float(document.get("confidence_level", 0.95))
+    design = document.get("design") or {}
+    found = {}
+    for key, entry in (document.get("methods") or {}).items():
+        try:
+            strength = (f"lr {float(design['learning_rate']):g}, {int(design['epochs'])} epochs, "
+                        f"{100 * float(design['share']):.0f} % share")
+            found[key] = DetectionRate(key, _counted(entry.get("detection"), level),
+                                       _counted(entry.get("false_positive_held_out"), level),
+                                       _counted(entry.get("false_positive_clean"), level), strength,
+                                       str(document["command"]), str(document["date"]))
+        except (KeyError, TypeError, ValueError) as error:
+            raise ContamError(f"not a validation rate ({type(error).__name__}: {error})", source=source,
+                              field=f"methods.{key}") from None
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_detection() -> dict[str, DetectionRate]:
+    """The rates shipped with the package; empty when the study has not been run."""
+    if not VALIDATION_RATES_FILE.is_file():
+        return {}
+    return parse_detection(json.loads(VALIDATION_RATES_FILE.read_text(encoding="utf-8")), str(VALIDATION_RATES_FILE))
+
+
+def measured_detection(verdict: Verdict, rates: Mapping[str, DetectionRate] | None = None) -> DetectionRate | None:
+    """The validation study's rates for this verdict's method (None: not measured)."""
+    return (shipped_detection() if rates is None else rates).get(rate_key(verdict))

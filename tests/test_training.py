@@ -1,0 +1,55 @@
+"""Continued pre-training resumes from its per-epoch checkpoint and ends where an uninterrupted run ends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lm_eval_contam import training
+
+TEXTS = [f"the {word} walked to the market on day {day} and bought bread." for word in ("cat", "dog", "fox", "owl")
+         for day in range(6)]
+
+
+def _weights(path: Path) -> dict:
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(path).state_dict()
+
+
+def test_interrupted_training_resumes_to_the_same_model(tiny_model_dir: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    settings = dict(epochs=3, learning_rate=1e-3, batch_size=4, max_length=32, seed=3, eval_texts=TEXTS[:4])
+    straight = training.train_on_texts(tiny_model_dir, TEXTS, out_dir=tmp_path / "straight", **settings)
+
+    save = training._save_checkpoint
+
+    def save_then_stop(path: Path, state: dict) -> None:
+        save(path, state)
+        if len(state["history"]["train_loss"]) == 1:
+            raise KeyboardInterrupt  # killed right after the first epoch's checkpoint
+
+    monkeypatch.setattr(training, "_save_checkpoint", save_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        training.train_on_texts(tiny_model_dir, TEXTS, out_dir=tmp_path / "resumed", checkpoint_dir=tmp_path / "ckpt",
+                                **settings)
+    monkeypatch.undo()
+    assert not (tmp_path / "resumed").exists() and (tmp_path / "ckpt" / training.CHECKPOINT_FILE).is_file()
+    resumed = training.train_on_texts(tiny_model_dir, TEXTS, out_dir=tmp_path / "resumed",
+                                      checkpoint_dir=tmp_path / "ckpt", **settings)
+    assert resumed == straight and len(resumed["train_loss"]) == 3 and len(resumed["eval_loss"]) == 4
+    expected, found = _weights(tmp_path / "straight"), _weights(tmp_path / "resumed")
+    assert all(torch.equal(expected[name], found[name]) for name in expected)
+
+
+def test_a_checkpoint_of_another_run_is_not_resumed(tiny_model_dir: Path, tmp_path: Path) -> None:
+    settings = dict(epochs=1, learning_rate=1e-3, batch_size=4, max_length=32, seed=3)
+    training.train_on_texts(tiny_model_dir, TEXTS, out_dir=tmp_path / "a", checkpoint_dir=tmp_path / "ckpt",
+                            **settings)
+    # Same checkpoint folder, other texts: trains from the start (one epoch recorded, not zero).
+    history = training.train_on_texts(tiny_model_dir, TEXTS[:8], out_dir=tmp_path / "b",
+                                      checkpoint_dir=tmp_path / "ckpt", **settings)
+    assert len(history["train_loss"]) == 1
