@@ -129,7 +129,16 @@ def load_tasks(names: Sequence[str], include_path: Sequence[str] = (), *,
         if not tasks:
             raise ContamError("the group has no tasks", source=name, field="--tasks")
         for subtask, task in tasks.items():
-            benchmark_docs(subtask, task)  # renders every doc once: a task that cannot be audited fails here
+            try:  # renders every doc once: a task that cannot be audited fails here
+                benchmark_docs(subtask, task)
+            except ContamError as error:
+                if subtask == name:
+                    raise
+                raise ContamError(f"subtask of group {name!r}: {error}", source=name, field="--tasks") from None
+            except Exception as error:  # noqa: BLE001 - Jinja or the task's own functions
+                where = "" if subtask == name else f"subtask {subtask!r} of group {name!r}: "
+                raise ContamError(f"{where}its docs cannot be rendered ({type(error).__name__}: "
+                                  f"{_first_line(error)})", source=name, field="--tasks") from None
         loaded[name] = tasks
     return loaded
 

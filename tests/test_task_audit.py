@@ -1,0 +1,240 @@
+"""``audit --tasks``: lm-eval tasks over local JSONL audited as they are, offline, end to end (issue 19, items 1, 2, 4).
+
+The tasks are written here: a multiple_choice task (``doc_to_target`` an index), a generate_until task (Jinja target),
+and a group of both. The derived partitions' rows must equal the tasks' rendered docs exactly, and bad input (an
+unknown task, a task with no docs, a group with a failing subtask) must end in one line naming the task, exit 2,
+nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lm_eval_contam.benchmark_docs import BenchmarkDoc, benchmark_docs, load_tasks
+from lm_eval_contam.cli import main as cli_main
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.partitions import Partition
+from lm_eval_contam.task_partitions import TaskControl, derive_partitions
+
+SUBJECTS = ["river", "mountain", "forest", "harbour", "village", "desert", "island", "valley", "castle", "market",
+            "garden", "bridge", "library", "station"]
+
+
+def _question(i: int, subject: str) -> dict:
+    return {"question": f"The old {subject} near the northern road was rebuilt after the storm of year {1900 + i}. "
+                        f"Which season did the workers finish the {subject}?",
+            "choices": ["spring", "summer", "autumn", "winter"], "answer": i % 4,
+            "solution": f"They finished the {subject} in the {['spring', 'summer', 'autumn', 'winter'][i % 4]}."}
+
+
+MC_YAML = """task: quiz_mc
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {test}
+    validation: {validation}
+test_split: test
+output_type: multiple_choice
+doc_to_text: "Question: {{{{question}}}}\\nAnswer:"
+doc_to_target: answer
+doc_to_choice: choices
+metric_list:
+  - metric: acc
+    aggregation: mean
+    higher_is_better: true
+"""
+
+GEN_YAML = """task: quiz_gen
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {test}
+test_split: test
+output_type: generate_until
+doc_to_text: "Q: {{{{question}}}}\\nA:"
+doc_to_target: "{{{{choices[answer]}}}}"
+generation_kwargs:
+  until: ["\\n"]
+  max_gen_toks: 4
+metric_list:
+  - metric: exact_match
+    aggregation: mean
+    higher_is_better: true
+"""
+
+
+def write_tasks(root: Path) -> Path:
+    """Task YAMLs over local JSONL under ``root/tasks`` (plus broken ones for the bad-input tests); the folder."""
+    data, tasks = root / "data", root / "tasks"
+    data.mkdir(parents=True)
+    tasks.mkdir()
+    for name, offset in (("test", 0), ("validation", 100)):
+        (data / f"{name}.jsonl").write_text("".join(
+            json.dumps(_question(offset + i, subject)) + "\n" for i, subject in enumerate(SUBJECTS)))
+    (data / "empty.jsonl").write_text("")
+    files = {"test": data / "test.jsonl", "validation": data / "validation.jsonl"}
+    (tasks / "quiz_mc.yaml").write_text(MC_YAML.format(**files))
+    (tasks / "quiz_gen.yaml").write_text(GEN_YAML.format(test=files["test"]))
+    (tasks / "quiz_group.yaml").write_text("group: quiz_group\ntask:\n  - quiz_mc\n  - quiz_gen\n")
+    (tasks / "quiz_empty.yaml").write_text(GEN_YAML.format(test=data / "empty.jsonl").replace("quiz_gen", "quiz_empty"))
+    (tasks / "quiz_missing.yaml").write_text(
+        GEN_YAML.format(test=data / "missing.jsonl").replace("quiz_gen", "quiz_missing"))
+    (tasks / "broken_group.yaml").write_text("group: broken_group\ntask:\n  - quiz_mc\n  - quiz_missing\n")
+    return tasks
+
+
+@pytest.fixture(scope="module")
+def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tasks(tmp_path_factory.mktemp("lm_eval_tasks"))
+
+
+@pytest.fixture(scope="module")
+def loaded(task_dir: Path) -> dict:
+    return load_tasks(["quiz_group", "quiz_mc"], [str(task_dir)])
+
+
+def test_load_tasks_maps_groups_to_subtasks_and_a_task_to_itself(loaded: dict) -> None:
+    assert {group: list(tasks) for group, tasks in loaded.items()} == {
+        "quiz_group": ["quiz_mc", "quiz_gen"], "quiz_mc": ["quiz_mc"]}
+
+
+def test_docs_are_rendered_with_the_tasks_own_templates(loaded: dict) -> None:
+    mc = benchmark_docs("quiz_mc", loaded["quiz_mc"]["quiz_mc"])
+    first = _question(0, "river")
+    assert mc[0] == BenchmarkDoc(task="quiz_mc", index=0, text=f"Question: {first['question']}\nAnswer:",
+                                 target="spring", choices=("spring", "summer", "autumn", "winter"),
+                                 output_type="multiple_choice")
+    assert [doc.target for doc in mc[:5]] == ["spring", "summer", "autumn", "winter", "spring"]
+    gen = benchmark_docs("quiz_gen", loaded["quiz_group"]["quiz_gen"])
+    second = _question(1, "mountain")
+    assert gen[1] == BenchmarkDoc(task="quiz_gen", index=1, text=f"Q: {second['question']}\nA:", target="summer",
+                                  choices=(), output_type="generate_until")
+    assert len(mc) == len(gen) == len(SUBJECTS)
+
+
+def _rendered_rows(docs: list[BenchmarkDoc]) -> list[dict]:
+    return [{"text": doc.text, "answer": doc.target, "choices": list(doc.choices), "doc_index": doc.index}
+            for doc in docs]
+
+
+def test_a_partition_and_its_control_split_are_the_tasks_rendered_docs(loaded: dict, tmp_path: Path) -> None:
+    from lm_eval_contam.benchmark_docs import split_docs
+    from lm_eval_contam.task_partitions import write_partition
+
+    task = loaded["quiz_mc"]["quiz_mc"]
+    [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, TaskControl(split="validation"))
+    assert (derived.group, derived.task, derived.split, derived.control_split) == ("quiz_mc", "quiz_mc", "test",
+                                                                                   "validation")
+    card = write_partition(derived, tmp_path)
+    partition = Partition.from_card(card)
+    assert (partition.name, partition.label, partition.dataset.splits) == (
+        "task_quiz_mc:test", "quiz_mc test", ("test", "validation"))
+    assert partition.rows() == _rendered_rows(benchmark_docs("quiz_mc", task))
+    control = partition.dataset.partition("validation").rows()
+    assert control == _rendered_rows(split_docs("quiz_mc", task, "validation"))
+    assert control[0]["text"] == f"Question: {_question(100, 'river')['question']}\nAnswer:"
+    # Written again with the same content: kept; nothing is overwritten.
+    assert write_partition(derived, tmp_path) == card
+
+
+def test_a_control_file_is_rendered_by_the_tasks_templates(loaded: dict, tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh.jsonl"
+    fresh.write_text(json.dumps(_question(7, "orchard")) + "\n")
+    [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, TaskControl(data=str(fresh)))
+    assert derived.control_split == "control"
+    assert derived.control_rows == ({"text": f"Question: {_question(7, 'orchard')['question']}\nAnswer:",
+                                     "answer": "winter", "choices": ["spring", "summer", "autumn", "winter"],
+                                     "doc_index": 0},)
+    fresh.write_text(json.dumps({"prompt": "no question column"}) + "\n")
+    with pytest.raises(ContamError, match=r"fresh\.jsonl:1.*--control-data.*cannot render it"):
+        derive_partitions({"quiz_mc": loaded["quiz_mc"]}, TaskControl(data=str(fresh)))
+
+
+def test_a_control_split_every_subtask_lacks_names_the_subtask(loaded: dict) -> None:
+    with pytest.raises(ContamError, match=r"^quiz_gen: field '--control-split': the task's dataset has no split "
+                                          r"'validation'; it has test$"):
+        derive_partitions(loaded, TaskControl(split="validation"))
+    with pytest.raises(ContamError, match="must differ from the evaluated split 'test'"):
+        derive_partitions(loaded, TaskControl(split="test"))
+    with pytest.raises(ContamError, match="give one control"):
+        TaskControl(split="validation", data="x.jsonl")
+
+
+def _audit(tmp_path: Path, tiny_model_dir: Path, task_dir: Path, *extra: str) -> int:
+    return cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path", str(task_dir),
+                     "--max_gen_toks", "4", "--batch_size", "14", "--output_path", str(tmp_path), *extra])
+
+
+def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: Path, loaded: dict, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture) -> None:
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect, partition_verdicts
+
+    assert _audit(tmp_path, tiny_model_dir, task_dir, "--tasks", "quiz_group") == 0
+    audit = json.loads((tmp_path / "audit.json").read_text())
+    cards = [str(tmp_path / "partitions" / f"task_{name}_test.yaml") for name in ("quiz_mc", "quiz_gen")]
+    assert audit["partitions"] == cards
+    assert audit["settings"]["benchmark_tasks"] == ["quiz_group"]
+    assert audit["settings"]["task_groups"] == [["quiz_group", "quiz_mc test"], ["quiz_group", "quiz_gen test"]]
+    per_task = [[f"timetravel_task_{name}_test", f"timetravel_task_{name}_test_completion",
+                 f"dcq_task_{name}_test_ll", f"likelihood_task_{name}_test_lift"] for name in ("quiz_mc", "quiz_gen")]
+    assert audit["models"][0]["tasks"] == [*per_task[0], *per_task[1], "quiz_group"]
+    for name in ("quiz_mc", "quiz_gen"):  # each partition's rows are its task's rendered docs, exactly
+        rows = Partition.from_card(tmp_path / "partitions" / f"task_{name}_test.yaml").rows()
+        assert rows == _rendered_rows(benchmark_docs(name, loaded["quiz_group"][name]))
+    # The benchmark itself ran in the same call: its raw metrics sit in the results beside the audit's.
+    results = json.loads(sorted((tmp_path / "runs" / "tiny").rglob("results_*.json"))[-1].read_text())["results"]
+    assert 0.0 <= results["quiz_mc"]["acc,none"] <= 1.0 and results["quiz_gen"]["exact_match,none"] == 0.0
+    verdicts = collect(load_run(tmp_path))
+    by_partition = {v.partition: v for v in partition_verdicts(verdicts)}
+    assert sorted(by_partition) == ["quiz_gen test", "quiz_mc test"]
+    assert all(v.flagged is False for v in by_partition.values())  # an untrained model memorised nothing
+    # No control given: the lift mode is tested, the control and options modes say so and decide nothing.
+    likelihood = {(v.partition, v.method): v for v in verdicts if v.family == "likelihood"}
+    assert sorted(likelihood) == [(partition, method) for partition in ("quiz_gen test", "quiz_mc test")
+                                  for method in ("likelihood_control", "likelihood_lift", "likelihood_options")]
+    untested = likelihood[("quiz_mc test", "likelihood_control")]
+    assert (untested.flagged, untested.pvalue, untested.evidence.summary()) == (None, None,
+                                                                                 "no valid control: not tested")
+    assert untested.null.startswith("none: quiz_mc test has no control partition")
+    assert 0.0 <= likelihood[("quiz_mc test", "likelihood_lift")].pvalue <= 1.0
+    assert "no valid control: not tested" in (tmp_path / "report.md").read_text()
+    assert capsys.readouterr().out.splitlines()[-1] == "quiz_group (tiny): 0 of 2 partition(s) contaminated"
+
+
+def test_audit_tasks_with_a_control_split_runs_the_controlled_likelihood_modes(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path) -> None:
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
+
+    assert _audit(tmp_path, tiny_model_dir, task_dir, "--tasks", "quiz_mc", "--control-split", "validation",
+                  "--no-report") == 0
+    likelihood = {v.method: v for v in collect(load_run(tmp_path)) if v.family == "likelihood"}
+    assert sorted(likelihood) == ["likelihood_control", "likelihood_control_zlib", "likelihood_lift",
+                                  "likelihood_options"]
+    control = likelihood["likelihood_control"]
+    assert 0.0 <= control.pvalue <= 1.0 and control.n == 2 * len(SUBJECTS)
+    # The verdict says which control it used, and its null names it.
+    assert ("log-likelihood per byte, control (quiz_mc validation)",
+            control.evidence.facts()[1][1]) == control.evidence.facts()[1]
+    assert control.null == "the scores of quiz_mc test and of quiz_mc validation are exchangeable (the model saw both alike)"
+
+
+@pytest.mark.parametrize(("tasks", "message"), [
+    ("no_such_task", "no_such_task: field '--tasks': lm-eval does not know this task or group"),
+    ("quiz_empty", "quiz_empty: field '--tasks': its evaluation split has no docs"),
+    ("quiz_mc,broken_group", "broken_group: field '--tasks': subtask 'quiz_missing' of group 'broken_group': "
+                             "lm-eval cannot load it (FileNotFoundError"),
+])
+def test_bad_tasks_are_one_line_naming_the_task_exit_2_nothing_written(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture, tasks: str,
+        message: str) -> None:
+    out = tmp_path / "audit"
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--include_path", str(task_dir), "--tasks", tasks,
+                     "--output_path", str(out)]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("lm-eval-contam audit")]
+    assert len(errors) == 1 and errors[0].startswith(f"lm-eval-contam audit: error: {message}")
+    assert not out.exists()
