@@ -4,7 +4,9 @@ Every flag is lm-eval's own and is parsed by lm-eval's own parser, so outputs
 (results JSON, samples, printed table) are exactly lm-eval's. The one seam is
 ``simple_evaluate``: its results pass through ``harness.post_process`` before lm-eval
 saves and prints them; before it, ``harness.check_model_can_run`` stops runs an API
-model cannot do (log-likelihood tasks). Under ``accelerate launch`` non-zero ranks get ``None``
+model cannot do (log-likelihood tasks), and ``benchmark_dcr.adjustment_tasks`` adds the
+DCR level tasks of a sheet built from every benchmark task in the run, so each gets
+``<metric>_adj`` beside its raw metric (``--metadata '{"dcr_adjust": false}'``: off). Under ``accelerate launch`` non-zero ranks get ``None``
 from ``simple_evaluate`` and are left alone, so only rank 0 post-processes.
 """
 
@@ -16,6 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lm_eval_contam.benchmark_dcr import adjustment_tasks
 from lm_eval_contam.harness import check_model_can_run, include_paths, post_process
 
 ResultsHook = Callable[[dict[str, Any]], dict[str, Any]]
@@ -43,6 +46,9 @@ def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook) -> Callab
     @functools.wraps(simple_evaluate)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         check_model_can_run(kwargs.get("model"), kwargs.get("model_args"), kwargs.get("tasks"), kwargs.get("task_manager"))
+        if kwargs.get("task_manager") is not None:
+            kwargs["tasks"] = [*kwargs["tasks"], *adjustment_tasks(kwargs["tasks"], kwargs["task_manager"],
+                                                                   metadata=kwargs.get("metadata"))]
         results = simple_evaluate(*args, **kwargs)
         return hook(results) if results is not None else results
 

@@ -160,8 +160,8 @@ def validate_check_rows(rows: Sequence[CheckRow], *, source: str,
                                  f"{seen[sheet_ref, row.item_id]})")
         seen[sheet_ref, row.item_id] = number
         counts[sheet_ref, row.level] = counts.get((sheet_ref, row.level), 0) + 1
-        if counts[sheet_ref, row.level] > sheet.items_per_level:
-            raise bad("level", f"more than the sheet's {sheet.items_per_level} items on level {row.level} of "
+        if counts[sheet_ref, row.level] > sheet.level_size(row.level):
+            raise bad("level", f"more than the sheet's {sheet.level_size(row.level)} items on level {row.level} of "
                                f"{sheet_ref!r}")
         checked.append(replace(row, sheet=sheet_ref))
     for sheet_ref in sheets:

@@ -9,11 +9,26 @@ the template's.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lm_eval_contam.dcr.schema import LEVELS
 from lm_eval_contam.dcr.sheet import load_sheet, sheets_dir
 
 VERSION = 1.0
 METHOD = "dcr"  # metadata.method: the family name of the verdicts and the report renderer
+
+
+def template_path() -> Path:
+    """The YAML every level task includes (``task_configs/dcr/_template_yaml``)."""
+    return sheets_dir().parent / "_template_yaml"
+
+
+def level_task_yaml(task: str, sheet_ref: str, level: int, *, include: str) -> str:
+    """One level task's YAML: the shared template, the task's name, and the sheet and level it asks."""
+    return (f"include: {include}\n"
+            f"task: {task}\n"
+            f"metadata:\n  version: {VERSION}\n  method: {METHOD}\n"
+            f"  dcr_sheet: {sheet_ref}\n  dcr_level: {level}\n")
 
 
 def render_task_configs() -> dict[str, str]:
@@ -23,12 +38,8 @@ def render_task_configs() -> dict[str, str]:
         bench = sheet.benchmark
         header = f"# Generated from sheets/{path.name} by scripts/generate_task_configs.py; do not edit.\n"
         for level in LEVELS:
-            files[f"{bench}/{sheet.level_task(level)}.yaml"] = (
-                f"{header}include: ../_template_yaml\n"
-                f"task: {sheet.level_task(level)}\n"
-                f"metadata:\n  version: {VERSION}\n  method: {METHOD}\n"
-                f"  dcr_sheet: {path.stem}\n  dcr_level: {level}\n"
-            )
+            files[f"{bench}/{sheet.level_task(level)}.yaml"] = header + level_task_yaml(
+                sheet.level_task(level), path.stem, level, include="../_template_yaml")
         tasks = "".join(f"  - {sheet.level_task(level)}\n" for level in LEVELS)
         files[f"{bench}/_{sheet.group}.yaml"] = (
             f"{header}# The DCR Factor and acc_adj are added after the run by lm_eval_contam.dcr.hook.\n"

@@ -5,7 +5,7 @@ Works on lm-eval's own results dict (the one ``simple_evaluate`` returns and
 table: ``dcr_factor`` (± its bootstrap standard error, ``dcr_factor_ci_low`` /
 ``_high``), ``s1``..``s4`` and ``check_mode`` (what produced them) on the ``dcr_<bench>`` group, and ``<metric>_adj`` (± stderr) plus the
 factor and its interval on each adjusted task, under the same filter as the raw
-metric. Shared by ``lm-eval-contam run`` (live) and ``lm-eval-contam adjust``; the
+metric, with the adjusted metric's own 95 % interval (``<metric>_adj_ci_low`` / ``_high``). Shared by ``lm-eval-contam run`` (live) and ``lm-eval-contam adjust``; the
 level scores it starts from are read by :mod:`lm_eval_contam.dcr.results`. Anything
 missing is logged and returned as a message, never raised.
 """
@@ -114,6 +114,9 @@ def _adjust_task(results: dict[str, Any], sheet_name: str, task: str, metric: st
         updates[f"{metric}_adj,{filter_name}"] = adjusted.statistic
         updates[f"{metric}_adj_stderr,{filter_name}"] = (
             adjusted.standard_error if adjusted.standard_error is not None else "N/A")
+        interval = adjusted.confidence_interval
+        updates[f"{metric}_adj_ci_low,{filter_name}"] = interval.low if interval is not None else "N/A"
+        updates[f"{metric}_adj_ci_high,{filter_name}"] = interval.high if interval is not None else "N/A"
         updates.update(_factor_rows(factor, bootstrap, filter_name))
     _set_row(results, task, updates)
     higher = results.setdefault("higher_is_better", {}).setdefault(task, {})

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from lm_eval_contam.dcr.check_spec import parse_check, with_answer_key
@@ -74,7 +75,7 @@ CONTROL_ROLES = {
 }
 
 
-def _asks_another_question(kind: str, text: str) -> Callable[[str], bool]:
+def asks_another_question(kind: str, text: str) -> Callable[[str], bool]:
     """Whether a twin makes a different item: a completion item shows the first half and checks the second, so
     both must change (an unchanged first half asks the same question; an unchanged second half is passed by
     recalling the original)."""
@@ -106,11 +107,12 @@ def level_items(sheet: Sheet, level: int, rows: Sequence[Mapping[str, Any]] = ()
     """All items of one level: the static ones, then the generated ones (seeded choice of rows).
 
     ``check_mode`` (default: the sheet's) "controlled" gives every generated item its perturbed twin as
-    control; rows whose text has no word to perturb are passed over. "paper" builds the items alone.
+    control (rows whose text has no word to perturb are passed over) and keeps the controls a sheet gives its
+    static items. "paper" builds the items alone.
     """
     mode = valid_check_mode(check_mode or sheet.check_mode)
     spec = sheet.levels[level - 1]
-    items = list(spec.items)
+    items = list(spec.items) if mode == "controlled" else [replace(item, control=None) for item in spec.items]
     def text_of(row_index: int) -> str:
         return str(rows[row_index][sheet.data.text_field])  # type: ignore[union-attr]
 
@@ -128,7 +130,7 @@ def level_items(sheet: Sheet, level: int, rows: Sequence[Mapping[str, Any]] = ()
             chosen = {}
             for position in order:
                 text = text_of(eligible[position])
-                twin = perturbed_twin(text, seed=seed, usable=_asks_another_question(generator.kind, text))
+                twin = perturbed_twin(text, seed=seed, usable=asks_another_question(generator.kind, text))
                 if twin is not None:
                     chosen[eligible[position]] = twin
                 if len(chosen) == generator.count:

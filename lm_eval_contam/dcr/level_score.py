@@ -5,9 +5,10 @@ passed: "contaminated"), 0.0, or None (undetermined); an item without a control
 (a sheet's static item) has no ``"control"`` key.
 
 S_i = max(0, mean over decided items of (original − control)): the pass rate on
-the originals minus the pass rate on their controls (an item without a control
-counts its original alone, as in the paper mode), floored at 0 like the paper's
-scores, which never go below 0.
+the originals minus the pass rate on their controls, floored at 0 like the paper's
+scores, which never go below 0. An item without a control (a static item the sheet
+gives none) is its own control: it adds no evidence (a tie, original − original = 0),
+so general knowledge a sheet cannot control never counts as contamination.
 
 The null hypothesis H0: the model holds no memory of the items, so an item's
 original and its control are exchangeable (the result pair (o, c) is distributed
@@ -63,19 +64,18 @@ def controlled_score(records: Sequence[Mapping[str, Any]]) -> ControlledScore:
         return ControlledScore(statistic=nan, confidence_interval=None, pvalue=nan, original_rate=nan,
                                control_rate=nan, original_only=nan, control_only=nan, n_items=0)
     n = len(pairs)
-    only_original = sum(1 for original, control in pairs if original > (control or 0.0))
-    only_control = sum(1 for original, control in pairs if (control or 0.0) > original)
     controlled = [(original, control) for original, control in pairs if control is not None]
     wins = sum(1 for original, control in controlled if original > control)
-    discordant = sum(1 for original, control in controlled if original != control)
+    losses = sum(1 for original, control in controlled if control > original)
+    discordant = wins + losses
     pvalue = binomtest(wins, discordant, 0.5, alternative="greater").pvalue if discordant else 1.0
     return ControlledScore(
-        statistic=max(0.0, (only_original - only_control) / n),
+        statistic=max(0.0, (wins - losses) / n),
         confidence_interval=None,
         pvalue=float(pvalue),
         original_rate=sum(original for original, _ in pairs) / n,
         control_rate=(sum(control for _, control in controlled) / len(controlled)) if controlled else math.nan,
-        original_only=only_original / n,
-        control_only=only_control / n,
+        original_only=wins / n,
+        control_only=losses / n,
         n_items=n,
     )

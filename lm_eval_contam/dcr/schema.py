@@ -99,7 +99,7 @@ class Sheet:
     benchmark: str
     name: str
     adjusts: tuple[AdjustTarget, ...]
-    items_per_level: int
+    items_per_level: tuple[int, int, int, int]  # L1..L4
     data: DataSource | None
     levels: tuple[Level, Level, Level, Level]
     check_mode: str = DEFAULT_CHECK_MODE
@@ -107,6 +107,9 @@ class Sheet:
     @property
     def group(self) -> str:
         return f"dcr_{self.benchmark}"
+
+    def level_size(self, level: int) -> int:
+        return self.items_per_level[level - 1]
 
     def level_task(self, level: int) -> str:
         return f"dcr_{self.benchmark}_l{level}"

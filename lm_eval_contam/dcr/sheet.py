@@ -21,6 +21,7 @@ import yaml
 
 from lm_eval_contam import task_dir
 from lm_eval_contam.dcr.check_spec import parse_check, with_answer_key
+from lm_eval_contam.dcr.checks import Check
 from lm_eval_contam.dcr.schema import (
     CHECK_MODES,
     DEFAULT_CHECK_MODE,
@@ -30,6 +31,7 @@ from lm_eval_contam.dcr.schema import (
     LEVELS,
     TEMPLATE_FIELDS,
     AdjustTarget,
+    Control,
     DataSource,
     Generator,
     Level,
@@ -115,10 +117,7 @@ def parse_sheet(raw: Any, *, path: Path, judge_model: str | None = None) -> Shee
         _no_unknown(target, {"task", "metric"}, source, field)
         adjusts.append(AdjustTarget(_require(target, "task", str, source, f"{field}.task"),
                                     _require(target, "metric", str, source, f"{field}.metric")))
-    items_per_level = raw.get("items_per_level", ITEMS_PER_LEVEL)
-    if isinstance(items_per_level, bool) or not isinstance(items_per_level, int) or items_per_level < 1:
-        raise ContamError(f"expected a positive integer, got {items_per_level!r}", source=source,
-                          field="items_per_level")
+    items_per_level = _items_per_level(raw.get("items_per_level", ITEMS_PER_LEVEL), source)
     data = _parse_data(raw["data"], path) if raw.get("data") is not None else None
     levels_raw = _require(raw, "levels", dict, source, "levels")
     _no_unknown(levels_raw, {f"l{n}" for n in LEVELS}, source, "levels")
@@ -127,9 +126,9 @@ def parse_sheet(raw: Any, *, path: Path, judge_model: str | None = None) -> Shee
     for number in LEVELS:
         level = _parse_level(levels_raw.get(f"l{number}") or {}, number, source, judge_model, seen_ids)
         total = len(level.items) + sum(g.count for g in level.generators)
-        if total != items_per_level:
+        if total != items_per_level[number - 1]:
             raise ContamError(f"level has {total} items (static + generated) but items_per_level is "
-                              f"{items_per_level}", source=source, field=f"levels.l{number}")
+                              f"{items_per_level[number - 1]}", source=source, field=f"levels.l{number}")
         if level.generators and data is None:
             raise ContamError("generated items need a 'data' section naming the benchmark's rows",
                               source=source, field=f"levels.l{number}.generate")
@@ -142,6 +141,19 @@ def parse_sheet(raw: Any, *, path: Path, judge_model: str | None = None) -> Shee
     return Sheet(path=path, benchmark=benchmark, name=name, adjusts=tuple(adjusts),
                  items_per_level=items_per_level, data=data, levels=tuple(levels),  # type: ignore[arg-type]
                  check_mode=valid_check_mode(raw.get("check_mode", DEFAULT_CHECK_MODE), source=source, field="check_mode"))
+
+
+def _items_per_level(raw: Any, source: str) -> tuple[int, int, int, int]:
+    """One count for every level, or a mapping ``{l1: n1, ..., l4: n4}`` giving each level its own."""
+    def count(value: Any, field: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ContamError(f"expected a positive integer, got {value!r}", source=source, field=field)
+        return value
+
+    if isinstance(raw, dict):
+        _no_unknown(raw, {f"l{n}" for n in LEVELS}, source, "items_per_level")
+        return tuple(count(raw.get(f"l{n}"), f"items_per_level.l{n}") for n in LEVELS)  # type: ignore[return-value]
+    return (count(raw, "items_per_level"),) * 4  # type: ignore[return-value]
 
 
 def valid_check_mode(value: Any, *, source: str | None = None, field: str = "check_mode") -> str:
@@ -203,20 +215,23 @@ def _parse_level(raw: Any, number: int, source: str, judge_model: str | None, se
         item_field = f"{field}.items[{index}]"
         if not isinstance(item, dict):
             raise ContamError(f"expected a mapping, got {item!r}", source=source, field=item_field)
-        _no_unknown(item, {"id", "prompt", "check", "source", "reference"}, source, item_field)
+        _no_unknown(item, {"id", "prompt", "check", "source", "reference", "control"}, source, item_field)
         item_id = str(_require(item, "id", (str, int), source, f"{item_field}.id"))
         if item_id in seen_ids:
             raise ContamError(f"duplicate item id {item_id!r}", source=source, field=f"{item_field}.id")
         seen_ids.add(item_id)
         check_spec = _require(item, "check", dict, source, f"{item_field}.check")
+        check = parse_check(_with_judge_defaults(check_spec, number, judge_model), source=source,
+                            field=f"{item_field}.check")
         items.append(SheetItem(
             item_id=item_id,
             level=number,
             prompt=_require(item, "prompt", str, source, f"{item_field}.prompt"),
-            check=parse_check(_with_judge_defaults(check_spec, number, judge_model), source=source,
-                              field=f"{item_field}.check"),
+            check=check,
             source=_require(item, "source", str, source, f"{item_field}.source"),
             reference=str(item.get("reference", "")),
+            control=(_parse_control(item["control"], check, number, judge_model, source, f"{item_field}.control")
+                     if "control" in item else None),
         ))
     generators = []
     for index, gen in enumerate(raw.get("generate") or []):
@@ -241,6 +256,21 @@ def _parse_level(raw: Any, number: int, source: str, judge_model: str | None, se
             check = _with_judge_defaults(check, number, judge_model)
         generators.append(Generator(kind=kind, count=count, template=template, check=check))
     return Level(number=number, items=tuple(items), generators=tuple(generators))
+
+
+def _parse_control(raw: Any, check: Check, level: int, judge_model: str | None, source: str, field: str) -> Control:
+    """A static item's control: the same question about something the model cannot have seen in the benchmark
+    (``prompt``), checked with the item's own check unless it names one."""
+    if not isinstance(raw, dict):
+        raise ContamError(f"expected a mapping with prompt and source, got {raw!r}", source=source, field=field)
+    _no_unknown(raw, {"prompt", "check", "source", "reference"}, source, field)
+    return Control(
+        prompt=_require(raw, "prompt", str, source, f"{field}.prompt"),
+        check=(parse_check(_with_judge_defaults(raw["check"], level, judge_model), source=source, field=f"{field}.check")
+               if "check" in raw else check),
+        source=_require(raw, "source", str, source, f"{field}.source"),
+        reference=str(raw.get("reference", "")),
+    )
 
 
 def _validate_template(template: Any, source: str, field: str) -> None:

@@ -5,15 +5,16 @@ Each level task ``dcr_<bench>_l<k>`` reports ``contaminated`` (S_k) and
 metadata ``check_mode``, else the sheet's ``check_mode``, else ``controlled``) is
 written back into the task's metadata, so the run's config records it.
 
-- paper mode, and every level without generated items: one request per item;
-  S_k is the share of checked items judged contaminated (lm-eval's ``nanmean``
-  skips undetermined items), as the paper's automated Check computes it.
-- controlled mode, L3/L4 with generated items: each item also asks its control
-  (:mod:`lm_eval_contam.dcr.controls`) as a second request; per item one record
-  ``{"original", "control"}`` goes under every metric, and S_k is
+- paper mode: one request per item; S_k is the share of checked items judged
+  contaminated (lm-eval's ``nanmean`` skips undetermined items), as the paper's
+  automated Check computes it.
+- controlled mode (every level): each item with a control (a generated item's twin,
+  :mod:`lm_eval_contam.dcr.controls`, or the control a sheet gives a static item)
+  also asks it as a second request; per item one record ``{"original", "control"}``
+  goes under every metric, and S_k is
   :func:`lm_eval_contam.dcr.level_score.controlled_score`: the pass rate on the
-  originals minus on the controls, floored at 0, beside the two rates, the
-  discordant shares and the sign test's p-value.
+  originals minus on the controls, floored at 0 (an item without a control adds no
+  evidence), beside the two rates, the discordant shares and the sign test's p-value.
 
 The group ``dcr_<bench>`` lists the four levels. lm-eval can only average
 subtasks into a group, and the DCR Factor is not an average, so
@@ -93,7 +94,7 @@ class DCRLevelTask(ConfigurableTask):
         sheet = load_sheet(metadata["dcr_sheet"])
         mode = valid_check_mode(metadata.get("check_mode") or sheet.check_mode, source="task metadata")
         config["metadata"] = {**metadata, "check_mode": mode}
-        self.controlled = mode == "controlled" and bool(sheet.levels[int(metadata["dcr_level"]) - 1].generators)
+        self.controlled = mode == "controlled"
         super().__init__(config=config, **kwargs)
 
     def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> Any:

@@ -42,13 +42,13 @@ def _instance(prompt: str) -> str:
 
 
 def _level(level: int, mode: str, respond) -> tuple[float, float]:
-    """(S, paper-style share on the originals) of one level under a responder."""
+    """(S, paper-style share on the originals) of one level under a responder (paper mode: S is that share)."""
     records = []
     for doc in _docs(level, mode):
         responses = [respond(doc["prompt"]), respond(doc["control_prompt"]) if doc["control_prompt"] else ""]
         records.append(item_record(doc, responses))
     score = controlled_score(records)
-    return score.statistic, score.original_rate
+    return score.statistic if mode == "controlled" else score.original_rate, score.original_rate
 
 
 def always_yes(prompt: str) -> str:
@@ -132,9 +132,9 @@ def test_controlled_score_on_known_records() -> None:
     records = [{"original": 1.0, "control": 0.0}] * 5 + [{"original": 0.0, "control": 1.0}] * 1 \
         + [{"original": 1.0, "control": 1.0}] * 2 + [{"original": None, "control": 0.0}] + [{"original": 1.0}]
     score = controlled_score(records)
-    assert score.n_items == 9  # the undetermined pair is left out; the uncontrolled item counts alone
-    assert score.original_only == 6 / 9 and score.control_only == 1 / 9
-    assert score.statistic == pytest.approx(5 / 9)
+    assert score.n_items == 9  # the undetermined pair is left out; the uncontrolled item is a tie (no evidence)
+    assert score.original_only == 5 / 9 and score.control_only == 1 / 9
+    assert score.statistic == pytest.approx(4 / 9)
     assert score.original_rate == 8 / 9 and score.control_rate == 3 / 8
     assert score.pvalue == pytest.approx(sum(math.comb(6, k) for k in (5, 6)) / 2**6)  # 5 of 6 discordant pairs
     assert controlled_score([{"original": 0.0, "control": 1.0}] * 3).statistic == 0.0  # floored

@@ -42,7 +42,7 @@ def test_generated_items_are_seeded_and_sized() -> None:
     l4 = level_items(sheet, 4, rows, seed=0)
     assert [i.item_id for i in l4] == [i.item_id for i in level_items(sheet, 4, rows, seed=0)]
     assert [i.item_id for i in l4] != [i.item_id for i in level_items(sheet, 4, rows, seed=1)]
-    assert all(len(level_items(sheet, n, rows)) == sheet.items_per_level for n in (1, 2, 3, 4))
+    assert all(len(level_items(sheet, n, rows)) == sheet.level_size(n) for n in (1, 2, 3, 4))
     completion = next(i for i in level_items(sheet, 3, rows) if "completion" in i.item_id)
     assert completion.check.kind == "overlap" and completion.prompt.startswith(
         "This is a data entry from the ToySentiment dataset, please complete it: ")
@@ -63,7 +63,7 @@ def _stand_in_rows(sheet, count: int = 30) -> list[dict]:
 @pytest.mark.parametrize("name", BENCHMARK_SHEETS)
 def test_sheets_for_the_papers_benchmarks_hold_twenty_items_per_level(name) -> None:
     sheet = load_sheet(name)
-    assert sheet.items_per_level == 20  # the paper's N (Appendix B.3)
+    assert sheet.items_per_level == (20, 20, 20, 20)  # the paper's N (Appendix B.3)
     for level in sheet.levels[:2]:  # L1/L2: written, sourced answer keys
         assert len(level.items) == 20 and not level.generators
         assert all(item.source.strip() for item in level.items)
@@ -129,6 +129,13 @@ MALFORMED = [
     (["adjusts"], [{"task": "x"}], "adjusts[0].metric"),
     (["items_per_level"], 0, "items_per_level"),
     (["items_per_level"], 5, "levels.l1"),
+    (["items_per_level"], {"l1": 4, "l2": 4, "l3": 4}, "items_per_level.l4"),
+    (["items_per_level"], {"l1": 4, "l2": 4, "l3": 4, "l4": 4, "l5": 1}, "items_per_level"),
+    (["items_per_level"], {"l1": 4, "l2": 3, "l3": 4, "l4": 4}, "levels.l2"),
+    (["levels", "l2", "items", 0, "control"], "ask about another dataset", "levels.l2.items[0].control"),
+    (["levels", "l2", "items", 0, "control"], {"prompt": "How many sentences?"}, "levels.l2.items[0].control.source"),
+    (["levels", "l2", "items", 0, "control"], {"prompt": "x", "source": "y", "check": {"kind": "number"}},
+     "levels.l2.items[0].control.check"),
     (["levels", "l5"], {}, "levels"),
     (["levels", "l1", "items", 0, "prompt"], 42, "levels.l1.items[0].prompt"),
     (["levels", "l1", "items", 0, "source"], _DELETE, "levels.l1.items[0].source"),
@@ -155,6 +162,24 @@ def test_malformed_field_is_named(tmp_path, path, value, field) -> None:
         load_sheet(sheet_file)
     assert str(sheet_file) in str(error.value)
     assert f"field '{field}'" in str(error.value)
+
+
+def test_a_static_item_with_a_control_is_asked_twice_in_the_controlled_mode_only(tmp_path) -> None:
+    raw = _toy()
+    raw["data"]["data_files"] = str(sheets_dir().parent / "toy" / "toy_sentiment.jsonl")
+    raw["items_per_level"] = {"l1": 4, "l2": 4, "l3": 4, "l4": 4}
+    raw["levels"]["l2"]["items"][0]["control"] = {
+        "prompt": "How many sentences does the QuilMarsh dataset contain?", "source": "a made-up dataset name"}
+    sheet_file = tmp_path / "controlled.yaml"
+    sheet_file.write_text(yaml.safe_dump(raw))
+    sheet = load_sheet(sheet_file)
+    assert sheet.items_per_level == (4, 4, 4, 4)
+    item = sheet.levels[1].items[0]
+    assert item.control.prompt == "How many sentences does the QuilMarsh dataset contain?"
+    assert item.control.check == item.check and item.control.source == "a made-up dataset name"
+    assert level_items(sheet, 2, check_mode="controlled")[0].control == item.control
+    assert level_items(sheet, 2, check_mode="paper")[0].control is None
+    assert all(i.control is None for i in level_items(sheet, 2, check_mode="controlled")[1:])
 
 
 def test_yaml_is_never_executed(tmp_path) -> None:

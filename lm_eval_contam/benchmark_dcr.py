@@ -1,0 +1,113 @@
+"""An adjusted score beside every benchmark a run evaluates: each benchmark task gets a DCR sheet built from it.
+
+For every plain lm-eval task a run names (directly or through a group) that no DCR sheet of the run already
+adjusts and that is not one of this project's own tasks, :func:`adjustment_tasks` renders the task's docs
+(:mod:`lm_eval_contam.benchmark_docs`), builds its sheet (:func:`lm_eval_contam.dcr.task_sheet.task_sheet`),
+writes the sheet, its rows and its four level-task YAMLs into a folder of their own under
+``$LM_EVAL_CONTAM_HOME/dcr_task_sheets/`` (named by the task and a hash of the content, so a folder is never
+overwritten with something else and ``adjust`` / ``dcr-export`` find the sheet after the run), and returns
+the YAML paths to add to the run's tasks. After the run the DCR hook reads the four levels and writes
+``<metric>_adj`` (with its interval) beside every higher-is-better metric of the task.
+
+A task that cannot have a sheet (no docs text, no gold answers, nothing WordNet can perturb) is logged with
+why and evaluated without ``_adj``; the run goes on. ``--metadata '{"dcr_adjust": false}'`` turns this off.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lm_eval_contam.benchmark_docs import benchmark_docs, eval_split, load_tasks
+from lm_eval_contam.dcr.configs import level_task_yaml, template_path
+from lm_eval_contam.dcr.schema import LEVELS
+from lm_eval_contam.dcr.sheet import load_sheet
+from lm_eval_contam.dcr.task_sheet import task_sheet
+from lm_eval_contam.default_model import cache_home
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.lm_eval_compat import selected_task_configs
+from lm_eval_contam.seeding import stable_hash
+
+log = logging.getLogger("lm_eval_contam.dcr")
+
+SHEETS_FOLDER = "dcr_task_sheets"
+SHEET_FILE, ROWS_FILE = "sheet.yaml", "rows.jsonl"
+ADJUST_KEY = "dcr_adjust"  # run metadata: false turns the task-built sheets off
+
+
+def sheets_home() -> Path:
+    return cache_home() / SHEETS_FOLDER
+
+
+def benchmark_tasks(configs: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The plain tasks among a run's selected task configs that want a sheet built from them.
+
+    Left out: this project's own tasks (``metadata.method``: the methods' tasks, DCR levels included) and every
+    task a DCR sheet of the run already adjusts.
+    """
+    adjusted: set[str] = set()
+    for config in configs.values():
+        metadata = config.get("metadata") or {}
+        if "dcr_sheet" in metadata:
+            adjusted.update(target.task for target in load_sheet(str(metadata["dcr_sheet"])).adjusts)
+    return [name for name, config in configs.items()
+            if not (config.get("metadata") or {}).get("method") and name not in adjusted]
+
+
+def write_sheet(task: str, sheet: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], home: Path) -> list[Path]:
+    """Write the sheet, its rows and its level-task YAMLs into their own folder; the YAML paths, L1 to L4.
+
+    The folder is named by the task and a hash of sheet and rows: the same content finds its folder again and
+    different content never overwrites it. The sheet is read back (validated) before any YAML is written.
+    """
+    digest = stable_hash(json.dumps(sheet, sort_keys=True), json.dumps(list(rows), sort_keys=True))[:12]
+    folder = home / f"{sheet['benchmark']}-{digest}"
+    folder.mkdir(parents=True, exist_ok=True)
+    sheet_path = folder / SHEET_FILE
+    (folder / ROWS_FILE).write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
+                                    encoding="utf-8")
+    sheet_path.write_text(f"# Built from the lm-eval task {task!r} by lm_eval_contam.benchmark_dcr; see "
+                          f"lm_eval_contam/dcr/task_sheet.py.\n" + yaml.safe_dump(dict(sheet), sort_keys=False,
+                                                                                 allow_unicode=True),
+                          encoding="utf-8")
+    parsed = load_sheet(sheet_path)
+    paths = []
+    for level in LEVELS:
+        path = folder / f"{parsed.level_task(level)}.yaml"
+        path.write_text(level_task_yaml(parsed.level_task(level), str(sheet_path), level,
+                                        include=str(template_path())), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def task_level_yamls(name: str, task: Any, *, seed: int, home: Path) -> list[Path]:
+    """The level-task YAMLs of the sheet built from one loaded lm-eval task."""
+    docs = [asdict(doc) for doc in benchmark_docs(name, task)]
+    metrics = [metric for metric, higher in task.higher_is_better().items() if higher]
+    sheet, rows = task_sheet(name, docs, split=eval_split(task), metrics=metrics,
+                             description=str(task.config.description or ""), seed=seed)
+    return write_sheet(name, sheet, rows, home)
+
+
+def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, *, metadata: Mapping[str, Any] | None = None,
+                     home: Path | None = None) -> list[str]:
+    """The level-task YAML paths to add to a run of ``tasks`` so every benchmark task gets ``<metric>_adj``."""
+    metadata = dict(metadata or {})
+    if metadata.get(ADJUST_KEY) is False:
+        return []
+    seed = int(metadata.get("seed", 0))
+    names = [task for task in tasks if isinstance(task, str)]
+    added: list[str] = []
+    for name in benchmark_tasks(selected_task_configs(task_manager, names)):
+        try:
+            loaded = load_tasks([name], task_manager=task_manager)[name][name]
+            added += [str(path) for path in task_level_yamls(name, loaded, seed=seed, home=home or sheets_home())]
+        except ContamError as error:
+            log.warning("no DCR-adjusted score for %s: %s", name, error)
+    return added
