@@ -10,7 +10,8 @@ the YAML paths to add to the run's tasks. After the run the DCR hook reads the f
 ``<metric>_adj`` (with its interval) beside every higher-is-better metric of the task.
 
 A task that cannot have a sheet (no docs text, no gold answers, nothing WordNet can perturb) is logged with
-why and evaluated without ``_adj``; the run goes on. ``--metadata '{"dcr_adjust": false}'`` turns this off.
+why and evaluated without ``_adj``; the run goes on. ``--metadata '{"dcr_adjust": false}'`` turns this off for
+the run, the same key in a task's own metadata for that task.
 """
 
 from __future__ import annotations
@@ -48,16 +49,20 @@ def sheets_home() -> Path:
 def benchmark_tasks(configs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The plain tasks among a run's selected task configs that want a sheet built from them.
 
-    Left out: this project's own tasks (``metadata.method``: the methods' tasks, DCR levels included) and every
-    task a DCR sheet of the run already adjusts.
+    Left out: this project's own tasks (``metadata.method``: the methods' tasks, DCR levels included), tasks whose
+    metadata says ``dcr_adjust: false`` (the wiring probe) and every task a DCR sheet of the run already adjusts.
     """
     adjusted: set[str] = set()
     for config in configs.values():
         metadata = config.get("metadata") or {}
         if "dcr_sheet" in metadata:
             adjusted.update(target.task for target in load_sheet(str(metadata["dcr_sheet"])).adjusts)
-    return [name for name, config in configs.items()
-            if not (config.get("metadata") or {}).get("method") and name not in adjusted]
+    wanted = []
+    for name, config in configs.items():
+        metadata = config.get("metadata") or {}
+        if not metadata.get("method") and metadata.get(ADJUST_KEY) is not False and name not in adjusted:
+            wanted.append(name)
+    return wanted
 
 
 def write_sheet(task: str, sheet: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], home: Path) -> list[Path]:

@@ -18,7 +18,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lm_eval_contam.benchmark_dcr import adjustment_tasks
 from lm_eval_contam.harness import check_model_can_run, include_paths, post_process
 
 ResultsHook = Callable[[dict[str, Any]], dict[str, Any]]
@@ -47,6 +46,8 @@ def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook) -> Callab
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         check_model_can_run(kwargs.get("model"), kwargs.get("model_args"), kwargs.get("tasks"), kwargs.get("task_manager"))
         if kwargs.get("task_manager") is not None:
+            from lm_eval_contam.benchmark_dcr import adjustment_tasks  # not at import: it loads the DCR package
+
             kwargs["tasks"] = [*kwargs["tasks"], *adjustment_tasks(kwargs["tasks"], kwargs["task_manager"],
                                                                    metadata=kwargs.get("metadata"))]
         results = simple_evaluate(*args, **kwargs)

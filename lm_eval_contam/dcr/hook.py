@@ -3,11 +3,13 @@
 Works on lm-eval's own results dict (the one ``simple_evaluate`` returns and
 ``lm_eval run`` saves and prints), so the new rows appear in lm-eval's JSON and
 table: ``dcr_factor`` (± its bootstrap standard error, ``dcr_factor_ci_low`` /
-``_high``), ``s1``..``s4`` and ``check_mode`` (what produced them) on the ``dcr_<bench>`` group, and ``<metric>_adj`` (± stderr) plus the
-factor and its interval on each adjusted task, under the same filter as the raw
-metric, with the adjusted metric's own 95 % interval (``<metric>_adj_ci_low`` / ``_high``). Shared by ``lm-eval-contam run`` (live) and ``lm-eval-contam adjust``; the
-level scores it starts from are read by :mod:`lm_eval_contam.dcr.results`. Anything
-missing is logged and returned as a message, never raised.
+``_high``), ``s1``..``s4`` and ``check_mode`` (what produced them) on the
+``dcr_<bench>`` group, and ``<metric>_adj`` (± stderr, with its own 95 % interval
+``<metric>_adj_ci_low`` / ``_high``) plus the factor and its interval on each
+adjusted task, under the same filter as the raw metric. Shared by
+``lm-eval-contam run`` (live) and ``lm-eval-contam adjust``; the level scores it
+starts from are read by :mod:`lm_eval_contam.dcr.results`. Anything missing is
+logged and returned as a message, never raised.
 """
 
 from __future__ import annotations

@@ -112,6 +112,7 @@ def test_the_run_builds_sheets_for_benchmarks_only() -> None:
     configs = {"contam_toy_sentiment": {"metadata": {"version": 1.0}},
                "dcr_toy_sentiment_l1": {"metadata": {"method": "dcr", "dcr_sheet": "toy_sentiment", "dcr_level": 1}},
                "timetravel_x": {"metadata": {"method": "timetravel"}},
+               "contam_probe": {"metadata": {"version": 1.0, "dcr_adjust": False}},
                "arc_easy": {"task": "arc_easy"}}
     assert benchmark_tasks(configs) == ["arc_easy"]  # the toy task is the shipped sheet's; the others are ours
 
