@@ -165,6 +165,10 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if missing:
         raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
                           field="tasks")
+    if plan.benchmark_tasks:  # each benchmark gets a DCR sheet built from it: <metric>_adj beside its raw metric
+        from lm_eval_contam.benchmark_dcr import adjustment_tasks
+
+        tasks += adjustment_tasks(plan.benchmark_tasks, task_manager)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     prepare_quiz_options(tasks, task_manager, settings.dcq_generator)
     run_dir = Path("runs") / label

@@ -169,10 +169,11 @@ def _audit(tmp_path: Path, tiny_model_dir: Path, task_dir: Path, *extra: str) ->
 
 
 def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: Path, loaded: dict, tmp_path: Path,
-                                                capsys: pytest.CaptureFixture) -> None:
+                                                capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     from lm_eval_contam.rundir import load_run
     from lm_eval_contam.verdict import collect, partition_verdicts
 
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))  # where the benchmarks' DCR sheets are written
     assert _audit(tmp_path, tiny_model_dir, task_dir, "--tasks", "quiz_group") == 0
     audit = json.loads((tmp_path / "audit.json").read_text())
     cards = [str(tmp_path / "partitions" / f"task_{name}_test.yaml") for name in ("quiz_mc", "quiz_gen")]
@@ -181,17 +182,27 @@ def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: 
     assert audit["settings"]["task_groups"] == [["quiz_group", "quiz_mc test"], ["quiz_group", "quiz_gen test"]]
     per_task = [[f"timetravel_task_{name}_test", f"timetravel_task_{name}_test_completion",
                  f"dcq_task_{name}_test_ll", f"likelihood_task_{name}_test_lift"] for name in ("quiz_mc", "quiz_gen")]
-    assert audit["models"][0]["tasks"] == [*per_task[0], *per_task[1], "quiz_group"]
+    sheets = sorted((tmp_path / "home" / "dcr_task_sheets").glob("*/dcr_*_l[1-4].yaml"))
+    tasks = audit["models"][0]["tasks"]
+    assert tasks[:9] == [*per_task[0], *per_task[1], "quiz_group"]
+    assert sorted(tasks[9:]) == list(map(str, sheets)) and len(sheets) == 8  # a DCR sheet (4 levels) per benchmark
     for name in ("quiz_mc", "quiz_gen"):  # each partition's rows are its task's rendered docs, exactly
         rows = Partition.from_card(tmp_path / "partitions" / f"task_{name}_test.yaml").rows()
         assert rows == _rendered_rows(benchmark_docs(name, loaded["quiz_group"][name]))
     # The benchmark itself ran in the same call: its raw metrics sit in the results beside the audit's.
     results = json.loads(sorted((tmp_path / "runs" / "tiny").rglob("results_*.json"))[-1].read_text())["results"]
     assert 0.0 <= results["quiz_mc"]["acc,none"] <= 1.0 and results["quiz_gen"]["exact_match,none"] == 0.0
+    # ... with the adjusted score and its interval beside each (the DCR hook; issue 19, item 3).
+    for task, metric in (("quiz_mc", "acc"), ("quiz_gen", "exact_match")):
+        row = results[task]
+        assert row[f"{metric}_adj,none"] == pytest.approx(row[f"{metric},none"] * (1 - row["dcr_factor,none"]))
+        assert row[f"{metric}_adj_ci_low,none"] <= row[f"{metric}_adj,none"] <= row[f"{metric}_adj_ci_high,none"]
     verdicts = collect(load_run(tmp_path))
-    by_partition = {v.partition: v for v in partition_verdicts(verdicts)}
-    assert sorted(by_partition) == ["quiz_gen test", "quiz_mc test"]
-    assert all(v.flagged is False for v in by_partition.values())  # an untrained model memorised nothing
+    decisions = {v.partition: v.flagged for v in partition_verdicts(verdicts)}
+    # An untrained model memorised nothing; each benchmark's DCR sheet adds a partition whose factor decides nothing.
+    assert {p: flagged for p, flagged in decisions.items() if not p.startswith("DCR sheet ")} == {
+        "quiz_mc test": False, "quiz_gen test": False}
+    assert sorted(flagged for p, flagged in decisions.items() if p.startswith("DCR sheet ")) == [None, None]
     # No control given: the lift mode is tested, the control and options modes say so and decide nothing.
     likelihood = {(v.partition, v.method): v for v in verdicts if v.family == "likelihood"}
     assert sorted(likelihood) == [(partition, method) for partition in ("quiz_gen test", "quiz_mc test")
@@ -206,10 +217,11 @@ def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: 
 
 
 def test_audit_tasks_with_a_control_split_runs_the_controlled_likelihood_modes(
-        tiny_model_dir: Path, task_dir: Path, tmp_path: Path) -> None:
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from lm_eval_contam.rundir import load_run
     from lm_eval_contam.verdict import collect
 
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     assert _audit(tmp_path, tiny_model_dir, task_dir, "--tasks", "quiz_mc", "--control-split", "validation",
                   "--no-report") == 0
     likelihood = {v.method: v for v in collect(load_run(tmp_path)) if v.family == "likelihood"}
