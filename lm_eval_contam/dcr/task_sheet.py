@@ -6,7 +6,8 @@ the task's description. Output: an ordinary sheet (the YAML mapping :func:`lm_ev
 reads) and the rows its generated items are drawn from, so the sheet is written, read and checked like a
 shipped one, and ``adjust`` / ``dcr-export`` find it again after the run.
 
-- L3: completion and membership items drawn from the task's own docs, each with its perturbed twin;
+- L3: completion and membership items drawn from the task's own docs (each rendered doc without the template all
+  docs share, :func:`instance_texts`), each with its perturbed twin;
 - L4: association items (doc text → gold answer) with twins that keep the answer: the answer is a label
   when every doc offers the same choices (a :class:`~lm_eval_contam.dcr.checks.LabelCheck`), else the gold
   answer's text (a number when it holds one, else ROUGE-L overlap); a target written ``... #### 72``
@@ -25,6 +26,7 @@ item per question that applies. Every choice is seeded by ``seed`` and the task'
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -38,10 +40,8 @@ from lm_eval_contam.seeding import rng_for
 TEXT_FIELD, ANSWER_FIELD = "text", "answer"
 BENCHMARK_PREFIX = "task_"  # derived sheets' benchmark: task_<name>, so dcr_task_<name>_l1 never meets a shipped sheet
 MIN_COMPLETION_WORDS = 4  # items.level_items' completion rows need 4 words
-# The L4 prompts: the doc's rendered text usually ends where its answer starts ("...\nAnswer:"), so the item asks
-# the model to go on from there, naming the labels when the benchmark has one label set.
-ANSWER_TEMPLATE = "This is a data entry from the {name} dataset with its answer. Complete it: {text}"
-LABEL_TEMPLATE = "This is a data entry from the {name} dataset with its answer ({labels}). Complete it: {text}"
+# The L4 prompt when each doc has its own answer; with one label set L4 keeps the paper's "<data> is <label>" wording.
+ANSWER_TEMPLATE = "This is a data entry from the {name} dataset with its answer. Complete it: {text}\nAnswer:"
 GSM8K_ANSWER = r"(?s)(?:.*####\s*)?(.+)"  # the text after '####' when there is one, else the whole answer
 # Words of a task description that say nothing about what the benchmark is about.
 GENERIC_WORDS = frozenset("""following question questions answer answers answering choice choices multiple select
@@ -79,6 +79,21 @@ def topic_words(description: str, name: str) -> list[str]:
         if lower not in in_name and lower not in GENERIC_WORDS and lower not in words:
             words.append(lower)
     return words[:MAX_TOPIC_WORDS]
+
+
+def instance_texts(texts: Sequence[str]) -> list[str]:
+    """Each rendered doc without the template every doc shares: the longest common prefix and suffix, cut at
+    whitespace ("...\nQuestion: Is this sentence positive or negative?\nAnswer:" goes). A model that saw the
+    benchmark saw its instances, not lm-eval's prompt around them. Kept whole when fewer than two docs differ or
+    cutting would leave a doc empty."""
+    if len(set(texts)) < 2:
+        return list(texts)
+    prefix = os.path.commonprefix(list(texts))
+    prefix = prefix[: max(prefix.rfind(" "), prefix.rfind("\n")) + 1]
+    suffix = os.path.commonprefix([text[::-1] for text in texts])[::-1]
+    suffix = suffix[min((i for i in (suffix.find(" "), suffix.find("\n")) if i >= 0), default=len(suffix)):]
+    cut = [text[len(prefix): len(text) - len(suffix)].strip() for text in texts]
+    return cut if all(cut) else list(texts)
 
 
 def _static(item_id: str, prompt: str, check: Mapping[str, Any], source: str, name: str, fake: str) -> dict[str, Any]:
@@ -130,7 +145,8 @@ def task_sheet(task: str, docs: Sequence[Mapping[str, Any]], *, split: str, metr
     if not docs:
         raise ContamError("the task has no evaluation docs", source=task, field="--tasks")
     # Docs without a gold answer (a loglikelihood_rolling task's) cannot make an L4 item; the rows leave them out.
-    rows = [{TEXT_FIELD: str(doc["text"]), ANSWER_FIELD: str(doc["target"])} for doc in docs
+    texts = instance_texts([str(doc["text"]) for doc in docs])
+    rows = [{TEXT_FIELD: text, ANSWER_FIELD: str(doc["target"])} for text, doc in zip(texts, docs)
             if str(doc["target"]).strip()]
     choice_sets = {tuple(doc.get("choices") or ()) for doc in docs}
     label_names = list(next(iter(choice_sets))) if len(choice_sets) == 1 else []
@@ -160,7 +176,6 @@ def task_sheet(task: str, docs: Sequence[Mapping[str, Any]], *, split: str, metr
                             "label_field": ANSWER_FIELD}
     if label_names:
         data["label_names"] = label_names
-        l4["template"] = LABEL_TEMPLATE
     else:
         data["answer_pattern"] = GSM8K_ANSWER
         l4["template"] = ANSWER_TEMPLATE

@@ -22,7 +22,7 @@ from lm_eval_contam.dcr.items import level_items, split_instance
 from lm_eval_contam.dcr.level_score import controlled_score
 from lm_eval_contam.dcr.schema import LEVELS
 from lm_eval_contam.dcr.sheet import load_sheet
-from lm_eval_contam.dcr.task_sheet import GSM8K_ANSWER, made_up_name, task_sheet, topic_words
+from lm_eval_contam.dcr.task_sheet import GSM8K_ANSWER, instance_texts, made_up_name, task_sheet, topic_words
 from lm_eval_contam.errors import ContamError
 
 SENTENCES = [
@@ -68,9 +68,12 @@ def test_the_sheet_is_built_from_the_task_and_reads_back(sheet_path) -> None:
     size, options = sheet.levels[1].items
     assert (size.check.value, size.check.tolerance, size.check.relative) == (12, 0.1, True)
     assert options.check.value == 2
-    assert [(g.kind, g.count) for g in sheet.levels[2].generators] == [("completion", 4), ("membership", 4)]
+    assert [(g.kind, g.count) for g in sheet.levels[2].generators] == [("completion", 3), ("membership", 5)]
     assert [(g.kind, g.count) for g in sheet.levels[3].generators] == [("association", 8)]
-    assert load_data_rows(sheet)[0] == {"text": _docs()[0]["text"], "answer": "true"}
+    assert load_data_rows(sheet)[0] == {"text": SENTENCES[0][0] + ".", "answer": "true"}  # without the template
+    association = level_items(sheet, 4, load_data_rows(sheet))[0]
+    assert association.prompt.startswith("This is a data entry from the toy_facts dataset and its label (false, true). "
+                                         "Complete it: ") and association.prompt.endswith(". is")
 
 
 def test_written_folders_are_named_by_content_and_never_overwritten(tmp_path) -> None:
@@ -90,7 +93,17 @@ def test_answers_without_one_label_set_are_read_as_text() -> None:
     sheet, rows = task_sheet("word_sums", docs, split="test", metrics=["exact_match"], items_per_level=2)
     assert sheet["data"]["answer_pattern"] == GSM8K_ANSWER and "label_names" not in sheet["data"]
     assert [item["id"] for item in sheet["levels"]["l2"]["items"]] == ["l2-size"]  # no answer options to count
-    assert rows[1]["answer"] == "Some steps here.\n#### 8"
+    assert rows[1] == {"text": "The farmer owns twelve brown cows and sells four.", "answer": "Some steps here.\n#### 8"}
+
+
+def test_the_rows_are_the_instances_without_the_template_every_doc_shares() -> None:
+    assert instance_texts(["The cat sat.\nQuestion: true or false?\nAnswer:",
+                           "Dogs bark.\nQuestion: true or false?\nAnswer:"]) == ["The cat sat.", "Dogs bark."]
+    assert instance_texts(["Question: What is 2+2?\nAnswer:", "Question: Why is the sky blue?\nAnswer:"]) == [
+        "What is 2+2?", "Why is the sky blue?"]
+    assert instance_texts(["Q: one", "Q: one"]) == ["Q: one", "Q: one"]  # nothing differs: kept whole
+    assert instance_texts(["Q: one", "Q: one two"]) == ["one", "one two"]  # cut at whitespace
+    assert instance_texts(["A x B", "A B"]) == ["A x B", "A B"]  # the second would be left empty: kept whole
 
 
 def test_names_and_topic_words() -> None:
@@ -143,8 +156,8 @@ def memoriser(prompt: str) -> str:
     if prompt.startswith(("Do you know", "How many examples")):
         return "yes, 12"
     for text, label in SENTENCES:
-        doc = f"{text}.\nQuestion: true or false?\nAnswer:"
-        if prompt.endswith(doc):
+        doc = f"{text}."
+        if prompt.endswith(f"{doc} is"):
             return label
         first, second = split_instance(doc)
         if prompt.endswith(first):
