@@ -158,7 +158,7 @@ def run_papers_strength(args) -> None:
     import sys
 
     from lm_eval_contam.nullstudy.validation import (
-        ValidationSettings, rates_document, run_validation, write_outputs,
+        PASSES, ValidationSettings, rates_document, run_validation, scored_runs, write_outputs,
     )
     from lm_eval_contam.default_model import default_model_path
     from lm_eval_contam.detection_rates import VALIDATION_RATES_FILE
@@ -168,11 +168,12 @@ def run_papers_strength(args) -> None:
                                   batch_size=args.batch_size)
     base = args.model or str(default_model_path())
     started = time.perf_counter()
-    labelled = run_validation(settings, args.out, base)
+    passes = args.passes.split(",") if args.passes else list(PASSES)
+    labelled = run_validation(settings, args.out, base, passes=passes, run_missing=not args.collect)
     document = rates_document(
         labelled, command="python " + shlex.join(["scripts/validation_study.py", *sys.argv[1:]]),
         date=datetime.date.today().isoformat(), design=settings.design(args.model or "SmolLM2-135M-Instruct (embedded)"),
-        wall_seconds=time.perf_counter() - started)
+        scored=scored_runs(args.out), wall_seconds=time.perf_counter() - started)
     write_outputs(document, args.out, ship_to=VALIDATION_RATES_FILE if args.write_rates else None)
 
 
@@ -192,6 +193,10 @@ def main() -> None:
                         help="the K >= 8 study at the papers' strength on the default model (see above)")
     parser.add_argument("--partitions", type=int, default=8, help="with --papers: injected (and held-out) partitions")
     parser.add_argument("--rows", type=int, default=40, help="with --papers: instances per partition")
+    parser.add_argument("--passes", help="with --papers: comma-separated scoring passes, cheapest first "
+                                         "(default: generation_and_likelihood,quiz)")
+    parser.add_argument("--collect", action="store_true",
+                        help="with --papers: score nothing, write the rates from the runs already done")
     parser.add_argument("--write-rates", action="store_true",
                         help="with --papers: also update the shipped lm_eval_contam/validation_rates.json")
     args = parser.parse_args()

@@ -50,7 +50,9 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     import json
 
     from lm_eval_contam.detection_rates import measured_detection, parse_detection
-    from lm_eval_contam.nullstudy.validation import ValidationSettings, markdown_table, rates_document, run_validation
+    from lm_eval_contam.nullstudy.validation import (
+        ValidationSettings, markdown_table, rates_document, run_validation, scored_runs,
+    )
 
     settings = ValidationSettings(partitions=1, rows_per_partition=10, epochs=1, learning_rate=1e-3, share=0.5,
                                   max_gen_toks=2, batch_size=10)
@@ -59,6 +61,11 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
                   for path in (tmp_path / "study" / "runs").glob("*/*") if path.is_dir())
     assert runs == ["clean/quick_kettle_0_test", "clean/quick_kettle_0_train", "injected/quick_kettle_0_test",
                     "injected/quick_kettle_0_train"]
+    assert scored_runs(tmp_path / "study") == {"generation_and_likelihood": 4, "quiz": 4}
+    quiz = sorted(path.name for path in (tmp_path / "study" / "runs" / "clean" / "quick_kettle_0_test" / "quiz")
+                  .rglob("samples_*.jsonl"))
+    assert [name.split("_2")[0] for name in quiz] == ["samples_dcq_quick_kettle_0_test_ll",
+                                                     "samples_likelihood_quick_kettle_0_test_options"]
     manifest = json.loads((tmp_path / "study" / "model" / "contamination_manifest.json").read_text())
     assert manifest["settings"]["learning_rate"] == 1e-3 and manifest["corpus"]["contaminant_share"] <= 0.5
     assert not (tmp_path / "study" / "model" / "training_checkpoint.pt").exists()
@@ -72,8 +79,15 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     assert decisions(run_validation(settings, tmp_path / "study", str(tiny_model_dir), progress=False)) == \
         decisions(labelled)
 
+    # Collecting only the first pass: the combined verdict rests on its tests alone.
+    first = run_validation(settings, tmp_path / "study", str(tiny_model_dir), passes=["generation_and_likelihood"],
+                           run_missing=False, progress=False)
+    assert not {v.method for v, _ in first} & {"dcq_loglikelihood", "likelihood_options"}
+    assert {v.method for v, _ in labelled} >= {"dcq_loglikelihood", "likelihood_options", "partition_combined"}
+
     document = rates_document(labelled, command="cmd", date="2026-11-25", design=settings.design("tiny"),
-                              wall_seconds=1.0)
+                              scored=scored_runs(tmp_path / "study"), wall_seconds=1.0)
+    assert document["passes"]["quiz"]["model_partition_runs"] == 4
     assert document["design"]["injected_partitions"] == 1 and document["design"]["learning_rate"] == 1e-3
     entry = document["methods"]["partition_combined"]
     assert entry["detection"]["k"] == 1 and entry["false_positive_held_out"]["k"] == 1

@@ -107,46 +107,76 @@ def train_injected_model(world: World, settings: ValidationSettings, base_model:
     return out
 
 
-def partition_run_dir(study_dir: Path, label: str, world: World, role: PartitionRole) -> Path:
+# Scoring passes, cheapest first: every partition gets the first pass on both models before any gets the second,
+# so a study stopped early still has every partition scored by the same tests. The quiz pass (DCQ's quiz and the
+# options likelihood: five options per instance, on the partition and its control) costs about 4x the first.
+PASSES = {"generation_and_likelihood": "Time Travel (both styles), likelihood vs control (+ zlib), likelihood lift",
+          "quiz": "DCQ (loglikelihood), likelihood of the DCQ options"}
+
+
+def pass_of(task: str) -> str:
+    """The pass scoring ``task``: the quiz pass for DCQ and the options likelihood, the first pass otherwise."""
+    return "quiz" if task.startswith("dcq_") or task.endswith("_options") else "generation_and_likelihood"
+
+
+def scored_runs(study_dir: Path) -> dict[str, int]:
+    """Per pass, how many model x partition runs have results (what a stopped study's rates rest on)."""
+    from lm_eval_contam.nullstudy.study import results_dir
+
+    return {scoring_pass: sum(results_dir(run) is not None for run in study_dir.glob(f"runs/*/*/{scoring_pass}"))
+            for scoring_pass in PASSES}
+
+
+def partition_run_dir(study_dir: Path, label: str, world: World, role: PartitionRole, scoring_pass: str) -> Path:
     partition = world.partition(role)
-    return study_dir / "runs" / label / f"{partition.dataset.key}_{partition.split}"
+    return study_dir / "runs" / label / f"{partition.dataset.key}_{partition.split}" / scoring_pass
 
 
 def score(world: World, tasks: Mapping[str, PartitionRole], models: Sequence[tuple[str, Path]],
-          settings: ValidationSettings, study_dir: Path, *, progress: bool = True) -> list[tuple[Verdict, Role]]:
-    """Each model on each partition (one lm-eval run each, kept once written); every verdict with its role.
+          settings: ValidationSettings, study_dir: Path, *, passes: Sequence[str] = tuple(PASSES),
+          run_missing: bool = True, progress: bool = True) -> list[tuple[Verdict, Role]]:
+    """Each model on each partition, pass by pass (one lm-eval run each, kept once written); every verdict with
+    its role, from the passes that have results (``run_missing`` False: only collect what earlier runs wrote).
 
     On the injected model a partition keeps its role (injected / held-out sibling); every partition is unseen by
     the clean model. Each partition's combined verdict (:func:`lm_eval_contam.verdict.partition_verdicts`) is
-    counted beside the tests'.
+    counted beside the tests', over the tests its scored passes hold.
     """
     from tqdm.auto import tqdm
 
+    from lm_eval_contam.nullstudy.study import results_dir
     from lm_eval_contam.rundir import load_model_dir
     from lm_eval_contam.verdict import model_verdicts, partition_verdicts
 
+    found: dict[tuple[str, PartitionRole], list[Verdict]] = {}
+    jobs = [(scoring_pass, label, path, role) for scoring_pass in passes for label, path in models
+            for role in world.roles]
+    for scoring_pass, label, path, role in tqdm(jobs, desc="validation study: scoring", unit="partition",
+                                                disable=not progress):
+        run_dir = partition_run_dir(study_dir, label, world, role, scoring_pass)
+        names = [name for name, task_role in tasks.items() if task_role == role and pass_of(name) == scoring_pass]
+        directory = (evaluate(world.directory / "tasks", names, path, run_dir, settings.world()) if run_missing
+                     else results_dir(run_dir))
+        if directory is not None:
+            found.setdefault((label, role), []).extend(model_verdicts(load_model_dir(directory, label=label)))
     labelled: list[tuple[Verdict, Role]] = []
-    jobs = [(label, path, role) for label, path in models for role in world.roles]
-    for label, path, role in tqdm(jobs, desc="validation study: scoring", unit="partition", disable=not progress):
-        names = [name for name, task_role in tasks.items() if task_role == role]
-        directory = evaluate(world.directory / "tasks", names, path, partition_run_dir(study_dir, label, world, role),
-                             settings.world())
-        found = model_verdicts(load_model_dir(directory, label=label))
-        found += [combined.as_verdict() for combined in partition_verdicts(found)]
-        labelled += [(verdict, role.role if label == "injected" else "unseen") for verdict in found]
+    for (label, role), verdicts in found.items():
+        verdicts = verdicts + [combined.as_verdict() for combined in partition_verdicts(verdicts)]
+        labelled += [(verdict, role.role if label == "injected" else "unseen") for verdict in verdicts]
     return labelled
 
 
-def run_validation(settings: ValidationSettings, study_dir: Path, base_model: str, *,
-                   progress: bool = True) -> list[tuple[Verdict, Role]]:
+def run_validation(settings: ValidationSettings, study_dir: Path, base_model: str, *, passes: Sequence[str] = tuple(PASSES),
+                   run_missing: bool = True, progress: bool = True) -> list[tuple[Verdict, Role]]:
     """Data, options and configs; the injected model; both models scored (every step resumable)."""
     from lm_eval_contam.nullstudy.study import write_world_data
 
+    study_dir = study_dir.resolve()  # task YAMLs name their data and options files by absolute path
     world = write_world_data(settings.world(), 0, study_dir)
     tasks = write_task_configs(world, write_options(world, settings.seed))
     injected = train_injected_model(world, settings, base_model, study_dir)
     return score(world, tasks, [("injected", injected), ("clean", Path(base_model))], settings, study_dir,
-                 progress=progress)
+                 passes=passes, run_missing=run_missing, progress=progress)
 
 
 def _rate_entry(rates: MethodRates, role: Role) -> dict[str, object] | None:
@@ -159,13 +189,17 @@ def _rate_entry(rates: MethodRates, role: Role) -> dict[str, object] | None:
 
 
 def rates_document(labelled: Iterable[tuple[Verdict, Role]], *, command: str, date: str,
-                   design: Mapping[str, object], wall_seconds: float) -> dict[str, object]:
-    """The shipped file: per verdict method, detection and both false-positive rates with exact intervals."""
+                   design: Mapping[str, object], scored: Mapping[str, int],
+                   wall_seconds: float) -> dict[str, object]:
+    """The shipped file: per verdict method, detection and both false-positive rates with exact intervals;
+    ``scored``: model x partition runs per pass (:func:`scored_runs`)."""
     methods = {}
     for rates in tally(labelled):
         entries = {name: _rate_entry(rates, role) for name, role in RATE_ROLES.items()}
         methods[rates.key] = {"title": rates.title, **{name: entry for name, entry in entries.items() if entry}}
     return {"version": VALIDATION_VERSION, "confidence_level": 0.95, "design": dict(design),
+            "passes": {name: {"tests": tests, "model_partition_runs": scored.get(name, 0)}
+                       for name, tests in PASSES.items()},
             "meanings": RATE_MEANINGS, "command": command, "date": date, "wall_seconds": round(wall_seconds, 1),
             "methods": methods}
 
