@@ -8,7 +8,10 @@ written back into the task's metadata, so the run's config records it.
 - paper mode: one request per item; S_k is the share of checked items judged
   contaminated (lm-eval's ``nanmean`` skips undetermined items), as the paper's
   automated Check computes it.
-- controlled mode (every level): each item with a control (a generated item's twin,
+- controlled mode, a level none of whose items has a control: every item adds no
+  evidence, so S_k = 0 (``contaminated`` 0 per decided item) beside ``original``, the
+  items' own pass rate (the paper's S_k).
+- controlled mode, every other level: each item with a control (a generated item's twin,
   :mod:`lm_eval_contam.dcr.controls`, or the control a sheet gives a static item)
   also asks it as a second request; per item one record ``{"original", "control"}``
   goes under every metric, and S_k is
@@ -52,9 +55,10 @@ from lm_eval_contam.lm_eval_compat import aggregate_without_bootstrapping_task_s
 from lm_eval_contam.request_parts import general_context
 
 # Metrics of a controlled level, each read from the level's ControlledScore.
+ORIGINAL_METRIC = "original"  # the pass rate on the items themselves (the paper's S_i)
 CONTROLLED_READERS: dict[str, Callable[[ControlledScore], float]] = {
     SCORE_METRIC: lambda score: score.statistic,
-    "original": lambda score: score.original_rate,
+    ORIGINAL_METRIC: lambda score: score.original_rate,
     "control": lambda score: score.control_rate,
     ORIGINAL_ONLY_METRIC: lambda score: score.original_only,
     CONTROL_ONLY_METRIC: lambda score: score.control_only,
@@ -94,7 +98,11 @@ class DCRLevelTask(ConfigurableTask):
         sheet = load_sheet(metadata["dcr_sheet"])
         mode = valid_check_mode(metadata.get("check_mode") or sheet.check_mode, source="task metadata")
         config["metadata"] = {**metadata, "check_mode": mode}
-        self.controlled = mode == "controlled"
+        level = sheet.levels[int(metadata["dcr_level"]) - 1]
+        has_controls = bool(level.generators) or any(item.control is not None for item in level.items)
+        self.controlled = mode == "controlled" and has_controls
+        # Controlled mode on a level no item of which has a control: every item is a tie, S = 0 (no evidence).
+        self.no_evidence = mode == "controlled" and not has_controls
         super().__init__(config=config, **kwargs)
 
     def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> Any:
@@ -108,13 +116,17 @@ class DCRLevelTask(ConfigurableTask):
         record = item_record(doc, results)
         undetermined = record["original"] is None or record.get("control", 0.0) is None
         if not self.controlled:
-            original = record["original"]
-            return {SCORE_METRIC: math.nan if original is None else original, UNCHECKED_METRIC: float(undetermined)}
+            original = math.nan if record["original"] is None else record["original"]
+            if self.no_evidence:  # a decided item is a tie (0), an undetermined one stays out (NaN)
+                no_evidence = math.nan if record["original"] is None else 0.0
+                return {SCORE_METRIC: no_evidence, ORIGINAL_METRIC: original, UNCHECKED_METRIC: float(undetermined)}
+            return {SCORE_METRIC: original, UNCHECKED_METRIC: float(undetermined)}
         return {**{metric: record for metric in CONTROLLED_READERS}, UNCHECKED_METRIC: float(undetermined)}
 
     def aggregation(self) -> dict[str, Callable[..., float]]:
         if not self.controlled:
-            return {SCORE_METRIC: nanmean, UNCHECKED_METRIC: mean}
+            return {SCORE_METRIC: nanmean, **({ORIGINAL_METRIC: nanmean} if self.no_evidence else {}),
+                    UNCHECKED_METRIC: mean}
 
         def reader(metric: str) -> Callable[[Sequence[Mapping[str, Any]]], float]:
             return lambda records: CONTROLLED_READERS[metric](level_controlled_score(records))
@@ -127,7 +139,8 @@ class DCRLevelTask(ConfigurableTask):
 
     def higher_is_better(self) -> dict[str, bool]:
         # "Higher" means more evidence of contamination, except for the p-value.
-        metrics = CONTROLLED_READERS if self.controlled else (SCORE_METRIC,)
+        metrics = (CONTROLLED_READERS if self.controlled
+                   else (SCORE_METRIC, ORIGINAL_METRIC) if self.no_evidence else (SCORE_METRIC,))
         return {**{metric: not metric.endswith("_pvalue") for metric in metrics}, UNCHECKED_METRIC: False}
 
 
