@@ -158,7 +158,8 @@ def run_papers_strength(args) -> None:
     import sys
 
     from lm_eval_contam.nullstudy.validation import (
-        PASSES, ValidationSettings, rates_document, run_validation, scored_runs, write_outputs,
+        PASSES, ValidationSettings, collect, compute_seconds, rates_document, run_validation, scored_runs,
+        write_outputs,
     )
     from lm_eval_contam.default_model import default_model_path
     from lm_eval_contam.detection_rates import VALIDATION_RATES_FILE
@@ -167,13 +168,15 @@ def run_papers_strength(args) -> None:
                                   max_gen_toks=args.max_gen_toks or ValidationSettings.max_gen_toks,
                                   batch_size=args.batch_size)
     base = args.model or str(default_model_path())
-    started = time.perf_counter()
     passes = args.passes.split(",") if args.passes else list(PASSES)
-    labelled = run_validation(settings, args.out, base, passes=passes, run_missing=not args.collect)
+    if not args.collect:
+        run_validation(settings, args.out, base, passes=passes)
+    labelled, combined_passes = collect(settings, args.out, base, passes)
     document = rates_document(
         labelled, command="python " + shlex.join(["scripts/validation_study.py", *sys.argv[1:]]),
         date=datetime.date.today().isoformat(), design=settings.design(args.model or "SmolLM2-135M-Instruct (embedded)"),
-        scored=scored_runs(args.out), wall_seconds=time.perf_counter() - started)
+        scored=scored_runs(args.out.resolve()), combined_passes=combined_passes,
+        compute_seconds=compute_seconds(args.out.resolve()))
     write_outputs(document, args.out, ship_to=VALIDATION_RATES_FILE if args.write_rates else None)
 
 

@@ -50,8 +50,11 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     import json
 
     from lm_eval_contam.detection_rates import measured_detection, parse_detection
+    import shutil
+
     from lm_eval_contam.nullstudy.validation import (
-        ValidationSettings, markdown_table, rates_document, run_validation, scored_runs,
+        PASSES, ValidationSettings, collect, compute_seconds, markdown_table, rates_document, run_validation,
+        scored_runs,
     )
 
     settings = ValidationSettings(partitions=1, rows_per_partition=10, epochs=1, learning_rate=1e-3, share=0.5,
@@ -85,9 +88,21 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     assert not {v.method for v, _ in first} & {"dcq_loglikelihood", "likelihood_options"}
     assert {v.method for v, _ in labelled} >= {"dcq_loglikelihood", "likelihood_options", "partition_combined"}
 
+    # A quiz pass scored on one run only: its tests' rates over that run; the combined verdict over the first pass.
+    for run in sorted((tmp_path / "study" / "runs").glob("*/*/quiz"))[1:]:
+        shutil.rmtree(run)
+    partial, combined_passes = collect(settings, tmp_path / "study", str(tiny_model_dir))
+    assert combined_passes == ["generation_and_likelihood"]
+    assert sum(v.method == "dcq_loglikelihood" for v, _ in partial) == 1
+    assert sum(v.method == "partition_combined" for v, _ in partial) == 4
+    assert [v.n for v, _ in partial if v.method == "partition_combined"] == [
+        v.n for v, _ in first if v.method == "partition_combined"]
+
     document = rates_document(labelled, command="cmd", date="2026-11-25", design=settings.design("tiny"),
-                              scored=scored_runs(tmp_path / "study"), wall_seconds=1.0)
-    assert document["passes"]["quiz"]["model_partition_runs"] == 4
+                              scored=scored_runs(tmp_path / "study"), combined_passes=list(PASSES),
+                              compute_seconds=compute_seconds(tmp_path / "study"))
+    assert document["passes"]["quiz"]["model_partition_runs"] == 1
+    assert document["partition_combined_over"] == list(PASSES) and document["compute_seconds"] > 0
     assert document["design"]["injected_partitions"] == 1 and document["design"]["learning_rate"] == 1e-3
     entry = document["methods"]["partition_combined"]
     assert entry["detection"]["k"] == 1 and entry["false_positive_held_out"]["k"] == 1

@@ -179,6 +179,37 @@ def run_validation(settings: ValidationSettings, study_dir: Path, base_model: st
                  passes=passes, run_missing=run_missing, progress=progress)
 
 
+def collect(settings: ValidationSettings, study_dir: Path, base_model: str,
+            passes: Sequence[str] = tuple(PASSES)) -> tuple[list[tuple[Verdict, Role]], list[str]]:
+    """The verdicts of the runs done so far, and the passes the combined verdict rests on.
+
+    The per-partition verdict uses only the passes scored on every model x partition (so every partition's verdict
+    rests on the same tests); a pass scored on some runs only adds its own tests' rates, each over its own runs.
+    """
+    study_dir = study_dir.resolve()
+    runs = scored_runs(study_dir)
+    complete = [name for name in passes if runs.get(name) == 2 * len(MODEL_LABELS) * settings.partitions]
+    labelled = run_validation(settings, study_dir, base_model, passes=complete, run_missing=False, progress=False)
+    started = [name for name in passes if runs.get(name) and name not in complete]
+    if started:
+        known = {verdict.method for verdict, _ in labelled}
+        labelled += [(verdict, role) for verdict, role in run_validation(
+            settings, study_dir, base_model, passes=complete + started, run_missing=False, progress=False)
+            if verdict.method not in known and verdict.method != "partition_combined"]
+    return labelled, complete
+
+
+def compute_seconds(study_dir: Path) -> float:
+    """Training (the injection manifest) plus every scoring run's lm-eval evaluation time."""
+    from lm_eval_contam.contaminate import MANIFEST_FILE
+
+    manifest = study_dir / "model" / MANIFEST_FILE
+    seconds = float(json.loads(manifest.read_text())["train_seconds"]) if manifest.is_file() else 0.0
+    for path in study_dir.glob("runs/*/*/*/**/results_*.json"):
+        seconds += float(json.loads(path.read_text()).get("total_evaluation_time_seconds") or 0.0)
+    return seconds
+
+
 def _rate_entry(rates: MethodRates, role: Role) -> dict[str, object] | None:
     found = rates.by_role.get(role)
     if found is None:
@@ -189,10 +220,11 @@ def _rate_entry(rates: MethodRates, role: Role) -> dict[str, object] | None:
 
 
 def rates_document(labelled: Iterable[tuple[Verdict, Role]], *, command: str, date: str,
-                   design: Mapping[str, object], scored: Mapping[str, int],
-                   wall_seconds: float) -> dict[str, object]:
+                   design: Mapping[str, object], scored: Mapping[str, int], combined_passes: Sequence[str],
+                   compute_seconds: float) -> dict[str, object]:
     """The shipped file: per verdict method, detection and both false-positive rates with exact intervals;
-    ``scored``: model x partition runs per pass (:func:`scored_runs`)."""
+    ``scored``: model x partition runs per pass (:func:`scored_runs`); ``combined_passes``: the passes the
+    per-partition verdict rests on (:func:`collect`)."""
     methods = {}
     for rates in tally(labelled):
         entries = {name: _rate_entry(rates, role) for name, role in RATE_ROLES.items()}
@@ -200,7 +232,9 @@ def rates_document(labelled: Iterable[tuple[Verdict, Role]], *, command: str, da
     return {"version": VALIDATION_VERSION, "confidence_level": 0.95, "design": dict(design),
             "passes": {name: {"tests": tests, "model_partition_runs": scored.get(name, 0)}
                        for name, tests in PASSES.items()},
-            "meanings": RATE_MEANINGS, "command": command, "date": date, "wall_seconds": round(wall_seconds, 1),
+            "partition_combined_over": list(combined_passes),
+            "meanings": RATE_MEANINGS, "command": command, "date": date,
+            "compute_seconds": round(compute_seconds, 1),
             "methods": methods}
 
 
