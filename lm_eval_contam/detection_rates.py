@@ -11,14 +11,11 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.stats import ConfidenceInterval
-from lm_eval_contam.verdict import Verdict, rate_key
-
-VALIDATION_RATES_FILE = Path(__file__).with_name("validation_rates.json")
+from lm_eval_contam.verdict import VALIDATION_RATES_FILE, Verdict, rate_key
 
 
 @dataclass(frozen=True)

@@ -139,6 +139,7 @@ class MeasuredRate:
     null: str  # which partitions counted as null
     command: str
     date: str
+    study: str = "the null study"  # where it was measured, as sentences name it
 
     def text(self) -> str:
         """E.g. ``3.2 % (2/63; 95 % CI 0.4–11.0 %)``."""
@@ -171,6 +172,33 @@ def shipped_rates() -> dict[str, MeasuredRate]:
     return parse_rates(json.loads(NULL_RATES_FILE.read_text(encoding="utf-8")), str(NULL_RATES_FILE))
 
 
+# The validation study's rates (scripts/validation_study.py --papers writes it; detection_rates reads its detection).
+VALIDATION_RATES_FILE = Path(__file__).with_name("validation_rates.json")
+CLEAN_MODEL_STUDY = "the validation study (never-seen partitions, clean default model)"
+
+
+def clean_model_rates(document: Mapping[str, Any], source: str = "validation rates") -> dict[str, MeasuredRate]:
+    """A validation rates document's false positives on the clean default model, as measured rates.
+
+    The null study's tiny models keep a test's null where an instruct model can break it (e.g. a guided prompt that
+    alone makes completions closer to the reference), so these count too when deciding what drives a verdict.
+    """
+    methods = {key: {"k": fp["k"], "false_positives": fp["flagged"], "rate": fp["rate"], "ci": fp["ci"],
+                     "null": "partitions the clean default model never saw", "command": document.get("command"),
+                     "date": document.get("date")}
+               for key, entry in (document.get("methods") or {}).items()
+               if (fp := (entry or {}).get("false_positive_clean"))}
+    parsed = parse_rates({"confidence_level": document.get("confidence_level", 0.95), "methods": methods}, source)
+    return {key: replace(rate, study=CLEAN_MODEL_STUDY) for key, rate in parsed.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_clean_model_rates() -> dict[str, MeasuredRate]:
+    if not VALIDATION_RATES_FILE.is_file():
+        return {}
+    return clean_model_rates(json.loads(VALIDATION_RATES_FILE.read_text(encoding="utf-8")), str(VALIDATION_RATES_FILE))
+
+
 def measured_rate(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = None) -> MeasuredRate | None:
     """The null study's false-positive rate of this verdict's method (None: not measured)."""
     return (shipped_rates() if rates is None else rates).get(rate_key(verdict))
@@ -193,12 +221,18 @@ def evidence_kind(family: str) -> str:
     return EVIDENCE_KINDS.get(family, family)
 
 
+def over_level_rate(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = None) -> MeasuredRate | None:
+    """The measured rate showing this test flagging never-seen partitions significantly more often than its level
+    (the Clopper-Pearson interval lies above ALPHA), if any: its p-value holds only under its own null, which real
+    models break (e.g. Time Travel's guided prompt alone eliciting closer text). ``rates`` None: the null study's and
+    the validation study's clean-model rates; else only ``rates``."""
+    sources = [shipped_rates(), shipped_clean_model_rates()] if rates is None else [rates]
+    found = [source[rate_key(verdict)] for source in sources if rate_key(verdict) in source]
+    return next((rate for rate in found if rate.confidence_interval.low > ALPHA), None)
+
+
 def over_level(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = None) -> bool:
-    """Whether the null study measured this test flagging never-seen partitions significantly more often than its
-    level (the Clopper-Pearson interval of its rate lies above ALPHA): its p-value holds only under its own null,
-    which real models break (e.g. Time Travel's completion style, where the guided prompt alone elicits text)."""
-    measured = measured_rate(verdict, rates)
-    return measured is not None and measured.confidence_interval.low > ALPHA
+    return over_level_rate(verdict, rates) is not None
 
 
 def tested(verdicts: Sequence[Verdict]) -> list[Verdict]:

@@ -173,7 +173,9 @@ def run_papers_strength(args) -> None:
         run_validation(settings, args.out, base, passes=passes)
     labelled, combined_passes = collect(settings, args.out, base, passes)
     document = rates_document(
-        labelled, command="python " + shlex.join(["scripts/validation_study.py", *sys.argv[1:]]),
+        # The command that scores it all (a --collect call only reads what it scored).
+        labelled, command="python " + shlex.join(["scripts/validation_study.py",
+                                                  *(arg for arg in sys.argv[1:] if arg != "--collect")]),
         date=datetime.date.today().isoformat(), design=settings.design(args.model or "SmolLM2-135M-Instruct (embedded)"),
         scored=scored_runs(args.out.resolve()), combined_passes=combined_passes,
         compute_seconds=compute_seconds(args.out.resolve()))

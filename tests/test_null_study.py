@@ -28,6 +28,7 @@ from lm_eval_contam.verdict import (
     parse_rates,
     partition_verdicts,
     rate_key,
+    shipped_rates,
 )
 
 
@@ -163,12 +164,18 @@ def test_partition_verdict_uses_calibrated_tests_only() -> None:
         "tt_styles_combined", "dcq_loglikelihood"]
     assert [v.method for v in row.papers] == ["tt_alg1", "tt_alg2_judge_a"] and row.over_level == ()
     assert rate_key(row.as_verdict()) == "partition_combined" and row.as_verdict().flagged
-    # With the shipped rates the completion-style sign-flip test (14.3 %, CI 6.4-26.2 %) is over its level: it and
-    # the styles' combination stop driving, and the instruct-style test stands alone.
-    (row,) = partition_verdicts(found)
+    # With the null study's rates the completion-style sign-flip test (14.3 %, CI 6.4-26.2 %) is over its level: it
+    # and the styles' combination stop driving, and the instruct-style test stands alone.
+    (row,) = partition_verdicts(found, shipped_rates())
     assert [(v.method, v.variant, adjusted) for v, adjusted in row.evidence] == [
         ("tt_alg1_permutation", "instruct", pytest.approx(0.008)), ("dcq_loglikelihood", None, pytest.approx(0.03))]
     assert [(v.method, v.variant) for v in row.over_level] == [("tt_alg1_permutation", "completion")]
+    # The shipped default adds the validation study's clean default model, on whose never-seen partitions the
+    # instruct-style test flagged 4/16 (CI 7-52 %): it stops driving too.
+    (row,) = partition_verdicts(found)
+    assert [(v.method, adjusted) for v, adjusted in row.evidence] == [("dcq_loglikelihood", pytest.approx(0.03))]
+    assert [(v.method, v.variant) for v in row.over_level] == [
+        ("tt_alg1_permutation", "instruct"), ("tt_alg1_permutation", "completion"), ("tt_styles_combined", None)]
 
 
 def test_shipped_rates_file_is_a_measured_study() -> None:

@@ -33,6 +33,14 @@ DCQ_TASK = "dcq_toy_news_train_ll"
 SCRIPT = "<script>alert(1)</script>"
 
 
+
+@pytest.fixture(autouse=True)
+def null_study_rates_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests give the report its rates; the validation study's clean-model rates stay out of them."""
+    from lm_eval_contam import verdict as verdict_module
+
+    monkeypatch.setattr(verdict_module, "shipped_clean_model_rates", lambda: {})
+
 @pytest.fixture(scope="module")
 def run_dir(tiny_model_dir, tmp_path_factory) -> Path:
     """lm-eval's own output files for one Time Travel and one DCQ task, plus a Judge B file beside them."""

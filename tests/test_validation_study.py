@@ -138,3 +138,36 @@ def test_wordnet_glosses_make_english_filler(tmp_path: Path) -> None:
     paragraphs = gloss_paragraphs(tmp_path)
     assert len(paragraphs) == 3 and paragraphs[0].startswith('noun gloss 0; "ex 0". noun gloss 1')
     assert sum(p.count("gloss") for p in paragraphs) == 28 and paragraphs[0].count("gloss") == GLOSSES_PER_PARAGRAPH
+
+
+def test_clean_model_false_positives_take_a_test_out_of_the_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test the validation study saw flagging never-seen partitions on the clean default model stops driving."""
+    from lm_eval_contam import verdict as verdict_module
+    from lm_eval_contam.report.layout import over_level_line
+
+    document = {"command": "c", "date": "d", "methods": {
+        "tt_alg1_permutation:instruct": {"false_positive_clean": {"k": 16, "flagged": 4, "rate": 0.25,
+                                                                  "ci": [0.0727, 0.5238]}},
+        "likelihood_control:control": {"detection": {"k": 8, "flagged": 6, "rate": 0.75, "ci": [0.3491, 0.9681]},
+                                       "false_positive_clean": {"k": 16, "flagged": 1, "rate": 0.0625,
+                                                                "ci": [0.0016, 0.3023]}}}}
+    rates = verdict_module.clean_model_rates(document)
+    assert rates["tt_alg1_permutation:instruct"].text() == "25.0 % (4/16; 95 % CI 7.3–52.4 %)"
+    monkeypatch.setattr(verdict_module, "shipped_rates", lambda: {})
+    monkeypatch.setattr(verdict_module, "shipped_clean_model_rates", lambda: rates)
+
+    def test(method: str, variant: str, pvalue: float) -> Verdict:
+        return Verdict(model="m", partition="P", family=method.split("_")[0], method=method, title=method,
+                       task=method, flagged=pvalue <= 0.05, statistic=None, pvalue=pvalue, confidence_interval=None,
+                       n=10, null="", rule="", evidence=None, variant=variant)
+
+    (row,) = verdict_module.partition_verdicts([test("tt_alg1_permutation", "instruct", 0.004),
+                                                test("likelihood_control", "control", 0.2)])
+    assert [v.method for v, _ in row.evidence] == ["likelihood_control"] and row.flagged is False
+    assert [v.method for v in row.over_level] == ["tt_alg1_permutation"]
+    assert over_level_line(row.over_level[0]).endswith(
+        "not driving: false-positive rate 25.0 % (4/16; 95 % CI 7.3–52.4 %) in the validation study (never-seen "
+        "partitions, clean default model)")
+    # Given rates replace both studies' (the validation study itself decides over the null study's alone).
+    (row,) = verdict_module.partition_verdicts([test("tt_alg1_permutation", "instruct", 0.004)], rates={})
+    assert row.flagged is True

@@ -146,7 +146,7 @@ def score(world: World, tasks: Mapping[str, PartitionRole], models: Sequence[tup
 
     from lm_eval_contam.nullstudy.study import results_dir
     from lm_eval_contam.rundir import load_model_dir
-    from lm_eval_contam.verdict import model_verdicts, partition_verdicts
+    from lm_eval_contam.verdict import model_verdicts, partition_verdicts, shipped_rates
 
     found: dict[tuple[str, PartitionRole], list[Verdict]] = {}
     jobs = [(scoring_pass, label, path, role) for scoring_pass in passes for label, path in models
@@ -161,7 +161,8 @@ def score(world: World, tasks: Mapping[str, PartitionRole], models: Sequence[tup
             found.setdefault((label, role), []).extend(model_verdicts(load_model_dir(directory, label=label)))
     labelled: list[tuple[Verdict, Role]] = []
     for (label, role), verdicts in found.items():
-        verdicts = verdicts + [combined.as_verdict() for combined in partition_verdicts(verdicts)]
+        # Over the null study's rates only: the study's own clean-model rates must not choose the tests it measures.
+        verdicts = verdicts + [combined.as_verdict() for combined in partition_verdicts(verdicts, shipped_rates())]
         labelled += [(verdict, role.role if label == "injected" else "unseen") for verdict in verdicts]
     return labelled
 

@@ -21,6 +21,7 @@ from lm_eval_contam.verdict import (
     measured_rate,
     method_order,
     over_level,
+    over_level_rate,
     rate_key,
 )
 
@@ -89,9 +90,10 @@ def papers_line(verdict: Verdict) -> str:
 
 
 def over_level_line(verdict: Verdict) -> str:
-    """A test shown beside the partition's verdict because the null study measured it over its level."""
-    return (f"{titled(verdict)}: {verdict.decision} ({p_equals(verdict.pvalue)}); not driving: false-positive rate "
-            f"{rate_text(verdict)} in the null study")
+    """A test shown beside the partition's verdict because a study measured it over its level."""
+    rate = over_level_rate(verdict)
+    measured = f"{rate.text()} in {rate.study}" if rate else "not measured"
+    return f"{titled(verdict)}: {verdict.decision} ({p_equals(verdict.pvalue)}); not driving: false-positive rate {measured}"
 
 
 def partition_line(row: PartitionVerdict) -> str:
@@ -191,8 +193,9 @@ def aside_reason(verdict: Verdict) -> str:
         return "the paper's own decision, shown unchanged"
     if verdict.pvalue is None:
         return "a rule without a p-value"
-    if over_level(verdict):
-        return "the null study measured it flagging never-seen partitions significantly more often than 0.05"
+    rate = over_level_rate(verdict)
+    if rate is not None:
+        return f"{rate.study} measured it flagging never-seen partitions significantly more often than 0.05"
     if " + " in verdict.task:
         return "it combines a test that is over its level; its other parts stand alone"
     return "counted through the test that combines it with others"
