@@ -214,6 +214,11 @@ def main() -> None:
     from lm_eval_contam.verdict import collect
 
     if args.papers:
+        from lm_eval_contam.nullstudy.validation import PASSES
+
+        unknown = [name for name in (args.passes or "").split(",") if name and name not in PASSES]
+        if unknown:
+            parser.error(f"--passes: unknown pass(es) {', '.join(unknown)}; known: {', '.join(PASSES)}")
         run_papers_strength(args)
         return
     base = args.model or str(default_model_path())
