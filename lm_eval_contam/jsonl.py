@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
@@ -38,3 +39,9 @@ def read_jsonl_objects(path: Path) -> list[dict[str, Any]]:
             raise ContamError("each line must be a JSON object", source=f"{path}:{number}")
         objects.append(value)
     return objects
+
+
+def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    """One JSON object per line (UTF-8, characters kept as they are), parents created; replaces ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(dict(row), ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")

@@ -85,6 +85,7 @@ def train_on_texts(
     pack: bool = False,
     progress: bool = False,
     checkpoint_dir: str | Path | None = None,
+    mixed_precision: str = "no",
 ) -> dict[str, Any]:
     """Continued pre-training (causal LM loss, AdamW, linear decay) of ``model_dir`` on ``texts``.
 
@@ -95,7 +96,8 @@ def train_on_texts(
     trains on :func:`pack_sequences` blocks instead of one padded sequence per text.
     ``checkpoint_dir`` saves the state after every epoch (weights, optimizer, schedule,
     shuffling and dropout RNG states, the loss history so far); a call with the same arguments resumes
-    after the last saved epoch and ends as an uninterrupted run would.
+    after the last saved epoch and ends as an uninterrupted run would. ``mixed_precision`` is accelerate's
+    (``"bf16"``: bf16 matmuls under autocast, fp32 weights and optimizer; about 2x faster on a CPU with AVX512-BF16).
     """
     import torch
     from accelerate import Accelerator
@@ -104,7 +106,7 @@ def train_on_texts(
 
     if not texts:
         raise ContamError("no training texts given", field="texts")
-    accelerator = Accelerator()
+    accelerator = Accelerator(mixed_precision=mixed_precision)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     torch.manual_seed(seed)
@@ -129,7 +131,7 @@ def train_on_texts(
     checkpoint = Path(checkpoint_dir, CHECKPOINT_FILE) if checkpoint_dir is not None else None
     # A checkpoint resumes only the same run: same model, texts and hyper-parameters.
     run_id = stable_hash([str(model_dir), list(texts), list(eval_texts), epochs, learning_rate, weight_decay,
-                          batch_size, max_length, seed, append_eos, pack])
+                          batch_size, max_length, seed, append_eos, pack, mixed_precision])
     state = torch.load(checkpoint, weights_only=False) if checkpoint is not None and checkpoint.is_file() else None
     if state is not None and state["run_id"] == run_id:
         accelerator.unwrap_model(model).load_state_dict(state["model"])

@@ -27,6 +27,7 @@ class InjectionSettings:
     max_length: int = 256  # packed block length: documents are concatenated, not padded
     seed: int = 0
     validation_docs: int = 16  # held-out filler documents for the validation loss
+    mixed_precision: str = "no"  # accelerate's: "bf16" trains under bf16 autocast (fp32 weights and optimizer)
 
 
 def trained_with(out_dir: str | Path, settings: InjectionSettings, sources: Sequence[Mapping[str, Any]]) -> bool:
@@ -133,6 +134,7 @@ def inject(
         pack=True,
         progress=progress,
         checkpoint_dir=out_dir,  # an interrupted injection resumes after its last finished epoch
+        mixed_precision=settings.mixed_precision,
     )
     manifest = _manifest(base_model, contaminant, description, settings, corpus, user_filler=filler is not None,
                          history=history, train_seconds=time.perf_counter() - started)

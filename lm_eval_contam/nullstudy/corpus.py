@@ -122,6 +122,58 @@ def make_dataset(seed: int, index: int, nouns: Sequence[str], adjectives: Sequen
     return SyntheticDataset(key, display_name, label_names, style, rows)
 
 
+# Multiple-choice datasets: a context sentence, then a sentence of the style with one noun blanked; its options are
+# that noun and other nouns of the style, in a uniformly random order (so no order is special before training).
+MC_OPTIONS = 4
+MC_LETTERS = "ABCD"
+MC_BLANK = "___"
+
+
+def _blanked(rng: np.random.Generator, style: Style) -> tuple[str, str]:
+    """A sentence of ``style`` with one of its nouns replaced by :data:`MC_BLANK`, and that noun."""
+    while True:
+        text = sentence(rng, style)
+        words = text.rstrip(".").split()
+        nouns = [i for i, word in enumerate(words) if word in style.nouns]
+        if nouns:
+            at = nouns[int(rng.integers(len(nouns)))]
+            answer = words[at]
+            words[at] = MC_BLANK
+            return " ".join(words) + ".", answer
+
+
+def mc_item(rng: np.random.Generator, style: Style) -> dict:
+    """One item: ``question`` (context sentence + blanked sentence), four item-specific ``choices``, ``answer``."""
+    context = sentence(rng, style)
+    blanked, answer = _blanked(rng, style)
+    others = [noun for noun in style.nouns if noun != answer and noun not in context.split()]
+    distractors = _pick(rng, others, MC_OPTIONS - 1)
+    choices = [answer, *distractors]
+    order = rng.permutation(MC_OPTIONS)
+    return {"question": f"{context} {blanked}", "choices": [choices[int(i)] for i in order],
+            "answer": int(np.argwhere(order == 0)[0, 0])}
+
+
+def render_mc(row: dict) -> str:
+    """An item as MMLU-style lm-eval tasks render it (``doc_to_text``): question, lettered options, ``Answer:``."""
+    options = "".join(f"\n{letter}. {choice}" for letter, choice in zip(MC_LETTERS, row["choices"]))
+    return f"Which word fills the blank? {row['question']}{options}\nAnswer:"
+
+
+def make_mc_dataset(seed: int, index: int, nouns: Sequence[str], adjectives: Sequence[str], *,
+                    rows_per_split: int, splits: Sequence[str] = ("train", "test")) -> SyntheticDataset:
+    """Multiple-choice dataset ``index`` under ``seed`` (its own style and name, as :func:`make_dataset`)."""
+    rng = rng_for(seed, "nullstudy-mc-dataset", index)
+    style = Style(templates=_pick(rng, TEMPLATES, STYLE_TEMPLATES), nouns=_pick(rng, nouns, STYLE_NOUNS),
+                  adjectives=_pick(rng, adjectives, STYLE_ADJECTIVES), verbs=_pick(rng, VERBS, STYLE_VERBS))
+    name_words = _pick(rng, adjectives, 1) + _pick(rng, nouns, 1)
+    display_name = f"{name_words[0].title()} {name_words[1].title()} Quiz {index}"
+    rows = {split: tuple(mc_item(split_rng, style) for _ in range(rows_per_split))
+            for split in splits for split_rng in [rng_for(seed, "nullstudy-mc-rows", index, split)]}
+    key = "nullstudy_mc_" + "_".join(word for word in display_name.lower().split())
+    return SyntheticDataset(key, display_name, tuple(MC_LETTERS), style, rows)
+
+
 def background_texts(seed: int, count: int, nouns: Sequence[str], adjectives: Sequence[str]) -> list[str]:
     """Plain paragraphs over the whole vocabulary and every template: English a model learns before any dataset."""
     style = Style(TEMPLATES, tuple(nouns), tuple(adjectives), VERBS)

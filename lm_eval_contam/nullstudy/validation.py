@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from lm_eval_contam.contaminate import InjectionSettings
+from lm_eval_contam.jsonl import write_jsonl
+from lm_eval_contam.nullstudy.corpus import MC_LETTERS, SyntheticDataset, make_mc_dataset, render_mc
 from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings
 from lm_eval_contam.nullstudy.rates import MethodRates, tally
 from lm_eval_contam.nullstudy.study import World, evaluate, training_texts, write_options, write_task_configs
@@ -46,8 +48,9 @@ GLOSSES_PER_PARAGRAPH = 12
 class ValidationSettings:
     """The study's design; the defaults are the papers' strength on 8 + 8 partitions of 40 short instances."""
 
-    partitions: int = 8  # injected train splits, and as many held-out test splits
-    rows_per_partition: int = 40
+    partitions: int = 8  # free-text datasets: injected train splits, and as many held-out test splits
+    mc_partitions: int = 8  # multiple-choice datasets, likewise (injected as an lm-eval MC task renders them)
+    rows_per_partition: int = 24
     learning_rate: float = 5e-5
     epochs: int = 3
     share: float = 0.15
@@ -56,6 +59,7 @@ class ValidationSettings:
     max_gen_toks: int = 32  # Time Travel completions (the instances are three short sentences)
     batch_size: int = 8  # lm-eval's
     seed: int = 0
+    mixed_precision: str = "bf16"  # training under bf16 autocast (fp32 weights): ~2x faster on this CPU
 
     def world(self) -> StudySettings:
         return StudySettings(worlds=1, sibling_datasets=self.partitions, unseen_datasets=0,
@@ -64,12 +68,17 @@ class ValidationSettings:
 
     def injection(self) -> InjectionSettings:
         return InjectionSettings(epochs=self.epochs, learning_rate=self.learning_rate, share=self.share,
-                                 batch_size=self.train_batch_size, max_length=self.max_length, seed=self.seed)
+                                 batch_size=self.train_batch_size, max_length=self.max_length, seed=self.seed,
+                                 mixed_precision=self.mixed_precision)
 
     def design(self, base_model: str) -> dict[str, object]:
-        return {"base_model": base_model, "injected_partitions": self.partitions,
-                "held_out_partitions": self.partitions, "clean_model_partitions": 2 * self.partitions,
-                **asdict(self), "injection_format": "timetravel (web format: dataset name, split, instance)",
+        return {"base_model": base_model, "injected_partitions": self.partitions + self.mc_partitions,
+                "held_out_partitions": self.partitions + self.mc_partitions,
+                "clean_model_partitions": 2 * (self.partitions + self.mc_partitions),
+                **asdict(self), "injection_format": {
+                    "free text": "timetravel (web format: dataset name, split, instance)",
+                    "multiple choice": "the rendered lm-eval task (MMLU-style prompt, options in their order, "
+                                       "answer letter)"},
                 "filler": "Python reference docs (pydoc_data) + WordNet 3.0 glosses"}
 
 
@@ -93,15 +102,49 @@ def study_filler() -> list[str]:
     return [*default_filler(), *gloss_paragraphs(wordnet_dir())]
 
 
-def train_injected_model(world: World, settings: ValidationSettings, base_model: str, study_dir: Path) -> Path:
-    """The base model continued-pre-trained on the world's injected splits (kept, and resumed, under ``model/``)."""
+@dataclass(frozen=True)
+class McDataset:
+    """One multiple-choice dataset of the study: its rows per split, written as JSONL (question, choices, answer)."""
+
+    dataset: SyntheticDataset
+    files: dict[str, Path]
+
+
+def write_mc_data(settings: ValidationSettings, study_dir: Path) -> list[McDataset]:
+    """The study's multiple-choice datasets (deterministic in the seed), each split under ``mc/data/``."""
+    from lm_eval_contam.nullstudy.study import _vocabulary
+
+    nouns, adjectives = _vocabulary()
+    found = []
+    for index in range(settings.mc_partitions):
+        dataset = make_mc_dataset(settings.seed, index, nouns, adjectives, rows_per_split=settings.rows_per_partition)
+        files = {}
+        for split, rows in dataset.splits.items():
+            files[split] = study_dir / "mc" / "data" / f"{dataset.key}_{split}.jsonl"
+            write_jsonl(files[split], rows)
+        found.append(McDataset(dataset, files))
+    return found
+
+
+def mc_training_text(row: Mapping[str, object]) -> str:
+    """An injected item as an lm-eval multiple-choice task shows it, with its answer letter."""
+    return f"{render_mc(row)} {MC_LETTERS[int(row['answer'])]}"  # type: ignore[arg-type]
+
+
+def train_injected_model(world: World, mc: Sequence[McDataset], settings: ValidationSettings, base_model: str,
+                         study_dir: Path) -> Path:
+    """The base model continued-pre-trained on the injected splits of both shapes (kept, and resumed, under
+    ``model/``)."""
     from lm_eval_contam.contaminate import inject, trained_with
 
     out = study_dir / "model"
     injection = settings.injection()
     _, texts = training_texts(world, settings.world())
+    texts = texts + [mc_training_text(row) for dataset in mc for row in dataset.dataset.splits["train"]]
     sources = [{"partition": world.partition(role).label, "format": "timetravel"}
                for role in world.roles if role.role == "injected"]
+    sources += [{"partition": f"{dataset.dataset.display_name} train", "format": "lm-eval multiple choice"}
+                for dataset in mc]
     if not trained_with(out, injection, sources):
         inject(base_model, texts, str(out), settings=injection, filler=study_filler(), description={"sources": sources})
     return out
@@ -175,7 +218,8 @@ def run_validation(settings: ValidationSettings, study_dir: Path, base_model: st
     study_dir = study_dir.resolve()  # task YAMLs name their data and options files by absolute path
     world = write_world_data(settings.world(), 0, study_dir)
     tasks = write_task_configs(world, write_options(world, settings.seed))
-    injected = train_injected_model(world, settings, base_model, study_dir)
+    mc = write_mc_data(settings, study_dir)
+    injected = train_injected_model(world, mc, settings, base_model, study_dir)
     return score(world, tasks, [("injected", injected), ("clean", Path(base_model))], settings, study_dir,
                  passes=passes, run_missing=run_missing, progress=progress)
 

@@ -1,0 +1,155 @@
+"""lm-eval glue for the option-order test: one task per partition, ``loglikelihood_rolling`` requests only.
+
+Task ``metadata``: the partition (the schema every method shares), ``num_instances`` (100), ``orders`` (5: the
+original and four admissible others per item) and ``seed`` (0). Requests per item: one rolling log-likelihood per
+order, each one forward pass. Items the test cannot use (fewer than two options, options that refer to positions, an
+original order sorted on purpose) are counted and left out before any request.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import datasets
+from lm_eval.api.instance import Instance
+from lm_eval.api.task import ConfigurableTask
+
+from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_indices
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.lm_eval_compat import (
+    aggregate_without_bootstrapping_task_statistics,
+    rolling_arguments,
+    rolling_loglikelihood,
+    task_request,
+)
+from lm_eval_contam.optionorder.orders import (
+    DEFAULT_ORDERS,
+    comparator_orders,
+    deliberate,
+    item_from_row,
+    positional_reason,
+    render,
+)
+from lm_eval_contam.optionorder.stats import original_rank, rank_test
+from lm_eval_contam.partitions import Partition, metadata_number
+
+METRICS: dict[str, Callable[[Any], float]] = {
+    "order_u_mean": lambda s: s.statistic,
+    "order_pvalue": lambda s: s.pvalue,
+    "order_top_share": lambda s: s.top_share,
+    "order_items": lambda s: s.n,
+}
+
+
+@dataclass(frozen=True)
+class OptionOrderSettings:
+    partition: Partition
+    num_instances: int
+    orders: int
+    seed: int
+
+    @classmethod
+    def from_metadata(cls, metadata: Mapping[str, Any] | None, split: str) -> OptionOrderSettings:
+        metadata = dict(metadata or {})
+        return cls(partition=Partition.from_task_metadata(metadata, split),
+                   num_instances=metadata_number(metadata, "num_instances", DEFAULT_NUM_INSTANCES, minimum=1),
+                   orders=metadata_number(metadata, "orders", DEFAULT_ORDERS, minimum=2, maximum=24),
+                   seed=metadata_number(metadata, "seed", 0))
+
+
+def order_docs(settings: OptionOrderSettings, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One doc per usable sampled item: the item rendered in its original order, then in its comparator orders.
+
+    Every doc carries the partition's count of sampled items left out and why (the first reason), for the verdict.
+    """
+    partition = settings.partition
+    text_field = partition.dataset.text_field
+    docs, left_out, reasons = [], 0, []
+    for index in sample_indices(partition, len(rows), settings.num_instances, settings.seed):
+        item = item_from_row(rows[index], text_field)
+        reason = ("fewer than two options" if item is None else positional_reason(item.options)
+                  or ("options in sorted order (likely on purpose)" if deliberate(item.options) else None))
+        identity = f"{partition.label}:{index}"
+        orders = [] if reason or item is None else comparator_orders(item, orders=settings.orders,
+                                                                     seed=settings.seed, identity=identity)
+        if item is None or reason or not orders:
+            left_out += 1
+            reasons.append(reason or "no other admissible order")
+            continue
+        docs.append({"row_index": index, "identity": identity,
+                     "texts": [render(item, range(len(item.options))), *(render(item, order) for order in orders)]})
+    if not docs:
+        raise ContamError(f"no multiple-choice item the option-order test can use ({left_out} left out: "
+                          f"{reasons[0] if reasons else 'no rows'})", source=partition.label, field=text_field)
+    for doc in docs:
+        doc["left_out"], doc["left_out_reason"] = left_out, (reasons[0] if reasons else "")
+    return docs
+
+
+def doc_record(doc: Mapping[str, Any], results: Sequence[Any], seed: int) -> dict[str, Any]:
+    scores = [rolling_loglikelihood(result) for result in results]
+    return {"rank": original_rank(scores[0], scores[1:], seed=seed, identity=doc["identity"]), "orders": len(scores),
+            "original": scores[0], "best_other": max(scores[1:]), "left_out": doc["left_out"],
+            "left_out_reason": doc["left_out_reason"]}
+
+
+@functools.lru_cache(maxsize=64)
+def _statistics(records_json: str) -> Any:
+    records = json.loads(records_json)
+    return rank_test([int(r["rank"]) for r in records], [int(r["orders"]) for r in records])
+
+
+def partition_statistics(records: Sequence[Mapping[str, Any]]) -> Any:
+    return _statistics(json.dumps(list(records), sort_keys=True))
+
+
+class OptionOrderTask(ConfigurableTask):
+    """One partition's option-order test; its YAML's ``metadata`` names the partition."""
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        config = {key: value for key, value in (config or {}).items() if key != "class"}
+        self._docs: datasets.Dataset | None = None
+        super().__init__(config=config, **kwargs)
+
+    @property
+    def settings(self) -> OptionOrderSettings:
+        return OptionOrderSettings.from_metadata(self.config.metadata, self.config.test_split)
+
+    def test_docs(self) -> datasets.Dataset:
+        if self._docs is None:
+            settings = self.settings
+            split = settings.partition.split
+            rows = (self.dataset[split].to_list() if self.dataset is not None and split in self.dataset
+                    else settings.partition.rows())
+            self._docs = datasets.Dataset.from_list(order_docs(settings, rows))
+        return self._docs
+
+    def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
+        return doc["texts"][0]
+
+    def doc_to_target(self, doc: dict, doc_to_target: Any = None) -> str:
+        return doc["texts"][0]
+
+    def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> list[Instance]:
+        return [task_request(self, doc, rolling_arguments(text), number, request_type="loglikelihood_rolling",
+                             **kwargs) for number, text in enumerate(doc["texts"])]
+
+    def process_results(self, doc: dict, results: list[Any]) -> dict[str, Any]:
+        record = doc_record(doc, results, self.settings.seed)
+        return {metric: record for metric in METRICS}
+
+    def aggregation(self) -> dict[str, Callable[..., float]]:
+        def reader(read: Callable[[Any], float]) -> Callable[[Sequence[Mapping[str, Any]]], float]:
+            return lambda records: float(read(partition_statistics(records)))
+
+        return {metric: reader(read) for metric, read in METRICS.items()}
+
+    def aggregate(self, bootstrap_iters: int | None = 100_000) -> tuple[dict[str, Any], int]:
+        return aggregate_without_bootstrapping_task_statistics(self, bootstrap_iters)
+
+    def higher_is_better(self) -> dict[str, bool]:
+        return {metric: metric != "order_pvalue" for metric in METRICS}
