@@ -22,6 +22,8 @@ from lm_eval_contam.rundir import ModelRun
 # What a method needs of the model and the data: quiz options made before the run, a control partition, prompt
 # log-probabilities (local backends), or generated text.
 Need = Literal["quiz_options", "control", "logprobs", "generation"]
+# Task metadata key under which a quiz records the sampled instances it left out (no valid options), with why.
+QUIZ_LEFT_OUT_KEY = "quiz_left_out"
 # lm-eval output types a benchmark task audited with --tasks can have (benchmark_docs renders these).
 OUTPUT_TYPES = frozenset({"generate_until", "multiple_choice", "loglikelihood", "loglikelihood_rolling"})
 
