@@ -16,10 +16,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.lm_eval_compat import task_index
 from lm_eval_contam.partitions import Partition, resolve_partition
+from lm_eval_contam.registry import QUIZ_LEFT_OUT_KEY, AuditedModel, QuizSample, method_of, registered_methods
 
-DCQ_MODES = ("loglikelihood", "generate")
 PLAIN_TEXT_BACKENDS = ("hf", "vllm")  # lm-eval backends that can continue plain text (Time Travel's completion style)
 AUDIT_FILE = "audit.json"
 
@@ -27,7 +29,7 @@ AUDIT_FILE = "audit.json"
 @dataclass(frozen=True)
 class AuditSettings:
     partitions: tuple[str, ...]  # "<dataset key>:<split>", or a partition card (own data; see own_data.py)
-    dcq_modes: tuple[str, ...] = ("loglikelihood",)
+    dcq_modes: tuple[str, ...] = ("loglikelihood",)  # how quizzes are answered (AuditedModel.quiz_modes)
     dcr_sheet: str | None = None  # a shipped sheet name or a sheet file; its benchmark tasks run too
     max_gen_toks: int | None = None  # Time Travel completions; None keeps each task's own
     batch_size: int | str = 1
@@ -37,7 +39,7 @@ class AuditSettings:
     limit: int | None = None  # lm-eval's --limit, for smoke runs
     seed: int = 0  # recorded; task seeds live in the task configs
     dcq_generator: str = "offline"  # makes the quiz options a partition lacks, before the run
-    likelihood: bool = True  # the likelihood modes (ours), on local backends
+    skip_methods: tuple[str, ...] = ()  # registered methods left out of this audit (e.g. --no-likelihood)
     # lm-eval tasks/groups audited with --tasks (their partitions' cards are in ``partitions``); they run too, so the
     # results carry each benchmark's own metric (and the DCR hook's adjusted one) beside the audit's.
     benchmark_tasks: tuple[str, ...] = ()
@@ -57,38 +59,19 @@ class ModelRun:
     quiz_left_out: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
-def partition_tasks(name: str | Partition, dcq_modes: Sequence[str], *, chat: bool = True,
-                    plain_text: bool = True, likelihood: bool = True) -> list[str]:
-    """The tasks auditing one partition (``<dataset>:<split>``, a card, or a Partition): Time Travel and DCQ.
+def partition_tasks(name: str | Partition, quiz_modes: Sequence[str], *, chat: bool = True, plain_text: bool = True,
+                    skip_methods: Sequence[str] = ()) -> list[str]:
+    """The tasks auditing one partition (``<dataset>:<split>``, a card, or a Partition): every registered method's
+    (``MethodSpec.task_names``), in report order.
 
-    A chat model gets Time Travel in both prompt styles (a chat model may replicate
-    memorised text only when asked to continue plain text; the completion style stops
-    at the first line break and costs little), combined in the report with a
-    Bonferroni correction; without a chat template the model is treated as a base
-    model and gets the completion style only. A chat API (``plain_text`` False)
-    cannot continue plain text, so it gets the instruct style only, and the quiz in
-    generate mode whatever ``dcq_modes`` says (it cannot score letters). The likelihood
-    modes (ours) need prompt log-probabilities, so only local backends get them; the control
-    and options modes only for partitions with a sibling split (the control), the lift mode for every partition.
+    ``chat``: the model takes messages (else it is treated as a base model); ``plain_text``: a local backend, which
+    continues plain text and scores prompt log-probabilities (a chat API does neither); each method decides what it
+    runs for such a model.
     """
-    from lm_eval_contam.dcq.configs import METHOD as DCQ
-    from lm_eval_contam.timetravel.configs import task_name as timetravel_task
-
     partition = name if isinstance(name, Partition) else resolve_partition(name)
-    unknown = [mode for mode in dcq_modes if mode not in DCQ_MODES]
-    if unknown:
-        raise ContamError(f"unknown DCQ mode(s) {unknown}; known: {', '.join(DCQ_MODES)}", field="dcq_mode")
-    styles = ("instruct", "completion") if chat and plain_text else ("instruct",) if chat else ("completion",)
-    from lm_eval_contam.likelihood.configs import task_names as likelihood_tasks
-
-    # The control is the sibling split: registered datasets have one, own data and lm-eval tasks when a control was
-    # given; without one only the lift mode runs (its reference comes from the partition itself).
-    with_likelihood = likelihood and plain_text
-    # A chat API cannot score the quiz's letters: it answers it (generate mode) instead.
-    quiz_modes = dcq_modes if plain_text else dict.fromkeys("generate" for _ in dcq_modes)
-    return [*(timetravel_task(partition, style) for style in styles),
-            *(partition.task_name(DCQ, "ll" if mode == "loglikelihood" else "") for mode in quiz_modes),
-            *(likelihood_tasks(partition) if with_likelihood else ())]
+    model = AuditedModel(chat=chat, plain_text=plain_text, quiz_modes=tuple(quiz_modes))
+    return [task for spec in registered_methods() if spec.name not in skip_methods
+            for task in spec.task_names(partition, model)]
 
 
 @dataclass(frozen=True)
@@ -110,7 +93,7 @@ def plan_audit(settings: AuditSettings, *, chat: bool = True, plain_text: bool =
         raise ContamError("nothing to audit: give partitions and/or a DCR sheet", field="partitions")
     tasks = [task for partition in settings.partitions
              for task in partition_tasks(partition, settings.dcq_modes, chat=chat, plain_text=plain_text,
-                                         likelihood=settings.likelihood)]
+                                         skip_methods=settings.skip_methods)]
     dcr = None
     if settings.dcr_sheet:
         from lm_eval_contam.dcr.sheet import load_sheet
@@ -179,7 +162,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     results = lm_eval.simple_evaluate(
         model=spec.backend,
         model_args=spec.model_args,
-        tasks=_capped_timetravel(tasks, task_manager, settings.max_gen_toks),
+        tasks=_capped_generation(tasks, task_manager, settings.max_gen_toks),
         batch_size=settings.batch_size,
         device=settings.device or default_device(),
         use_cache=str(cache_dir / label),
@@ -278,84 +261,51 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
     return [str(write_task_configs(partition, out_dir)) for partition in partitions if not partition.dataset.registered]
 
 
-def quiz_option_targets(tasks: Sequence[str], task_manager: Any) -> list[tuple[Partition, int, int, Path]]:
-    """(partition, num_instances, seed, options cache) of every quiz sample the tasks read options for.
-
-    DCQ tasks quiz their partition's sample; the likelihood options mode scores the
-    same sample of the partition and of its control.
-    """
-    from lm_eval_contam.dcq.configs import METHOD as DCQ
-    from lm_eval_contam.dcq.task import DCQSettings
-    from lm_eval_contam.likelihood.configs import METHOD as LIKELIHOOD
-    from lm_eval_contam.likelihood.task import LikelihoodSettings
-    from lm_eval_contam.lm_eval_compat import task_index
-
-    targets: dict[tuple[str, int, int, str], tuple[Partition, int, int, Path]] = {}
+def quiz_samples(tasks: Sequence[str], task_manager: Any) -> list[QuizSample]:
+    """Every quiz sample the tasks read options for (``MethodSpec.quiz_samples``), each once."""
+    found: dict[tuple[str, int, int, str], QuizSample] = {}
     for task in tasks:
         entry = task_index(task_manager).get(task)
         config = entry.cfg if entry is not None else {}
         metadata = {**(config.get("metadata") or {}), "config_source": str(getattr(entry, "yaml_path", ""))}
-        split = str(config.get("test_split"))
-        if metadata.get("method") == DCQ:
-            dcq = DCQSettings.from_metadata(metadata, split)
-            found = [(dcq.partition, dcq.num_instances, dcq.seed, dcq.options_path)]
-        elif metadata.get("method") == LIKELIHOOD and metadata.get("mode") == "options":
-            scored = LikelihoodSettings.from_metadata(metadata, split)
-            found = [(partition, scored.num_instances, scored.seed, scored.options_path)
-                     for partition in (scored.partition, scored.control) if partition is not None]
-        else:
+        family = metadata.get("method")
+        spec = method_of(str(family)) if family else None
+        if spec is None or spec.quiz_samples is None:
             continue
-        for target in found:
-            targets.setdefault((target[0].name, target[1], target[2], str(target[3])), target)
-    return list(targets.values())
+        for sample in spec.quiz_samples(metadata, str(config.get("test_split"))):
+            found.setdefault((sample.partition.name, sample.num_instances, sample.seed, str(sample.options_path)), sample)
+    return list(found.values())
 
 
 def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str, *, progress: bool = True) -> None:
-    """Make the quiz options the tasks' samples lack (offline perturber by default), before any request.
-
-    Instances that stay invalid are recorded beside the options cache; the quiz leaves
-    them out and the task's logged metadata lists them (``quiz_left_out``).
-    """
-    from lm_eval_contam.dcq.instances import sample_instances
-    from lm_eval_contam.dcq.options import make_options, proposer, read_options
-
-    proposers: dict[int, Any] = {}
-    for partition, num_instances, seed, options_path in quiz_option_targets(tasks, task_manager):
-        instances = sample_instances(partition, partition.rows(), num_instances, seed)
-        cached = read_options(options_path)
-        if all(instance.key in cached for instance in instances):
-            continue
-        if seed not in proposers:  # an instruct-model generator loads once per seed, only when needed
-            proposers[seed] = proposer(generator, seed)
-        report = make_options(instances, options_path, proposers[seed], generator=generator, progress=progress)
-        print(f"{partition.label}: made {report.written} quiz option sets with {generator} "
-              f"({report.cached} cached) -> {options_path}"
-              + (f"; {len(report.failures)} instance(s) left out of the quiz (no valid options)" if report.failures
-                 else ""))
+    """Make the quiz options the tasks' samples lack (offline perturber by default), before any request."""
+    QUIZ_OPTION_MAKER(quiz_samples(tasks, task_manager), generator, progress=progress)
 
 
-def _capped_timetravel(tasks: list[str], task_manager: Any, max_gen_toks: int | None) -> list[Any]:
-    """Task names, with Time Travel tasks built and their completion length capped.
+def _capped_generation(tasks: list[str], task_manager: Any, max_gen_toks: int | None) -> list[Any]:
+    """Task names, with the tasks of methods that cap their generation (``MethodSpec.caps_generation``) built and
+    their completion length capped.
 
     lm-eval's ``gen_kwargs`` would reach every generate task, DCQ's one-letter
-    answers included, so the cap goes on the Time Travel task objects only.
+    answers included, so the cap goes on those methods' task objects only.
     """
     if max_gen_toks is None:
         return list(tasks)
     from lm_eval.tasks import get_task_dict
 
-    timetravel = [task for task in tasks if task.startswith("timetravel_")]
-    built = get_task_dict(timetravel, task_manager) if timetravel else {}
+    index = task_index(task_manager)
+    capped = [task for task in tasks if (entry := index.get(task)) is not None
+              and (family := (entry.cfg.get("metadata") or {}).get("method"))
+              and method_of(str(family)).caps_generation]
+    built = get_task_dict(capped, task_manager) if capped else {}
     for task in built.values():
         task.set_config("generation_kwargs", {"max_gen_toks": max_gen_toks}, update=True)
     return [built.get(task, task) for task in tasks]
 
 
 def quiz_left_out(configs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Per DCQ task of a run's logged configs, the instances its quiz left out (tasks leaving none are omitted)."""
-    from lm_eval_contam.dcq.options import LEFT_OUT_KEY
-
-    found = {task: (config.get("metadata") or {}).get(LEFT_OUT_KEY) for task, config in configs.items()}
+    """Per quiz task of a run's logged configs, the instances its quiz left out (tasks leaving none are omitted)."""
+    found = {task: (config.get("metadata") or {}).get(QUIZ_LEFT_OUT_KEY) for task, config in configs.items()}
     return {task: left_out for task, left_out in sorted(found.items()) if left_out}
 
 

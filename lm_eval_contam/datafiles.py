@@ -33,4 +33,5 @@ def data_lines(partition: Partition) -> list[str]:
     spec = partition.dataset
     if spec.hf_path is None:
         return ["custom_dataset: !function lm_eval_contam.datafiles.load_partitions"]
-    return [f"dataset_path: {spec.hf_path}", *([f"dataset_name: {spec.hf_name}"] if spec.hf_name else [])]
+    return [f"dataset_path: {spec.hf_path}", *([f"dataset_name: {spec.hf_name}"] if spec.hf_name else []),
+            *(["dataset_kwargs:", f"  revision: {spec.hf_revision}"] if spec.hf_revision else [])]

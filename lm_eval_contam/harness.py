@@ -10,8 +10,11 @@ import logging
 from typing import Any
 
 from lm_eval_contam import task_dir
+from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
+from lm_eval_contam.context_window import count_truncation
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.lm_eval_compat import is_api_model, model_class, post_scoring_request, selected_task_configs
+from lm_eval_contam.registry import registered_methods
 
 log = logging.getLogger("lm_eval_contam")
 
@@ -39,8 +42,9 @@ PROBE_PROMPT = "The quick brown fox"
 
 
 def generate_mode_alternative(task: str) -> str | None:
-    """The generate-mode twin of a DCQ loglikelihood task (``dcq_x_ll`` -> ``dcq_x``)."""
-    return task.removesuffix("_ll") if task.startswith("dcq_") and task.endswith("_ll") else None
+    """The generate-mode twin of a log-likelihood task, from the registered method that runs it, if any."""
+    return next((twin for spec in registered_methods() if spec.generate_alternative
+                 and (twin := spec.generate_alternative(task))), None)
 
 
 def echoed_prompt_logprobs(response: Any) -> bool:
@@ -117,15 +121,15 @@ def _arg_dict(model_args: str | dict[str, Any] | None) -> dict[str, Any]:
 
 
 def post_process(results: dict[str, Any]) -> dict[str, Any]:
-    """Add the project's derived rows to lm-eval's results: docs cut to the context window, DCR Factor, ``acc_adj``.
+    """Add the project's derived rows to lm-eval's results: docs cut to the context window, then each registered
+    method's (``MethodSpec.post_process``, e.g. DCR Factor and ``acc_adj``).
 
     A failing hook is logged, never raised: lm-eval has not saved the run yet, and
     the raw results must survive.
     """
-    from lm_eval_contam.context_window import count_truncation
-    from lm_eval_contam.dcr.hook import post_process_results
-
-    for step, what in ((count_truncation, "Context-window check"), (post_process_results, "DCR post-processing")):
+    steps = [(count_truncation, "Context-window check"),
+             *((spec.post_process, f"{spec.title} post-processing") for spec in registered_methods() if spec.post_process)]
+    for step, what in steps:
         try:
             results = step(results)
         except Exception:  # noqa: BLE001 - see docstring

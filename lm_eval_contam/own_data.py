@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam import task_dir
+from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import Partition, slug
+from lm_eval_contam.registry import RenderTarget, registered_methods
 
 CARDS_DIR = "partitions"
 DATA_DIR = "data"
@@ -170,26 +172,12 @@ def check_rows(partition: Partition, rows: Sequence[Mapping[str, Any]], source: 
 
 
 def write_task_configs(partition: Partition, out_dir: Path) -> Path:
-    """Every method's task YAMLs for a card's partition, under ``out_dir/tasks/<key>_<split>``; the directory."""
-    from lm_eval_contam.dcq.configs import MODES, render_task_config
-    from lm_eval_contam.timetravel.configs import STYLES, render_partition
-
+    """Every registered method's task YAMLs (``MethodSpec.render_task_configs``) for a card's partition, under
+    ``out_dir/tasks/<key>_<split>``; the directory. The methods that read quiz options share one options file."""
     name = f"{partition.dataset.key}_{partition.split}"
     directory = out_dir / TASKS_DIR / name
-    templates = task_dir()
-    options = (out_dir / OPTIONS_DIR / f"{name}.jsonl").resolve()
-    for style in STYLES:
-        text = render_partition(partition, style, include=str(templates / "timetravel" / "_template_yaml"))
-        write_new(directory / f"{partition.task_name('timetravel', STYLES[style])}.yaml", text)
-    for variant in MODES:
-        text = render_task_config(partition, variant, include=str(templates / "dcq" / "_template_yaml"),
-                                  options_path=str(options))
-        write_new(directory / f"{partition.task_name('dcq', variant)}.yaml", text)
-    from lm_eval_contam.likelihood.configs import controlled_modes, task_name
-    from lm_eval_contam.likelihood.configs import render_task_config as render_likelihood
-
-    for mode in controlled_modes(partition):
-        text = render_likelihood(partition, mode, include=str(templates / "likelihood" / "_template_yaml"),
-                                 options_path=str(options))
-        write_new(directory / f"{task_name(partition, mode)}.yaml", text)
+    target = RenderTarget(templates=task_dir(), options_path=(out_dir / OPTIONS_DIR / f"{name}.jsonl").resolve())
+    for spec in registered_methods():
+        for task, text in spec.render_task_configs(partition, target).items():
+            write_new(directory / f"{task}.yaml", text)
     return directory

@@ -51,6 +51,10 @@ class DatasetSpec:
     companion_field: str | None = None
     # Local data only: split -> JSONL file (relative names resolve against the sample directory).
     data_files: Mapping[str, str] | None = field(default=None, hash=False)
+    # Hub data only: the branch to load from, when the default one cannot load on today's `datasets`
+    # (e.g. a repository that still ships only a loading script, whose parquet conversion is
+    # refs/convert/parquet).
+    hf_revision: str | None = None
 
     @property
     def labelled(self) -> bool:
@@ -95,6 +99,21 @@ class DatasetSpec:
 
 
 @dataclass(frozen=True)
+class HubRequest:
+    """The arguments of ``datasets.load_dataset`` for one Hub split."""
+
+    path: str  # the repository id
+    name: str | None  # the configuration
+    revision: str | None  # the branch; None: the repository's default
+    split: str
+
+    @property
+    def source(self) -> str:
+        """The repository as an error names it: ``id`` or ``id@revision``."""
+        return f"{self.path}@{self.revision}" if self.revision else self.path
+
+
+@dataclass(frozen=True)
 class Partition:
     """One split of one dataset: what every method audits."""
 
@@ -120,6 +139,14 @@ class Partition:
         return f"{stem}_{variant}" if variant else stem
 
     @property
+    def hub_request(self) -> HubRequest | None:
+        """What ``datasets.load_dataset`` is asked for to load this split (None for local data)."""
+        spec = self.dataset
+        if spec.hf_path is None:
+            return None
+        return HubRequest(spec.hf_path, spec.hf_name, spec.hf_revision, self.split)
+
+    @property
     def data_file(self) -> Path | None:
         """The local JSONL of this split (None for a Hub dataset)."""
         files = self.dataset.data_files
@@ -133,16 +160,20 @@ class Partition:
 
     def rows(self) -> list[dict]:
         """Every row of the partition: its local JSONL, else the Hub split."""
-        path = self.data_file
-        if path is None:
+        request = self.hub_request
+        if request is not None:
             import datasets  # slow import; only Hub partitions need it
 
             try:
-                return datasets.load_dataset(self.dataset.hf_path, self.dataset.hf_name, split=self.split).to_list()
-            except (OSError, ValueError, ConnectionError) as error:  # offline, unknown id or split, no access
+                return datasets.load_dataset(request.path, request.name, revision=request.revision,
+                                             split=request.split).to_list()
+            # `datasets` raises OSError/ConnectionError offline, ValueError for an unknown split, RuntimeError for a
+            # repository with only a loading script (4.0+), and its own errors besides: each is one line here.
+            except Exception as error:
                 first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
                 raise ContamError(f"cannot load the Hub dataset's split {self.split!r} ({first[:200]})",
-                                  source=self.dataset.hf_path, field="hf_path") from None
+                                  source=request.source, field="hf_path") from None
+        path = self.data_file
         if not path.is_file():
             raise ContamError("data file not found", source=str(path), field="data_files")
         return read_jsonl_objects(path)
@@ -290,10 +321,12 @@ DATASETS: dict[str, DatasetSpec] = {
         DatasetSpec("wnli", "WNLI", "nyu-mll/glue", "wnli", "nli", ("train", "validation"),
                     "sentence1", "sentence2", "label", ("not_entailment", "entailment"),
                     ("sentence1", "sentence2", "label")),
-        DatasetSpec("samsum", "SAMSum", "Samsung/samsum", None, "sum", ("train", "test"),
+        # Samsung/samsum is gone from the Hub (404 since May 2025); this maintained copy has its columns and splits.
+        DatasetSpec("samsum", "SAMSum", "knkarthick/samsum", None, "sum", ("train", "test"),
                     "summary", None, None, (), ("summary",), "dialogue"),
+        # The main branch ships only a loading script, which `datasets` 4.0+ refuses; the Hub's parquet conversion loads.
         DatasetSpec("xsum", "XSum", "EdinburghNLP/xsum", None, "xsum", ("train", "test"),
-                    "summary", None, None, (), ("summary",), "document"),
+                    "summary", None, None, (), ("summary",), "document", hf_revision="refs/convert/parquet"),
         DatasetSpec("gsm8k", "GSM8k", "openai/gsm8k", "main", "question", ("train", "test"),
                     "question", None, None, (), ("question",), "answer"),
     )

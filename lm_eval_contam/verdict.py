@@ -1,82 +1,36 @@
-"""The verdict every method hands to the report: one decision, its test, its numbers.
+"""Verdicts of a run: every registered method's, each partition's combined one, and the measured rates beside them.
 
-Each method package decides its own verdicts (``<method>/verdicts.py``) from an
-lm-eval run directory; the report only renders them. The common fields say what
-was tested and how; ``evidence`` holds the method's own numbers, which the
-method's renderer (``lm_eval_contam.report.methods.<family>``) shows.
-:func:`collect` dispatches on each task's ``metadata.method`` to the package of
-that name, so a new method adds ``<family>/verdicts.py`` and nothing here.
+Each method decides its own verdicts (:class:`~lm_eval_contam.method_verdict.Verdict`) from an lm-eval run
+directory through its registry entry (``MethodSpec.verdicts``); the report only renders them. The common fields say
+what was tested and how; ``evidence`` holds the method's own numbers, which the method's report section
+(``MethodSpec.render_html`` / ``render_markdown``) shows. :func:`collect` sends each task's ``metadata.method`` to
+its registered method, so a new method registers one :class:`~lm_eval_contam.registry.MethodSpec` and nothing here
+changes.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from lm_eval_contam.context_window import TRUNCATED_METRIC, truncation_caveat
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.formatting import p_equals
+from lm_eval_contam.method_verdict import Evidence, Verdict
+from lm_eval_contam.registry import method_of, papers_own_methods
 from lm_eval_contam.rundir import ModelRun, Run
 from lm_eval_contam.stats import ALPHA, ConfidenceInterval
 
-
-class Evidence(Protocol):
-    """A method's numbers behind a verdict, in words the report can print in any format."""
-
-    def facts(self) -> list[tuple[str, str]]:
-        """(name, value) lines for the verdict's details, unescaped plain text."""
-
-    def summary(self) -> str:
-        """The numbers behind the decision, short enough for a summary-table cell."""
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """One method's decision on one partition for one model.
-
-    ``flagged`` is None for methods that quantify rather than decide (DCR's factor).
-    ``family`` is the task's ``metadata.method`` (which renderer shows the evidence);
-    ``method`` names the decision rule within it (e.g. ``tt_alg1``), ``title`` says it in words.
-    """
-
-    model: str
-    partition: str  # as the prompts name it, e.g. "Toy News train"
-    family: str
-    method: str
-    title: str
-    task: str
-    flagged: bool | None
-    statistic: float | None
-    pvalue: float | None
-    confidence_interval: ConfidenceInterval | None
-    n: int | None
-    null: str  # the null hypothesis the test assumes
-    rule: str  # when the method flags
-    evidence: Any  # an Evidence of the method's own type
-    variant: str | None = None  # e.g. the Time Travel prompt style
-    caveats: tuple[str, ...] = ()  # why the run cannot fully support this verdict (e.g. lm-eval's --limit)
-
-    @property
-    def decision(self) -> str:
-        if self.flagged is None:
-            return "no decision"
-        return "contaminated" if self.flagged else "not flagged"
+__all__ = ["Evidence", "Verdict", "collect", "model_verdicts", "partition_verdicts"]  # Verdict's home for callers
 
 
 def method_order(verdicts: Sequence[Verdict]) -> list[str]:
     """Methods in order of first appearance (each family emits its rules in its own order)."""
     return list(dict.fromkeys(verdict.method for verdict in verdicts))
-
-
-# Families listed first in reports, in this order; any other family follows by name.
-LEADING_FAMILIES = ("timetravel", "dcq", "dcr")
-
-
-def _family_rank(family: str) -> tuple[int, str]:
-    return (LEADING_FAMILIES.index(family), "") if family in LEADING_FAMILIES else (len(LEADING_FAMILIES), family)
 
 
 def run_caveats(model: ModelRun) -> tuple[str, ...]:
@@ -88,25 +42,16 @@ def run_caveats(model: ModelRun) -> tuple[str, ...]:
 
 
 def model_verdicts(model: ModelRun) -> list[Verdict]:
-    """Every verdict of one model: each task's ``metadata.method`` names the package that decides it."""
-    families = sorted({str(model.metadata(task)["method"]) for task in (model.results.get("results") or {})
-                       if model.metadata(task).get("method")}, key=_family_rank)
-    found: list[Verdict] = []
-    for family in families:
-        try:
-            module = importlib.import_module(f"lm_eval_contam.{family}.verdicts")
-        except ModuleNotFoundError:
-            raise ContamError(f"no verdicts for method {family!r} (lm_eval_contam/{family}/verdicts.py)",
-                              field="metadata.method") from None
-        found.extend(module.verdicts(model))
+    """Every verdict of one model: each task's ``metadata.method`` names the registered method that decides it."""
+    methods = sorted({method_of(str(model.metadata(task)["method"])) for task in (model.results.get("results") or {})
+                      if model.metadata(task).get("method")}, key=lambda spec: (spec.order, spec.name))
+    found = [verdict for spec in methods for verdict in spec.verdicts(model)]
     caveats = run_caveats(model)
     return [replace(verdict, caveats=verdict.caveats + caveats + task_caveats(model, verdict.task)) for verdict in found]
 
 
 def task_caveats(model: ModelRun, task: str) -> tuple[str, ...]:
     """What about one task's run weakens its verdicts: docs cut to the model's context window."""
-    from lm_eval_contam.context_window import TRUNCATED_METRIC, truncation_caveat
-
     if task not in (model.results.get("results") or {}):
         return ()
     return truncation_caveat(model.row(task).get(f"{TRUNCATED_METRIC},none"), model.n_instances(task))
@@ -204,21 +149,11 @@ def measured_rate(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = N
     return (shipped_rates() if rates is None else rates).get(rate_key(verdict))
 
 
-# The papers' own decisions: shown beside the partition's verdict unchanged, never driving it. Alg. 1's bootstrap
-# rejects more often than its level at the paper's 10 instances, and Alg. 2 (Judge A or B) counts matches without
-# a test, so neither has a level a combination could keep.
-PAPERS_OWN_METHODS = ("tt_alg1", "tt_alg2_judge_a", "tt_judge_b")
-# What kind of evidence each family gives, as the per-partition verdict names it; other families go by their name.
-EVIDENCE_KINDS = {"timetravel": "generation", "dcq": "quiz", "likelihood": "likelihood"}
 PARTITION_NULL = "every calibrated test's own null hypothesis holds for this partition"
 PARTITION_RULE = (f"contaminated when any calibrated test's Holm-adjusted p <= {ALPHA} (family-wise level {ALPHA} over "
                   "the partition's calibrated tests, under any dependence between them); the papers' own verdicts, "
                   "and tests the null study measured flagging never-seen partitions significantly more often than "
                   f"{ALPHA}, are shown beside it and do not drive it")
-
-
-def evidence_kind(family: str) -> str:
-    return EVIDENCE_KINDS.get(family, family)
 
 
 def over_level_rate(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = None) -> MeasuredRate | None:
@@ -236,8 +171,9 @@ def over_level(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = None
 
 
 def tested(verdicts: Sequence[Verdict]) -> list[Verdict]:
-    """Verdicts from a test with a p-value (not the papers' own decision rules)."""
-    return [v for v in verdicts if v.pvalue is not None and v.flagged is not None and v.method not in PAPERS_OWN_METHODS]
+    """Verdicts from a test with a p-value (not the papers' own decision rules: ``MethodSpec.papers_own_methods``)."""
+    papers = papers_own_methods()
+    return [v for v in verdicts if v.pvalue is not None and v.flagged is not None and v.method not in papers]
 
 
 def calibrated(verdicts: Sequence[Verdict], rates: Mapping[str, MeasuredRate] | None = None) -> list[Verdict]:
@@ -296,15 +232,11 @@ class PartitionVerdict:
         return "contaminated" if self.flagged else "not flagged"
 
     def facts(self) -> list[tuple[str, str]]:
-        from lm_eval_contam.formatting import p_equals
-
         return [(f"{v.title}{f' ({v.variant})' if v.variant else ''}", f"{p_equals(v.pvalue)}, Holm {p_equals(adjusted)}")
                 for v, adjusted in self.evidence]
 
     def summary(self) -> str:
-        from lm_eval_contam.formatting import p_equals
-
-        kinds = ", ".join(dict.fromkeys(evidence_kind(v.family) for v in self.fired))
+        kinds = ", ".join(dict.fromkeys(method_of(v.family).kind for v in self.fired))
         return f"Holm {p_equals(self.pvalue)}" + (f"; fired: {kinds}" if kinds else "")
 
     def as_verdict(self) -> Verdict:
@@ -327,6 +259,6 @@ def partition_verdicts(verdicts: Sequence[Verdict],
         tests = calibrated(mine, rates)
         adjusted = holm([float(v.pvalue) for v in tests])  # type: ignore[arg-type]
         found.append(PartitionVerdict(model, partition, tuple(zip(tests, adjusted)),
-                                      tuple(v for v in mine if v.method in PAPERS_OWN_METHODS),
+                                      tuple(v for v in mine if v.method in papers_own_methods()),
                                       tuple(v for v in tested(mine) if over_level(v, rates))))
     return found

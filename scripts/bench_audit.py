@@ -82,7 +82,7 @@ def family_cost(family: str, model_args: str, tasks: list[str], max_gen_toks: in
     import lm_eval
     from lm_eval.models.huggingface import HFLM
 
-    from lm_eval_contam.audit import _capped_timetravel
+    from lm_eval_contam.audit import _capped_generation
     from lm_eval_contam.generation import default_device
     from lm_eval_contam.harness import task_manager
 
@@ -101,7 +101,7 @@ def family_cost(family: str, model_args: str, tasks: list[str], max_gen_toks: in
     started = time.perf_counter()
     try:
         results = lm_eval.simple_evaluate(model="hf", model_args=model_args,
-                                          tasks=_capped_timetravel(tasks, manager, max_gen_toks), batch_size=1,
+                                          tasks=_capped_generation(tasks, manager, max_gen_toks), batch_size=1,
                                           device=default_device(), task_manager=manager, apply_chat_template=True,
                                           log_samples=True)
     finally:

@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from lm_eval_contam.nullstudy import markdown_table, rates_document, run_study, tally
-    from lm_eval_contam.nullstudy.configs import EXCLUDED_VARIANTS
+    from lm_eval_contam.nullstudy.configs import left_out
     from lm_eval_contam.nullstudy.study import recorded_seconds
     from lm_eval_contam.verdict import NULL_RATES_FILE
 
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     wall = recorded_seconds(args.out)  # the first run's time of every step, however often the study resumed
     found = tally(labelled)
     document = rates_document(found, command=command.strip(), date=datetime.date.today().isoformat(),
-                              design={**settings.as_dict(), "left_out": EXCLUDED_VARIANTS}, wall_seconds=wall)
+                              design={**settings.as_dict(), "left_out": left_out()}, wall_seconds=wall)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "rates.json").write_text(json.dumps(document, indent=2) + "\n")
     table = markdown_table(found, wall_seconds=wall, command=command.strip())

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam import task_dir
+from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - registers the built-in methods, as every entry point does
 from lm_eval_contam.tiny_model import build_tiny_model
 
 # English-ish text for the tiny tokenizer; the model itself stays untrained.

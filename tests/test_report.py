@@ -16,10 +16,11 @@ from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.dcr.hook import post_process_results
 from lm_eval_contam.jsonl import read_jsonl_objects as read_samples
-from lm_eval_contam.report import build_report, charts, write_report
+from lm_eval_contam.report import build_report, write_report
+from lm_eval_contam.reportkit import charts
 from lm_eval_contam.report.html import render_html
 from lm_eval_contam.report.markdown import render_markdown
-from lm_eval_contam.report.mdkit import md
+from lm_eval_contam.reportkit.mdkit import md
 from lm_eval_contam.rundir import load_run
 from lm_eval_contam.timetravel.judge_b import (
     judge_samples,

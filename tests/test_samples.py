@@ -114,14 +114,14 @@ def test_parse_partition_reads_hub_partitions_too() -> None:
 def test_hub_rows_come_from_load_dataset(monkeypatch) -> None:
     calls = []
 
-    def fake_load_dataset(path, name, split):
-        calls.append((path, name, split))
+    def fake_load_dataset(path, name, revision, split):
+        calls.append((path, name, revision, split))
         return datasets.Dataset.from_list([{"sentence1": "a", "sentence2": "b", "label": 0}])
 
     monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
     rows = Partition.parse("rte:train").rows()
     assert rows == [{"sentence1": "a", "sentence2": "b", "label": 0}]
-    assert calls == [("nyu-mll/glue", "rte", "train")]
+    assert calls == [("nyu-mll/glue", "rte", None, "train")]
 
 
 def test_sample_rows_reject_an_unknown_split() -> None:

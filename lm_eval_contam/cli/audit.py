@@ -16,7 +16,8 @@ from pathlib import Path
 from dataclasses import replace
 from typing import get_args
 
-from lm_eval_contam.audit import DCQ_MODES, AuditSettings
+from lm_eval_contam.audit import AuditSettings
+from lm_eval_contam.dcq.configs import ANSWER_MODES as DCQ_MODES
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import TaskType
 
@@ -92,7 +93,7 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
         apply_chat_template=False if args.no_chat_template else None,
         include_path=tuple(args.include_path),
         limit=args.limit,
-        likelihood=not args.no_likelihood,
+        skip_methods=("likelihood",) if args.no_likelihood else (),
     )
 
 

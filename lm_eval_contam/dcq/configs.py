@@ -15,6 +15,7 @@ from lm_eval_contam.datafiles import data_lines
 from lm_eval_contam.partitions import SAMPLES_DIR, Partition, registered_partitions
 
 METHOD = "dcq"
+ANSWER_MODES = ("loglikelihood", "generate")  # how the quiz is answered (--dcq-mode)
 MODES = {
     # task-name variant -> (tag suffix, YAML lines selecting the mode)
     "": ("_gen", []),

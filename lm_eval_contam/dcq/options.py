@@ -15,11 +15,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from lm_eval_contam.dcq.instances import QuizInstance, instance_key, label_line
+from lm_eval_contam.dcq.instances import QuizInstance, instance_key, label_line, sample_instances
 from lm_eval_contam.dcq.perturb import offline_proposer
 from lm_eval_contam.dcq.proposal import NUM_OPTIONS, Proposal, Proposer
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import read_jsonl_objects
+from lm_eval_contam.registry import QUIZ_LEFT_OUT_KEY, QuizSample
 from lm_eval_contam.text import normalize_whitespace
 
 # Verbatim from the official implementation; {original_instance} is filled by str.replace.
@@ -342,7 +343,7 @@ def options_for(
 
 
 # Task metadata key under which a quiz records the sampled instances it left out (no valid options), with why.
-LEFT_OUT_KEY = "quiz_left_out"
+LEFT_OUT_KEY = QUIZ_LEFT_OUT_KEY
 OFFLINE = "offline"  # the generator name of the WordNet perturber
 
 
@@ -394,3 +395,25 @@ def make_options(
     if failures:
         record_failures(out, failures)
     return OptionsReport(len(instances), len(instances) - len(todo), written, tuple(failures))
+
+
+def make_quiz_options(samples: Sequence[QuizSample], generator: str, *, progress: bool = True) -> None:
+    """Make the quiz options the samples lack (offline perturber by default), before any request.
+
+    Instances that stay invalid are recorded beside the options cache; the quiz leaves
+    them out and the task's logged metadata lists them (:data:`LEFT_OUT_KEY`).
+    """
+    proposers: dict[int, Proposer] = {}
+    for sample in samples:
+        instances = sample_instances(sample.partition, sample.partition.rows(), sample.num_instances, sample.seed)
+        cached = read_options(sample.options_path)
+        if all(instance.key in cached for instance in instances):
+            continue
+        if sample.seed not in proposers:  # an instruct-model generator loads once per seed, only when needed
+            proposers[sample.seed] = proposer(generator, sample.seed)
+        report = make_options(instances, sample.options_path, proposers[sample.seed], generator=generator,
+                              progress=progress)
+        print(f"{sample.partition.label}: made {report.written} quiz option sets with {generator} "
+              f"({report.cached} cached) -> {sample.options_path}"
+              + (f"; {len(report.failures)} instance(s) left out of the quiz (no valid options)" if report.failures
+                 else ""))

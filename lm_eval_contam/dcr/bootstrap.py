@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -25,6 +25,10 @@ from lm_eval_contam.stats import ConfidenceInterval, Estimate, percentile_interv
 
 N_RESAMPLES = 10_000
 CONFIDENCE_LEVEL = 0.95
+# Metrics whose values cannot leave [0, 1]: their adjusted interval is clipped there (the normal draw of the raw
+# metric can pass either end, e.g. an acc of 0.81 with a stderr of 0.1 drew an upper end of 1.0086).
+METRIC_RANGES: dict[str, tuple[float, float]] = {
+    metric: (0.0, 1.0) for metric in ("acc", "acc_norm", "exact_match", "f1")}
 
 
 @dataclass(frozen=True)
@@ -90,11 +94,13 @@ def adjusted_accuracy(
     factor_bootstrap: FactorBootstrap | None = None,
     *,
     seed: int = 0,
+    value_range: tuple[float, float] | None = None,
 ) -> AdjustedAccuracy:
     """``acc * (1 - factor)``; its spread from the factor resamples and the accuracy's stderr.
 
     Without a bootstrap the factor is a fixed number, so the standard error is
-    ``(1 - factor) * acc_stderr`` and there is no interval.
+    ``(1 - factor) * acc_stderr`` and there is no interval. ``value_range``: the metric's
+    range (:data:`METRIC_RANGES`), to which the interval's ends are clipped.
     """
     value = adjust(acc, factor)
     if factor_bootstrap is None:
@@ -107,4 +113,7 @@ def adjusted_accuracy(
     draws = accuracy_draws * (1.0 - factor_bootstrap.resamples)
     stderr = float(np.std(draws, ddof=1)) if draws.size > 1 else 0.0
     interval = percentile_interval(draws, factor_bootstrap.confidence_interval.confidence_level)
+    if value_range is not None:
+        low, high = value_range
+        interval = replace(interval, low=min(max(interval.low, low), high), high=min(max(interval.high, low), high))
     return AdjustedAccuracy(statistic=value, confidence_interval=interval, standard_error=stderr)

@@ -5,8 +5,12 @@ Works on lm-eval's own results dict (the one ``simple_evaluate`` returns and
 table: ``dcr_factor`` (± its bootstrap standard error, ``dcr_factor_ci_low`` /
 ``_high``), ``s1``..``s4`` and ``check_mode`` (what produced them) on the
 ``dcr_<bench>`` group, and ``<metric>_adj`` (± stderr, with its own 95 % interval
-``<metric>_adj_ci_low`` / ``_high``) plus the factor and its interval on each
-adjusted task, under the same filter as the raw metric. Shared by
+``<metric>_adj_ci_low`` / ``_high``, clipped to the metric's range where it is
+known: :data:`~lm_eval_contam.dcr.bootstrap.METRIC_RANGES`) plus the factor and its
+interval on each adjusted task, under the same filter as the raw metric. A controlled
+level with fewer than :data:`~lm_eval_contam.dcr.level_score.MIN_LEVEL_ITEMS` decided
+items adds no evidence (its items count as ties, in the factor and in its interval)
+and is named on the group row's ``too_few_items``; its level task keeps its own score. Shared by
 ``lm-eval-contam run`` (live) and ``lm-eval-contam adjust``; the level scores it
 starts from are read by :mod:`lm_eval_contam.dcr.results`. Anything missing is
 logged and returned as a message, never raised.
@@ -17,16 +21,21 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
+import numpy as np
+
 from lm_eval_contam.dcr.bootstrap import (
+    METRIC_RANGES,
     N_RESAMPLES,
     FactorBootstrap,
     adjusted_accuracy,
     bootstrap_dcr_factor,
 )
 from lm_eval_contam.dcr.fuzzy import dcr_factor
-from lm_eval_contam.dcr.results import CHECK_MODE_ROW, SheetScores, scores_from_results
+from lm_eval_contam.dcr.level_score import MIN_LEVEL_ITEMS
+from lm_eval_contam.dcr.results import CHECK_MODE_ROW, TOO_FEW_ITEMS_ROW, SheetScores, scores_from_results
 from lm_eval_contam.dcr.schema import LEVELS
 from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.errors import ContamError
@@ -53,6 +62,23 @@ def _factor_rows(factor: float, bootstrap: FactorBootstrap | None, filter_name: 
     return rows
 
 
+def without_small_levels(scores: SheetScores) -> tuple[SheetScores, str]:
+    """The scores the factor uses: a controlled level of too few decided items as ties (S = 0), and which they are.
+
+    Only controlled levels: the paper's mode, a person's checks and given scores stay as they are.
+    """
+    if scores.check_mode != "controlled" or scores.level_items is None:
+        return scores, ""
+    small = [level for level, items in zip(LEVELS, scores.level_items) if 0 < len(items) < MIN_LEVEL_ITEMS]
+    if not small:
+        return scores, ""
+    named = ", ".join(f"L{level} ({len(scores.level_items[level - 1])} of {MIN_LEVEL_ITEMS})" for level in small)
+    return replace(scores,
+                   scores=tuple(0.0 if level in small else score for level, score in zip(LEVELS, scores.scores)),
+                   level_items=tuple(np.zeros(len(items)) if level in small else items
+                                     for level, items in zip(LEVELS, scores.level_items))), named  # type: ignore[arg-type]
+
+
 def apply_dcr(
     results: dict[str, Any],
     evidence: Mapping[str, SheetScores],
@@ -69,6 +95,9 @@ def apply_dcr(
         except ContamError as error:
             messages.append(f"DCR sheet {sheet_ref!r} could not be loaded ({error}); pass --sheet")
             continue
+        sheet_scores, too_few = without_small_levels(sheet_scores)
+        if too_few:
+            messages.append(f"DCR sheet {sheet_ref!r}: too few items at {too_few}: those levels add no evidence")
         factor = dcr_factor(sheet_scores.scores)
         bootstrap = None
         if sheet_scores.level_items is not None:
@@ -82,6 +111,7 @@ def apply_dcr(
         group_rows = _factor_rows(factor, bootstrap, "none")
         group_rows.update({f"s{level},none": score for level, score in zip(LEVELS, sheet_scores.scores)})
         group_rows[f"{CHECK_MODE_ROW},none"] = sheet_scores.check_mode
+        group_rows[f"{TOO_FEW_ITEMS_ROW},none"] = too_few or "none"
         _set_row(results, sheet.group, group_rows)
         results.setdefault("higher_is_better", {}).setdefault(sheet.group, {})["dcr_factor"] = False
         for target in sheet.adjusts:
@@ -112,7 +142,8 @@ def _adjust_task(results: dict[str, Any], sheet_name: str, task: str, metric: st
             continue
         stderr = row.get(f"{metric}_stderr,{filter_name}")
         stderr = float(stderr) if isinstance(stderr, (int, float)) else None
-        adjusted = adjusted_accuracy(float(acc), stderr, factor, bootstrap, seed=seed)
+        adjusted = adjusted_accuracy(float(acc), stderr, factor, bootstrap, seed=seed,
+                                     value_range=METRIC_RANGES.get(metric))
         updates[f"{metric}_adj,{filter_name}"] = adjusted.statistic
         updates[f"{metric}_adj_stderr,{filter_name}"] = (
             adjusted.standard_error if adjusted.standard_error is not None else "N/A")

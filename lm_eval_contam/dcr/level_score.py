@@ -31,6 +31,11 @@ from scipy.stats import binomtest
 
 from lm_eval_contam.stats import TestResult
 
+# The fewest decided items a controlled level needs before its score may move the DCR Factor: with n items the
+# sign test's smallest p-value is 0.5**n (every original passing, no control), 0.031 at 5 and 0.0625 at 4, so a
+# level of fewer than 5 items cannot tell memory from chance at 0.05 however its items come out.
+MIN_LEVEL_ITEMS = 5
+
 
 @dataclass(frozen=True)
 class ControlledScore(TestResult):

@@ -23,6 +23,9 @@ CONTROL_ONLY_METRIC = "control_only"
 PVALUE_METRIC = "advantage_pvalue"  # the controlled level's sign test, item vs control
 # The group row's record of what produced S1..S4 (SheetScores.check_mode), written by the hook.
 CHECK_MODE_ROW = "check_mode"
+# The group row's record of the controlled levels with too few items to add evidence ("none" when every level has
+# enough), written by the hook.
+TOO_FEW_ITEMS_ROW = "too_few_items"
 # Runs made before the controlled checks existed carry no check_mode: their levels were checked as in the paper.
 UNRECORDED_CHECK_MODE = "paper"
 

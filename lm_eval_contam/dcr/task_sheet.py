@@ -20,7 +20,10 @@ shipped one, and ``adjust`` / ``dcr-export`` find it again after the run.
   what the benchmark is about in words that are not in its name (L1).
 
 Sizes: L3 and L4 have ``items_per_level`` items (the paper's 20) or as many as the docs allow, L1/L2 one
-item per question that applies. Every choice is seeded by ``seed`` and the task's name.
+item per question that applies: 1-2 per level, fewer than the
+:data:`~lm_eval_contam.dcr.level_score.MIN_LEVEL_ITEMS` a controlled level needs, so the hook reports them as
+too few items and they never move the factor (their answers stay in the level tasks' rows), as any level of
+fewer docs would. Every choice is seeded by ``seed`` and the task's name.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from lm_eval_contam.dcr.results import (
     CHECK_MODE_ROW,
     PVALUE_METRIC,
     SCORE_METRIC,
+    TOO_FEW_ITEMS_ROW,
     dcr_level_tasks,
     level_check_modes,
 )
@@ -169,12 +170,21 @@ def _items(model: ModelRun, tasks: Mapping[int, str]) -> int | None:
     return None if not counts or None in counts else sum(counts)  # type: ignore[arg-type]
 
 
-def _verdict(model: ModelRun, *, partition: str, task: str, evidence: DCREvidence, n: int | None) -> Verdict:
+def too_few_items_caveats(group_row: Mapping[str, Any]) -> tuple[str, ...]:
+    """The hook's record of controlled levels too small to add evidence, as the verdict's caveat."""
+    levels = group_row.get(f"{TOO_FEW_ITEMS_ROW},{FILTER}")
+    if not isinstance(levels, str) or levels == "none":
+        return ()
+    return (f"too few items at {levels}: those levels add no evidence to the factor",)
+
+
+def _verdict(model: ModelRun, *, partition: str, task: str, evidence: DCREvidence, n: int | None,
+             caveats: tuple[str, ...] = ()) -> Verdict:
     mode = evidence.check_mode
     rule = f"{RULE}; {mode} checks: {CHECK_MODE_RULES[mode]}" if mode in CHECK_MODE_RULES else RULE
     return Verdict(model=model.label, partition=partition, family=FAMILY, method=METHOD, title=TITLE, task=task,
                    flagged=None, statistic=evidence.factor, pvalue=None, confidence_interval=evidence.factor_ci,
-                   n=n, null=NULL, rule=rule, evidence=evidence)
+                   n=n, null=NULL, rule=rule, evidence=evidence, caveats=caveats)
 
 
 def verdicts(model: ModelRun) -> list[Verdict]:
@@ -193,7 +203,7 @@ def verdicts(model: ModelRun) -> list[Verdict]:
                                check_mode=check_mode_of(model, group_row, tasks),
                                level_pvalues=level_pvalues(model, tasks))
         found.append(_verdict(model, partition=f"DCR sheet {sheet}", task=group or sheet, evidence=evidence,
-                              n=_items(model, tasks)))
+                              n=_items(model, tasks), caveats=too_few_items_caveats(group_row)))
     for task in sorted({row.task for row in adjusted} - accounted):
         rows = tuple(row for row in adjusted if row.task == task)
         evidence = DCREvidence(sheet=UNKNOWN_SHEET, level_scores=(None, None, None, None), factor=rows[0].factor,

@@ -8,7 +8,8 @@ a generated one, its ``include`` made absolute, its options file pointed at the
 generated options and its sample size left to the family's default for a user's
 dataset. Settings that name another split of the same dataset (a likelihood
 control) carry over, since the generated datasets have the sample's splits. A
-family added to ``task_configs/`` joins the study without an edit here.
+registered method whose YAMLs are in ``task_configs/`` joins the study without an edit here; it leaves a variant
+out through its ``MethodSpec.null_study_exclusion``.
 """
 
 from __future__ import annotations
@@ -21,16 +22,15 @@ from typing import Any
 import yaml
 
 from lm_eval_contam import task_dir
+from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 from lm_eval_contam.partitions import Partition
+from lm_eval_contam.registry import method_of
 
 # The shipped sample dataset whose task YAMLs serve as each family's pattern (its splits: train, test).
 PATTERN_DATASET = "toy_news"
 # Metadata that sizes or points at the pattern's own shipped sample; a generated partition uses the family's
 # defaults for a user's dataset (Time Travel: the paper's 10 instances; DCQ: 100, all rows when fewer).
 PATTERN_ONLY_METADATA = ("dataset", "num_instances", "options_path")
-# Task variants the study leaves out, with why: a quiz answered by generation needs an instruct model that replies
-# with a letter; a tiny model trained from scratch replies with unparseable text, so its rate would measure the parser.
-EXCLUDED_VARIANTS = {"dcq_generate": "DCQ's generate mode needs an instruct model that answers with a letter"}
 
 
 class _Function(str):
@@ -63,15 +63,24 @@ class Pattern:
         return f"{self.family}_{self.variant}" if self.variant else self.family
 
 
-def _variant_id(family: str, config: Mapping[str, Any]) -> str:
-    """How :data:`EXCLUDED_VARIANTS` names a variant: DCQ by answering mode, other families whole."""
-    if family == "dcq":
-        return "dcq_loglikelihood" if config.get("output_type") == "loglikelihood" else "dcq_generate"
-    return family
+def exclusion(pattern: Pattern) -> str | None:
+    """Why the study leaves a pattern out (its method's ``null_study_exclusion``), or None when it runs."""
+    spec = method_of(pattern.family)
+    return spec.null_study_exclusion(pattern.config) if spec.null_study_exclusion else None
+
+
+def left_out(split: str = "train", directory: Path | None = None) -> dict[str, str]:
+    """The task variants the study leaves out (pattern name -> why), as its design records them."""
+    return {pattern.name: why for pattern in _all_patterns(split, directory) if (why := exclusion(pattern))}
 
 
 def patterns(split: str, directory: Path | None = None) -> list[Pattern]:
-    """Every task YAML of :data:`PATTERN_DATASET`'s ``split`` under the task directory, sorted by task name."""
+    """Every task YAML of :data:`PATTERN_DATASET`'s ``split`` under the task directory that the study runs, sorted by
+    task name."""
+    return [pattern for pattern in _all_patterns(split, directory) if exclusion(pattern) is None]
+
+
+def _all_patterns(split: str, directory: Path | None) -> list[Pattern]:
     pattern = Partition.parse(f"{PATTERN_DATASET}:{split}")
     stem = f"{pattern.dataset.key}_{pattern.split}"
     found = []
@@ -87,7 +96,7 @@ def patterns(split: str, directory: Path | None = None) -> list[Pattern]:
             continue
         family = str(metadata.get("method", ""))
         task = str(config.get("task", ""))
-        if not family or f"_{stem}" not in task or _variant_id(family, config) in EXCLUDED_VARIANTS:
+        if not family or f"_{stem}" not in task:
             continue
         variant = task.split(f"_{stem}", 1)[1].lstrip("_")
         found.append(Pattern(family, variant, path, config))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.report.html import render_html
 from lm_eval_contam.report.markdown import render_markdown

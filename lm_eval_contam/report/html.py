@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from lm_eval_contam import __version__
 from lm_eval_contam.formatting import pvalue
 from lm_eval_contam.report import layout
-from lm_eval_contam.report.htmlkit import anchor, e, scroll, table
-from lm_eval_contam.report.methods import renderer
+from lm_eval_contam.reportkit.htmlkit import anchor, e, scroll, table
+from lm_eval_contam.registry import method_of
 from lm_eval_contam.report.model import Report
 from lm_eval_contam.verdict import Verdict
 
@@ -164,7 +164,7 @@ def details(report: Report) -> str:
         for partition, verdicts in layout.partition_groups(mine).items():
             parts.append(f"<h4>{e(partition)}</h4>")
             for found in by_task(verdicts).values():
-                parts.append(renderer(found[0].family).html(found, anchor))
+                parts.append(method_of(found[0].family).render_html(found, anchor))
     return "".join(parts)
 
 

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 
 from lm_eval_contam.detection_rates import measured_detection
 from lm_eval_contam.formatting import p_equals, pvalue
+from lm_eval_contam.registry import papers_own_methods
+from lm_eval_contam.reportkit.facts import test_anchor
 from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.verdict import (
-    PAPERS_OWN_METHODS,
     PARTITION_NULL,
     PARTITION_RULE,
     PartitionVerdict,
@@ -63,17 +64,6 @@ DETECTION = "detection measured by the validation study"
 FALSE_POSITIVES = "false-positive rate measured by the null study"
 
 
-def verdict_facts(verdict: Verdict) -> list[tuple[str, str]]:
-    """What a verdict states in the details, around the method's own numbers.
-
-    A decided verdict's null hypothesis, rule and measured rates are its test's, stated once per test
-    (:func:`test_facts`); a quantity without a decision (DCR's factor) states its own here.
-    """
-    own = [("null hypothesis", verdict.null), ("rule", verdict.rule)] if verdict.flagged is None else []
-    return [*([("instances", str(verdict.n))] if verdict.n is not None else []), *verdict.evidence.facts(), *own,
-            *(("caveat", caveat) for caveat in verdict.caveats)]
-
-
 def titled(verdict: Verdict) -> str:
     return f"{verdict.title} ({verdict.variant})" if verdict.variant else verdict.title
 
@@ -101,11 +91,6 @@ def partition_line(row: PartitionVerdict) -> str:
     if row.flagged is None:
         return "no calibrated test ran"
     return f"Holm {p_equals(row.pvalue)}; false-positive rate {rate_text(row.as_verdict())}"
-
-
-def test_anchor(verdict: Verdict) -> str:
-    """The id of a verdict's test (its null, rule and measured rates) in the report's tests section."""
-    return "t-" + "".join(ch if ch.isalnum() else "-" for ch in rate_key(verdict))
 
 
 @dataclass(frozen=True)
@@ -168,7 +153,7 @@ class MatrixCell:
         for verdict in self.verdicts:
             if self.holm is not None:
                 lines.append(evidence_line(verdict, self.holm))
-            elif verdict.method in PAPERS_OWN_METHODS:
+            elif verdict.method in papers_own_methods():
                 lines.append(papers_line(verdict))
             elif over_level(verdict):
                 lines.append(over_level_line(verdict))
@@ -189,7 +174,7 @@ class MatrixRow:
 
 def aside_reason(verdict: Verdict) -> str:
     """Why a decided verdict is shown beside its partition's verdict without driving it (``verdict.calibrated``)."""
-    if verdict.method in PAPERS_OWN_METHODS:
+    if verdict.method in papers_own_methods():
         return "the paper's own decision, shown unchanged"
     if verdict.pvalue is None:
         return "a rule without a p-value"

@@ -7,8 +7,8 @@ from lm_eval_contam import __version__
 from lm_eval_contam.formatting import pvalue
 from lm_eval_contam.report import layout
 from lm_eval_contam.report.html import by_task
-from lm_eval_contam.report.mdkit import md, table
-from lm_eval_contam.report.methods import renderer
+from lm_eval_contam.reportkit.mdkit import md, table
+from lm_eval_contam.registry import method_of
 from lm_eval_contam.report.model import Report
 
 MATRIX_NOTE = (
@@ -72,7 +72,7 @@ def details(report: Report) -> list[str]:
         for partition, verdicts in layout.partition_groups(mine).items():
             lines += [f"#### {md(partition)}", ""]
             for found in by_task(verdicts).values():
-                lines += renderer(found[0].family).markdown(found)
+                lines += method_of(found[0].family).render_markdown(found)
     return lines
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from lm_eval_contam.dcr.verdicts import CHECK_MODE_RULES, NULL, RULE, AdjustedMetric, DCREvidence, verdicts
-from lm_eval_contam.report.methods import dcr as renderer
+from lm_eval_contam.dcr import report_section as renderer
 from lm_eval_contam.rundir import load_model_dir
 from lm_eval_contam.stats import ConfidenceInterval
 from lm_eval_contam.verdict import Verdict

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from lm_eval_contam.report.layout import verdict_facts
+from lm_eval_contam.reportkit.facts import verdict_facts
 from lm_eval_contam.verdict import Verdict
 
 

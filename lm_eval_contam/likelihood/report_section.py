@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from lm_eval_contam.report import htmlkit, mdkit
-from lm_eval_contam.report.htmlkit import e
-from lm_eval_contam.report.mdkit import md
+from lm_eval_contam.reportkit import htmlkit, mdkit
+from lm_eval_contam.reportkit.htmlkit import e
+from lm_eval_contam.reportkit.mdkit import md
 from lm_eval_contam.verdict import Verdict
 
 MODE_NOTES = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
-from lm_eval_contam.report.layout import test_anchor, verdict_facts
+from lm_eval_contam.reportkit.facts import test_anchor, verdict_facts
 from lm_eval_contam.verdict import Verdict
 
 

@@ -6,9 +6,9 @@ from collections.abc import Callable, Sequence
 
 from lm_eval_contam.dcq.quiz import LETTERS, POSITIONS
 from lm_eval_contam.formatting import number
-from lm_eval_contam.report import charts, htmlkit, mdkit
-from lm_eval_contam.report.htmlkit import e
-from lm_eval_contam.report.mdkit import md
+from lm_eval_contam.reportkit import charts, htmlkit, mdkit
+from lm_eval_contam.reportkit.htmlkit import e
+from lm_eval_contam.reportkit.mdkit import md
 from lm_eval_contam.verdict import Verdict
 
 

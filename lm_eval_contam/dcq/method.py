@@ -1,0 +1,65 @@
+"""The Data Contamination Quiz's registry entry: its tasks, task YAMLs, quiz samples, verdicts and report section."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lm_eval_contam.dcq import report_section
+from lm_eval_contam.dcq.configs import ANSWER_MODES, METHOD, MODES, render_task_config
+from lm_eval_contam.dcq.task import DCQSettings
+from lm_eval_contam.dcq.verdicts import verdicts
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.partitions import Partition
+from lm_eval_contam.registry import AuditedModel, MethodSpec, QuizSample, RenderTarget
+
+
+def task_names(partition: Partition, model: AuditedModel) -> list[str]:
+    """One quiz task per answering mode; a chat API cannot score the quiz's letters, so it answers (generate mode)."""
+    unknown = [mode for mode in model.quiz_modes if mode not in ANSWER_MODES]
+    if unknown:
+        raise ContamError(f"unknown DCQ mode(s) {unknown}; known: {', '.join(ANSWER_MODES)}", field="dcq_mode")
+    modes = model.quiz_modes if model.plain_text else tuple(dict.fromkeys("generate" for _ in model.quiz_modes))
+    return [partition.task_name(METHOD, "ll" if mode == "loglikelihood" else "") for mode in modes]
+
+
+def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
+    include = str(target.templates / METHOD / "_template_yaml")
+    return {partition.task_name(METHOD, variant): render_task_config(partition, variant, include=include,
+                                                                     options_path=str(target.options_path))
+            for variant in MODES}
+
+
+def quiz_samples(metadata: Mapping[str, Any], split: str) -> list[QuizSample]:
+    settings = DCQSettings.from_metadata(metadata, split)
+    return [QuizSample(settings.partition, settings.num_instances, settings.seed, settings.options_path)]
+
+
+def generate_alternative(task: str) -> str | None:
+    """The generate-mode twin of a quiz answered by log-likelihood (``dcq_x_ll`` -> ``dcq_x``)."""
+    return task.removesuffix("_ll") if task.startswith(f"{METHOD}_") and task.endswith("_ll") else None
+
+
+def null_study_exclusion(config: Mapping[str, Any]) -> str | None:
+    # A tiny model trained from scratch replies with unparseable text, so its rate would measure the parser.
+    if config.get("output_type") == "loglikelihood":
+        return None
+    return "DCQ's generate mode needs an instruct model that answers with a letter"
+
+
+SPEC = MethodSpec(
+    name=METHOD,
+    title="Data Contamination Quiz",
+    order=20,
+    needs=frozenset({"quiz_options", "logprobs", "generation"}),
+    task_names=task_names,
+    render_task_configs=render_task_configs,
+    verdicts=verdicts,
+    render_html=report_section.html,
+    render_markdown=report_section.markdown,
+    rate_keys=("dcq_loglikelihood",),
+    evidence_kind="quiz",
+    quiz_samples=quiz_samples,
+    generate_alternative=generate_alternative,
+    null_study_exclusion=null_study_exclusion,
+)

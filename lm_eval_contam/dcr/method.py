@@ -1,0 +1,33 @@
+"""DCR's registry entry: no per-partition tasks (a DCR sheet runs as its own group); its verdicts, report section and
+the post-processing that adds the DCR Factor and adjusted metrics to lm-eval's results."""
+
+from __future__ import annotations
+
+from lm_eval_contam.dcr import report_section
+from lm_eval_contam.dcr.configs import METHOD
+from lm_eval_contam.dcr.hook import post_process_results
+from lm_eval_contam.dcr.verdicts import verdicts
+from lm_eval_contam.partitions import Partition
+from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
+
+
+def task_names(partition: Partition, model: AuditedModel) -> list[str]:
+    return []  # a DCR sheet (--dcr-sheet, or one per --tasks benchmark) is its own task group
+
+
+def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
+    return {}
+
+
+SPEC = MethodSpec(
+    name=METHOD,
+    title="DCR",
+    order=30,
+    needs=frozenset({"generation"}),
+    task_names=task_names,
+    render_task_configs=render_task_configs,
+    verdicts=verdicts,
+    render_html=report_section.html,
+    render_markdown=report_section.markdown,
+    post_process=post_process_results,
+)

@@ -1,0 +1,50 @@
+"""The likelihood modes' registry entry (ours): their tasks, task YAMLs, quiz samples, verdicts and report section."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lm_eval_contam.likelihood import report_section
+from lm_eval_contam.likelihood.configs import METHOD, controlled_modes, render_task_config, task_name
+from lm_eval_contam.likelihood.task import LikelihoodSettings
+from lm_eval_contam.likelihood.verdicts import verdicts
+from lm_eval_contam.partitions import Partition
+from lm_eval_contam.registry import AuditedModel, MethodSpec, QuizSample, RenderTarget
+
+
+def task_names(partition: Partition, model: AuditedModel) -> list[str]:
+    """Prompt log-probabilities only local backends give; the modes the partition's control allows."""
+    return [task_name(partition, mode) for mode in controlled_modes(partition)] if model.plain_text else []
+
+
+def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
+    include = str(target.templates / METHOD / "_template_yaml")
+    return {task_name(partition, mode): render_task_config(partition, mode, include=include,
+                                                           options_path=str(target.options_path))
+            for mode in controlled_modes(partition)}
+
+
+def quiz_samples(metadata: Mapping[str, Any], split: str) -> list[QuizSample]:
+    """The options mode scores the same quiz sample of the partition and of its control."""
+    if metadata.get("mode") != "options":
+        return []
+    scored = LikelihoodSettings.from_metadata(metadata, split)
+    return [QuizSample(partition, scored.num_instances, scored.seed, scored.options_path)
+            for partition in (scored.partition, scored.control) if partition is not None]
+
+
+SPEC = MethodSpec(
+    name=METHOD,
+    title="Likelihood modes (ours)",
+    order=40,
+    needs=frozenset({"logprobs", "control", "quiz_options"}),
+    task_names=task_names,
+    render_task_configs=render_task_configs,
+    verdicts=verdicts,
+    render_html=report_section.html,
+    render_markdown=report_section.markdown,
+    rate_keys=("likelihood_control:control", "likelihood_control_zlib:control", "likelihood_lift:lift",
+               "likelihood_options:options"),
+    quiz_samples=quiz_samples,
+)

@@ -1,0 +1,129 @@
+"""The method registry: one typed entry (:class:`MethodSpec`) per detection-method family.
+
+Each family declares its entry in its own package (``<family>/method.py``: ``SPEC = MethodSpec(...)``);
+:mod:`lm_eval_contam.catalogue` registers the built-in ones, and a plug-in or a test registers its own with
+:func:`register_method`. The audit, the own-data renderer, the verdict collection, the null study and the report
+loop over :func:`registered_methods` and never name a family; a task reaches its family through its YAML's
+``metadata.method`` (:func:`method_of`). Modelled on lm-eval's ``register_*`` decorators: a name registers once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.method_verdict import Verdict
+from lm_eval_contam.partitions import Partition
+from lm_eval_contam.rundir import ModelRun
+
+# What a method needs of the model and the data: quiz options made before the run, a control partition, prompt
+# log-probabilities (local backends), or generated text.
+Need = Literal["quiz_options", "control", "logprobs", "generation"]
+# Task metadata key under which a quiz records the sampled instances it left out (no valid options), with why.
+QUIZ_LEFT_OUT_KEY = "quiz_left_out"
+# lm-eval output types a benchmark task audited with --tasks can have (benchmark_docs renders these).
+OUTPUT_TYPES = frozenset({"generate_until", "multiple_choice", "loglikelihood", "loglikelihood_rolling"})
+
+
+@dataclass(frozen=True)
+class AuditedModel:
+    """What the audited model can do, as the audit plan needs it."""
+
+    chat: bool  # the model takes messages (a chat template, or a chat API)
+    plain_text: bool  # a local backend: continues plain text and scores prompt log-probabilities
+    quiz_modes: tuple[str, ...] = ("loglikelihood",)  # how multiple-choice quizzes are answered (--dcq-mode)
+
+
+@dataclass(frozen=True)
+class RenderTarget:
+    """Where a partition's task YAMLs point: the installed templates and the partition's quiz options file."""
+
+    templates: Path  # the installed task_configs/ directory (``lm_eval_contam.task_dir()``)
+    options_path: Path  # the partition's quiz options cache, shared by every method that reads quiz options
+
+
+@dataclass(frozen=True)
+class QuizSample:
+    """One sample of a partition whose quiz options must exist before the run."""
+
+    partition: Partition
+    num_instances: int
+    seed: int
+    options_path: Path
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """Everything the core needs to know about one method family; the functions live in the family's package."""
+
+    name: str  # the task YAMLs' metadata.method; also the verdicts' family
+    title: str  # in words, e.g. "Time Travel (Golchin & Surdeanu 2024)"
+    order: int  # its place in reports (lower first)
+    needs: frozenset[Need]
+    # The tasks auditing a partition for a model (empty: the method does not apply, e.g. no logprobs).
+    task_names: Callable[[Partition, AuditedModel], Sequence[str]]
+    # Task name -> YAML text for every task of a card partition (own data, --tasks); registered datasets ship theirs.
+    render_task_configs: Callable[[Partition, RenderTarget], Mapping[str, str]]
+    verdicts: Callable[[ModelRun], Sequence[Verdict]]  # its verdicts from one model's run
+    render_html: Callable[[Sequence[Verdict], Callable[[Verdict], str]], str]  # one task's verdicts; anchor(verdict)
+    render_markdown: Callable[[Sequence[Verdict]], list[str]]
+    # Keys of its verdicts' rates in null_rates.json / validation_rates.json (verdict.rate_key), for the studies.
+    rate_keys: tuple[str, ...] = ()
+    # Benchmark output types (--tasks) it audits; a partition of another type gets none of its tasks.
+    output_types: frozenset[str] = OUTPUT_TYPES
+    # Its verdicts (by Verdict.method) that are the papers' own decisions: shown beside the partition's verdict,
+    # never driving it.
+    papers_own_methods: tuple[str, ...] = ()
+    evidence_kind: str = ""  # how the per-partition verdict names its evidence ("" : its name)
+    # (task metadata, test split) -> the quiz samples that task reads options for (needs "quiz_options").
+    quiz_samples: Callable[[Mapping[str, Any], str], Sequence[QuizSample]] | None = None
+    caps_generation: bool = False  # the audit's --max_gen_toks caps its generate tasks (and only its)
+    # A task it runs that needs prompt log-probabilities -> its generate-mode twin, for an API model without them.
+    generate_alternative: Callable[[str], str | None] | None = None
+    # Adds its derived rows to lm-eval's results before they are saved (e.g. DCR's adjusted accuracy).
+    post_process: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # Why the null study leaves one of its task configs out (None: it runs).
+    null_study_exclusion: Callable[[Mapping[str, Any]], str | None] | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.evidence_kind or self.name
+
+
+_REGISTRY: dict[str, MethodSpec] = {}
+
+
+def register_method(spec: MethodSpec) -> MethodSpec:
+    """Add ``spec`` to the registry; a name registers once (a second spec of that name is refused)."""
+    if spec.name in _REGISTRY:
+        raise ContamError(f"a method named {spec.name!r} is already registered", field="MethodSpec.name")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def unregister_method(name: str) -> None:
+    """Remove a registered method (a test's toy method, once its test is done)."""
+    _REGISTRY.pop(name, None)
+
+
+def registered_methods() -> list[MethodSpec]:
+    """Every registered method, in report order."""
+    return sorted(_REGISTRY.values(), key=lambda spec: (spec.order, spec.name))
+
+
+def method_of(family: str) -> MethodSpec:
+    """The registered method of a task's ``metadata.method``."""
+    try:
+        return _REGISTRY[family]
+    except KeyError:
+        raise ContamError(f"no registered method {family!r} (known: {', '.join(sorted(_REGISTRY)) or 'none'}; "
+                          "the built-in ones register on `import lm_eval_contam.catalogue`)",
+                          field="metadata.method") from None
+
+
+def papers_own_methods() -> frozenset[str]:
+    """Every registered method's papers'-own decision rules (Verdict.method)."""
+    return frozenset(rule for spec in _REGISTRY.values() for rule in spec.papers_own_methods)
