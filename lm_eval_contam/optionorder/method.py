@@ -1,0 +1,47 @@
+"""The option-order test's registry entry: multiple-choice partitions, log-likelihoods only, no control."""
+
+from __future__ import annotations
+
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.optionorder import report_section
+from lm_eval_contam.optionorder.configs import METHOD, is_multiple_choice, render_task_config, task_name
+from lm_eval_contam.optionorder.verdicts import verdicts
+from lm_eval_contam.partitions import Partition
+from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
+
+
+def _multiple_choice(partition: Partition) -> bool:
+    """Local partitions only (a benchmark audited with --tasks, one's own data): the Hub datasets the papers audit
+    have no options to reorder."""
+    if partition.dataset.hf_path is not None:
+        return False
+    try:
+        return is_multiple_choice(partition.rows(), partition.dataset.text_field)
+    except ContamError:
+        return False  # an unreadable partition is reported by the methods that read it
+
+
+def task_names(partition: Partition, model: AuditedModel) -> list[str]:
+    return [task_name(partition)] if model.plain_text and _multiple_choice(partition) else []
+
+
+def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
+    if not _multiple_choice(partition):
+        return {}
+    return {task_name(partition): render_task_config(partition, include=str(target.templates / METHOD / "_template_yaml"))}
+
+
+SPEC = MethodSpec(
+    name=METHOD,
+    title="Option-order test (ours, after Ni et al., AAAI 2025)",
+    order=45,
+    needs=frozenset({"logprobs"}),
+    task_names=task_names,
+    render_task_configs=render_task_configs,
+    verdicts=verdicts,
+    render_html=report_section.html,
+    render_markdown=report_section.markdown,
+    rate_keys=("option_order",),
+    output_types=frozenset({"multiple_choice"}),
+    evidence_kind="option order",
+)
