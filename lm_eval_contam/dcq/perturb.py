@@ -4,13 +4,18 @@ For each option a seeded share of the instance's replaceable words is swapped fo
 a synonym from the word's most frequent WordNet sense (the part of speech with
 the most tagged senses, its first synset). Column headers and the label line are
 never touched; function words and words WordNet does not list as lemmas are left
-alone. The WordNet 3.0 database comes from Debian's ``wordnet-base`` package
+alone. When those words cannot make four distinct options (a one-line question with
+one or two replaceable words), numbers become replaceable too (another number of the
+same digit count) and the options are the variants with the fewest changes, in seeded
+order; only a text with fewer than four variants in all gets none. The WordNet 3.0 database comes from Debian's ``wordnet-base`` package
 (Princeton WordNet licence), read directly from its ``index.*``/``data.*`` files.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
+import math
 import os
 import re
 from collections.abc import Sequence
@@ -43,6 +48,8 @@ STOPWORDS = frozenset(
     may might must shall""".split()
 )
 _WORD = re.compile(r"(?<![\w'-])[A-Za-z]+(?![\w'-])")
+_NUMBER = re.compile(r"(?<![\w.,])\d+(?![\w.,]\d)")
+NUMBER_ALTERNATIVES = 8  # other numbers a number may become
 _HEADER = re.compile(r"^[A-Za-z_]\w*: ")
 
 
@@ -161,6 +168,59 @@ def substitution_slots(instance: QuizInstance, wordnet: WordNet) -> list[_Slot]:
     return slots
 
 
+def number_slots(instance: QuizInstance) -> list[_Slot]:
+    """The instance's whole numbers outside headers and the label line, each with nearby numbers of its digit count."""
+    slots: list[_Slot] = []
+    position = 0
+    for line in instance.text.split("\n"):
+        if line != instance.label_line:
+            header = _HEADER.match(line)
+            for match in _NUMBER.finditer(line, header.end() if header else 0):
+                digits = match.group(0)
+                value, lowest = int(digits), 10 ** (len(digits) - 1) if len(digits) > 1 else 0
+                nearby = sorted((n for n in range(max(lowest, value - 20), min(10 ** len(digits), value + 21))
+                                 if n != value), key=lambda n: (abs(n - value), n))[:NUMBER_ALTERNATIVES]
+                if nearby:
+                    slots.append(_Slot(position + match.start(), position + match.end(),
+                                       tuple(str(n).zfill(len(digits)) for n in nearby)))
+        position += len(line) + 1
+    return slots
+
+
+def _substitute(text: str, slots: Sequence[_Slot], choices: Sequence[str | None]) -> str:
+    """``text`` with each slot's chosen replacement (None: kept), right to left so offsets stay valid."""
+    for slot, choice in sorted(zip(slots, choices), key=lambda pair: pair[0].start, reverse=True):
+        if choice is not None:
+            text = text[: slot.start] + _match_case(text[slot.start : slot.end], choice) + text[slot.end :]
+    return text
+
+
+def fewest_change_options(instance: QuizInstance, slots: Sequence[_Slot], *, seed: int,
+                          attempt: int) -> tuple[str, ...] | None:
+    """Four distinct variants changing as few slots as possible, seeded order within each count (None: fewer exist)."""
+    if math.prod(len(slot.synonyms) + 1 for slot in slots) - 1 < NUM_OPTIONS:
+        return None
+    rng = rng_for(seed, "dcq-perturb-fewest", instance.text, attempt)
+    seen = {normalize_whitespace(instance.text)}
+    options: list[str] = []
+    for changed in range(1, len(slots) + 1):
+        variants = []
+        for indices in itertools.combinations(range(len(slots)), changed):
+            for words in itertools.product(*(slots[i].synonyms for i in indices)):
+                choices: list[str | None] = [None] * len(slots)
+                for index, word in zip(indices, words):
+                    choices[index] = word
+                variants.append(_substitute(instance.text, slots, choices))
+        for index in rng.permutation(len(variants)):
+            flat = normalize_whitespace(variants[index])
+            if flat not in seen:
+                seen.add(flat)
+                options.append(variants[index])
+                if len(options) == NUM_OPTIONS:
+                    return tuple(options)
+    return None
+
+
 def perturb(
     instance: QuizInstance,
     *,
@@ -169,15 +229,26 @@ def perturb(
     wordnet: WordNet | None = None,
     rate: float = DEFAULT_SUBSTITUTION_RATE,
 ) -> tuple[str, ...] | None:
-    """Four distinct synonym perturbations of ``instance`` (None when no word has a synonym).
+    """Four distinct synonym perturbations of ``instance`` (None when fewer than four variants exist).
 
-    Deterministic in (seed, instance text, attempt); options may still fail
-    validation when the instance has too few replaceable words to tell four apart.
+    Deterministic in (seed, instance text, attempt). Seeded draws of ``rate`` of the
+    replaceable words first; when they cannot tell four options apart, numbers join
+    the words and the variants with the fewest changes are taken
+    (:func:`fewest_change_options`).
     """
     wordnet = wordnet or load_wordnet()
     slots = substitution_slots(instance, wordnet)
-    if not slots:
-        return None
+    drawn = _drawn_options(instance, slots, seed=seed, attempt=attempt, rate=rate) if slots else None
+    if drawn is not None and len({normalize_whitespace(option) for option in drawn}
+                                 - {normalize_whitespace(instance.text)}) == NUM_OPTIONS:
+        return drawn
+    every_slot = sorted([*slots, *number_slots(instance)], key=lambda slot: slot.start)
+    return fewest_change_options(instance, every_slot, seed=seed, attempt=attempt) if every_slot else None
+
+
+def _drawn_options(instance: QuizInstance, slots: Sequence[_Slot], *, seed: int, attempt: int,
+                   rate: float) -> tuple[str, ...]:
+    """Four options, each swapping a seeded ``rate`` of the slots (more after collisions); may repeat one."""
     rng = rng_for(seed, "dcq-perturb", instance.text, attempt)
     per_option = max(1, round(rate * len(slots)))
     seen = {normalize_whitespace(instance.text)}
