@@ -77,6 +77,9 @@ class MethodSpec:
     # Its verdicts (by Verdict.method) that are the papers' own decisions: shown beside the partition's verdict,
     # never driving it.
     papers_own_methods: tuple[str, ...] = ()
+    # Its verdicts (by Verdict.method) that compare the partition with a control partition: without a control they
+    # are not tested, and the per-partition verdict is the no-control one.
+    controlled_methods: tuple[str, ...] = ()
     evidence_kind: str = ""  # how the per-partition verdict names its evidence ("" : its name)
     # (task metadata, test split) -> the quiz samples that task reads options for (needs "quiz_options").
     quiz_samples: Callable[[Mapping[str, Any], str], Sequence[QuizSample]] | None = None
@@ -122,6 +125,11 @@ def method_of(family: str) -> MethodSpec:
         raise ContamError(f"no registered method {family!r} (known: {', '.join(sorted(_REGISTRY)) or 'none'}; "
                           "the built-in ones register on `import lm_eval_contam.catalogue`)",
                           field="metadata.method") from None
+
+
+def controlled_methods() -> frozenset[str]:
+    """Every registered method's tests against a control partition (Verdict.method)."""
+    return frozenset(rule for spec in _REGISTRY.values() for rule in spec.controlled_methods)
 
 
 def papers_own_methods() -> frozenset[str]:

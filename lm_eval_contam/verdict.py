@@ -21,7 +21,7 @@ from lm_eval_contam.context_window import TRUNCATED_METRIC, truncation_caveat
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import p_equals
 from lm_eval_contam.method_verdict import Evidence, Verdict
-from lm_eval_contam.registry import method_of, papers_own_methods
+from lm_eval_contam.registry import controlled_methods, method_of, papers_own_methods
 from lm_eval_contam.rundir import ModelRun, Run
 from lm_eval_contam.stats import ALPHA, ConfidenceInterval
 
@@ -122,26 +122,53 @@ VALIDATION_RATES_FILE = Path(__file__).with_name("validation_rates.json")
 CLEAN_MODEL_STUDY = "the validation study (never-seen partitions, clean default model)"
 
 
-def clean_model_rates(document: Mapping[str, Any], source: str = "validation rates") -> dict[str, MeasuredRate]:
-    """A validation rates document's false positives on the clean default model, as measured rates.
+SIBLING_STUDY = "the validation study (held-out siblings of injected partitions)"
+# Which false-positive column of a validation rates document each study reads, and what its null partitions are.
+_VALIDATION_NULLS = {
+    "false_positive_clean": ("partitions the clean default model never saw", CLEAN_MODEL_STUDY),
+    "false_positive_held_out": ("held-out splits of datasets whose other split the model was trained on",
+                                SIBLING_STUDY),
+}
 
-    The null study's tiny models keep a test's null where an instruct model can break it (e.g. a guided prompt that
-    alone makes completions closer to the reference), so these count too when deciding what drives a verdict.
-    """
+
+def validation_false_positives(document: Mapping[str, Any], column: str,
+                               source: str = "validation rates") -> dict[str, MeasuredRate]:
+    """A validation rates document's false positives in ``column`` (on the clean model, or beside an injection),
+    as measured rates."""
+    null, study = _VALIDATION_NULLS[column]
     methods = {key: {"k": fp["k"], "false_positives": fp["flagged"], "rate": fp["rate"], "ci": fp["ci"],
-                     "null": "partitions the clean default model never saw", "command": document.get("command"),
-                     "date": document.get("date")}
+                     "null": null, "command": entry.get("command") or document.get("command"),
+                     "date": entry.get("date") or document.get("date")}
                for key, entry in (document.get("methods") or {}).items()
-               if (fp := (entry or {}).get("false_positive_clean"))}
+               if (fp := (entry or {}).get(column))}
     parsed = parse_rates({"confidence_level": document.get("confidence_level", 0.95), "methods": methods}, source)
-    return {key: replace(rate, study=CLEAN_MODEL_STUDY) for key, rate in parsed.items()}
+    return {key: replace(rate, study=study) for key, rate in parsed.items()}
+
+
+def clean_model_rates(document: Mapping[str, Any], source: str = "validation rates") -> dict[str, MeasuredRate]:
+    """The clean default model's false positives: the null study's tiny models keep a test's null where an instruct
+    model can break it (e.g. a guided prompt that alone makes completions closer to the reference)."""
+    return validation_false_positives(document, "false_positive_clean", source)
+
+
+def sibling_rates(document: Mapping[str, Any], source: str = "validation rates") -> dict[str, MeasuredRate]:
+    """False positives on held-out siblings of injected partitions: a test that flags a dataset the model only knows
+    (its name, style, other split) says nothing about these instances, the benchmarks' common case."""
+    return validation_false_positives(document, "false_positive_held_out", source)
+
+
+def _shipped_validation() -> Mapping[str, Any]:
+    return json.loads(VALIDATION_RATES_FILE.read_text(encoding="utf-8")) if VALIDATION_RATES_FILE.is_file() else {}
 
 
 @functools.lru_cache(maxsize=1)
 def shipped_clean_model_rates() -> dict[str, MeasuredRate]:
-    if not VALIDATION_RATES_FILE.is_file():
-        return {}
-    return clean_model_rates(json.loads(VALIDATION_RATES_FILE.read_text(encoding="utf-8")), str(VALIDATION_RATES_FILE))
+    return clean_model_rates(_shipped_validation(), str(VALIDATION_RATES_FILE))
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_sibling_rates() -> dict[str, MeasuredRate]:
+    return sibling_rates(_shipped_validation(), str(VALIDATION_RATES_FILE))
 
 
 def measured_rate(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = None) -> MeasuredRate | None:
@@ -149,24 +176,38 @@ def measured_rate(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = N
     return (shipped_rates() if rates is None else rates).get(rate_key(verdict))
 
 
+COMBINED_METHOD, COMBINED_WITHOUT_CONTROL = "partition_combined", "partition_combined_without_control"
 PARTITION_NULL = "every calibrated test's own null hypothesis holds for this partition"
 PARTITION_RULE = (f"contaminated when any calibrated test's Holm-adjusted p <= {ALPHA} (family-wise level {ALPHA} over "
                   "the partition's calibrated tests, under any dependence between them); the papers' own verdicts, "
-                  "and tests the null study measured flagging never-seen partitions significantly more often than "
-                  f"{ALPHA}, are shown beside it and do not drive it")
+                  "and tests measured flagging never-seen partitions (null study, clean default model) or held-out "
+                  f"siblings of injected partitions significantly more often than {ALPHA}, are shown beside it and "
+                  "do not drive it")
 
 
-def over_level_rate(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = None) -> MeasuredRate | None:
-    """The measured rate showing this test flagging never-seen partitions significantly more often than its level
-    (the Clopper-Pearson interval lies above ALPHA), if any: its p-value holds only under its own null, which real
-    models break (e.g. Time Travel's guided prompt alone eliciting closer text). ``rates`` None: the null study's and
-    the validation study's clean-model rates; else only ``rates``."""
-    sources = [shipped_rates(), shipped_clean_model_rates()] if rates is None else [rates]
+# Measured rates a verdict is checked against: one mapping, or several (e.g. the null study's and a validation
+# study's); None: every shipped source.
+RateSources = Mapping[str, MeasuredRate] | Sequence[Mapping[str, MeasuredRate]]
+
+
+def rate_sources(rates: RateSources | None) -> list[Mapping[str, MeasuredRate]]:
+    if rates is None:
+        return [shipped_rates(), shipped_clean_model_rates(), shipped_sibling_rates()]
+    return [rates] if isinstance(rates, Mapping) else list(rates)
+
+
+def over_level_rate(verdict: Verdict, rates: RateSources | None = None) -> MeasuredRate | None:
+    """The measured rate showing this test flagging null partitions significantly more often than its level (the
+    Clopper-Pearson interval lies above ALPHA), if any: its p-value holds only under its own null, which real models
+    break (e.g. Time Travel's guided prompt alone eliciting closer text; a dataset's learned name and style lifting
+    its unseen split). ``rates`` None: the null study's rates and the validation study's on the clean model and on
+    held-out siblings of injected partitions."""
+    sources = rate_sources(rates)
     found = [source[rate_key(verdict)] for source in sources if rate_key(verdict) in source]
     return next((rate for rate in found if rate.confidence_interval.low > ALPHA), None)
 
 
-def over_level(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = None) -> bool:
+def over_level(verdict: Verdict, rates: RateSources | None = None) -> bool:
     return over_level_rate(verdict, rates) is not None
 
 
@@ -176,7 +217,7 @@ def tested(verdicts: Sequence[Verdict]) -> list[Verdict]:
     return [v for v in verdicts if v.pvalue is not None and v.flagged is not None and v.method not in papers]
 
 
-def calibrated(verdicts: Sequence[Verdict], rates: Mapping[str, MeasuredRate] | None = None) -> list[Verdict]:
+def calibrated(verdicts: Sequence[Verdict], rates: RateSources | None = None) -> list[Verdict]:
     """The verdicts that drive a partition's verdict: a p-value from a test that holds its level, in the suite's
     simulations and in the null study.
 
@@ -211,6 +252,7 @@ class PartitionVerdict:
     evidence: tuple[tuple[Verdict, float], ...]  # each calibrated verdict with its Holm-adjusted p
     papers: tuple[Verdict, ...]
     over_level: tuple[Verdict, ...] = ()  # tests shown but not driving: the null study measured them over their level
+    controlled: bool = False  # a test against a control partition was among its tests (else: the no-control verdict)
 
     @property
     def flagged(self) -> bool | None:
@@ -239,17 +281,24 @@ class PartitionVerdict:
         kinds = ", ".join(dict.fromkeys(method_of(v.family).kind for v in self.fired))
         return f"Holm {p_equals(self.pvalue)}" + (f"; fired: {kinds}" if kinds else "")
 
+    @property
+    def method(self) -> str:
+        """``partition_combined`` with a control, ``partition_combined_without_control`` without: two verdicts with
+        their own measured rates (the report states the one that was computed)."""
+        return COMBINED_METHOD if self.controlled else COMBINED_WITHOUT_CONTROL
+
     def as_verdict(self) -> Verdict:
-        """As a :class:`Verdict` (method ``partition_combined``), for the null study's tally and the rates lookup."""
-        return Verdict(model=self.model, partition=self.partition, family="combined", method="partition_combined",
-                       title="One verdict per partition (Holm over calibrated tests)",
+        """As a :class:`Verdict` (:attr:`method`), for the studies' tallies and the rates lookup."""
+        title = ("One verdict per partition (Holm over calibrated tests)" if self.controlled else
+                 "One verdict per partition, no control (Holm over calibrated tests)")
+        return Verdict(model=self.model, partition=self.partition, family="combined", method=self.method,
+                       title=title,
                        task=" + ".join(v.task for v, _ in self.evidence), flagged=self.flagged, statistic=None,
                        pvalue=self.pvalue, confidence_interval=None, n=len(self.evidence), null=PARTITION_NULL,
                        rule=PARTITION_RULE, evidence=self)
 
 
-def partition_verdicts(verdicts: Sequence[Verdict],
-                       rates: Mapping[str, MeasuredRate] | None = None) -> list[PartitionVerdict]:
+def partition_verdicts(verdicts: Sequence[Verdict], rates: RateSources | None = None) -> list[PartitionVerdict]:
     """One verdict per model × partition, in the verdicts' order (``rates``: the null study's; default the shipped)."""
     grouped: dict[tuple[str, str], list[Verdict]] = {}
     for verdict in verdicts:
@@ -260,5 +309,6 @@ def partition_verdicts(verdicts: Sequence[Verdict],
         adjusted = holm([float(v.pvalue) for v in tests])  # type: ignore[arg-type]
         found.append(PartitionVerdict(model, partition, tuple(zip(tests, adjusted)),
                                       tuple(v for v in mine if v.method in papers_own_methods()),
-                                      tuple(v for v in tested(mine) if over_level(v, rates))))
+                                      tuple(v for v in tested(mine) if over_level(v, rates)),
+                                      controlled=any(v.method in controlled_methods() for v in tested(mine))))
     return found

@@ -157,18 +157,19 @@ def run_papers_strength(args) -> None:
     import shlex
     import sys
 
-    from lm_eval_contam.nullstudy.validation import (
-        PASSES, ValidationSettings, collect, compute_seconds, rates_document, run_validation, scored_runs,
-        write_outputs,
-    )
     from lm_eval_contam.default_model import default_model_path
     from lm_eval_contam.detection_rates import VALIDATION_RATES_FILE
+    from lm_eval_contam.nullstudy.validation import (
+        ValidationSettings, collect, compute_seconds, prior_rates, rates_document, run_validation, scored_runs,
+        write_outputs,
+    )
 
-    settings = ValidationSettings(partitions=args.partitions, rows_per_partition=args.rows,
+    settings = ValidationSettings(partitions=args.partitions, mc_partitions=args.partitions,
+                                  rows_per_partition=args.rows,
                                   max_gen_toks=args.max_gen_toks or ValidationSettings.max_gen_toks,
                                   batch_size=args.batch_size)
     base = args.model or str(default_model_path())
-    passes = args.passes.split(",") if args.passes else list(PASSES)
+    passes = args.passes.split(",") if args.passes else ["likelihood"]
     if not args.collect:
         run_validation(settings, args.out, base, passes=passes)
     labelled, combined_passes = collect(settings, args.out, base, passes)
@@ -178,7 +179,7 @@ def run_papers_strength(args) -> None:
                                                   *(arg for arg in sys.argv[1:] if arg != "--collect")]),
         date=datetime.date.today().isoformat(), design=settings.design(args.model or "SmolLM2-135M-Instruct (embedded)"),
         scored=scored_runs(args.out.resolve()), combined_passes=combined_passes,
-        compute_seconds=compute_seconds(args.out.resolve()))
+        compute_seconds=compute_seconds(args.out.resolve()), prior=prior_rates(args.out.resolve()))
     write_outputs(document, args.out, ship_to=VALIDATION_RATES_FILE if args.write_rates else None)
 
 
@@ -196,10 +197,11 @@ def main() -> None:
     parser.add_argument("--judge-model", help="also run Judge B with this model")
     parser.add_argument("--papers", action="store_true",
                         help="the K >= 8 study at the papers' strength on the default model (see above)")
-    parser.add_argument("--partitions", type=int, default=8, help="with --papers: injected (and held-out) partitions")
-    parser.add_argument("--rows", type=int, default=40, help="with --papers: instances per partition")
+    parser.add_argument("--partitions", type=int, default=8,
+                        help="with --papers: injected (and as many held-out) partitions of each shape")
+    parser.add_argument("--rows", type=int, default=24, help="with --papers: instances per partition")
     parser.add_argument("--passes", help="with --papers: comma-separated scoring passes, cheapest first "
-                                         "(default: generation_and_likelihood,quiz)")
+                                         "(default: likelihood; also: generation, quiz — free-text partitions)")
     parser.add_argument("--collect", action="store_true",
                         help="with --papers: score nothing, write the rates from the runs already done")
     parser.add_argument("--write-rates", action="store_true",

@@ -47,4 +47,5 @@ SPEC = MethodSpec(
     rate_keys=("likelihood_control:control", "likelihood_control_zlib:control", "likelihood_lift:lift",
                "likelihood_options:options"),
     quiz_samples=quiz_samples,
+    controlled_methods=("likelihood_control", "likelihood_control_zlib", "likelihood_options"),
 )

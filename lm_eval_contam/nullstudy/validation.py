@@ -23,12 +23,30 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from lm_eval_contam.contaminate import InjectionSettings
+from lm_eval_contam import task_dir as templates_dir
 from lm_eval_contam.jsonl import write_jsonl
 from lm_eval_contam.nullstudy.corpus import MC_LETTERS, SyntheticDataset, make_mc_dataset, render_mc
 from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings
 from lm_eval_contam.nullstudy.rates import MethodRates, tally
-from lm_eval_contam.nullstudy.study import World, evaluate, training_texts, write_options, write_task_configs
-from lm_eval_contam.verdict import Verdict
+from lm_eval_contam.nullstudy.study import (
+    World,
+    evaluate,
+    training_texts,
+    write_options,
+    write_task_configs,
+    write_world_data,
+)
+from lm_eval_contam.partitions import DatasetSpec, Partition, dataset_from_task_metadata
+from lm_eval_contam.registry import RenderTarget, controlled_methods, method_of
+from lm_eval_contam.verdict import (
+    VALIDATION_RATES_FILE,
+    Verdict,
+    clean_model_rates,
+    model_verdicts,
+    partition_verdicts,
+    shipped_rates,
+    sibling_rates,
+)
 
 VALIDATION_VERSION = 1
 MODEL_LABELS = ("injected", "clean")
@@ -150,16 +168,85 @@ def train_injected_model(world: World, mc: Sequence[McDataset], settings: Valida
     return out
 
 
-# Scoring passes, cheapest first: every partition gets the first pass on both models before any gets the second,
-# so a study stopped early still has every partition scored by the same tests. The quiz pass (DCQ's quiz and the
-# options likelihood: five options per instance, on the partition and its control) costs about 4x the first.
-PASSES = {"generation_and_likelihood": "Time Travel (both styles), likelihood vs control (+ zlib), likelihood lift",
+# Scoring passes, cheapest first: every partition gets a pass on both models before any gets the next, so a study
+# stopped early has every partition scored by the same tests. The log-likelihood pass runs on both shapes; Time
+# Travel's generations and DCQ's quiz (each several times the first's cost) are built for the free-text shape only.
+PASSES = {"likelihood": "in-context test, option-order test (multiple choice), likelihood vs control (+ zlib), "
+                        "likelihood lift",
+          "generation": "Time Travel (both styles)",
           "quiz": "DCQ (loglikelihood), likelihood of the DCQ options"}
+SHAPES = ("free text", "multiple choice")
+# The families whose tasks the log-likelihood pass renders for every partition (the likelihood modes but options).
+LIKELIHOOD_PASS_FAMILIES = ("incontext", "optionorder", "likelihood")
 
 
-def pass_of(task: str) -> str:
-    """The pass scoring ``task``: the quiz pass for DCQ and the options likelihood, the first pass otherwise."""
-    return "quiz" if task.startswith("dcq_") or task.endswith("_options") else "generation_and_likelihood"
+@dataclass(frozen=True)
+class StudyPartition:
+    """One audited partition of the study: its role on the injected model, its shape, its tasks per pass."""
+
+    partition: Partition
+    role: Role
+    shape: str
+    tasks: Mapping[str, tuple[str, ...]]
+
+    @property
+    def run_name(self) -> str:
+        return f"{self.partition.dataset.key}_{self.partition.split}"
+
+
+def mc_specs(mc: Sequence[McDataset], study_dir: Path) -> list[DatasetSpec]:
+    """Each multiple-choice dataset as ``audit --tasks`` writes a benchmark: rendered prompt, answer, choices."""
+    specs = []
+    for dataset in mc:
+        files = {}
+        for split, rows in dataset.dataset.splits.items():
+            files[split] = str(study_dir / "mc" / "partitions" / f"{dataset.dataset.key}_{split}.jsonl")
+            write_jsonl(Path(files[split]), [
+                {"text": render_mc(row), "answer": MC_LETTERS[int(row["answer"])], "choices": list(MC_LETTERS),
+                 "doc_index": index} for index, row in enumerate(rows)])
+        specs.append(dataset_from_task_metadata({
+            "dataset_name": dataset.dataset.display_name, "data_files": files, "task_type": "question",
+            "text_field": "text", "label_field": "answer", "columns": ["text", "answer"],
+            "companion_field": "answer"}))
+    return specs
+
+
+def likelihood_pass_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
+    """Task name -> YAML of the log-likelihood pass: every registered log-likelihood family's tasks for the
+    partition, less the options mode (it needs DCQ's quiz options: the quiz pass)."""
+    configs: dict[str, str] = {}
+    for family in LIKELIHOOD_PASS_FAMILIES:
+        configs.update(method_of(family).render_task_configs(partition, target))
+    return {name: text for name, text in configs.items() if not name.endswith("_options")}
+
+
+def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc: Sequence[McDataset],
+                     study_dir: Path, options: Path) -> list[StudyPartition]:
+    """Both shapes' partitions with their tasks per pass, every task YAML written under ``study_dir/tasks``."""
+    task_dir = study_dir / "tasks"
+    task_dir.mkdir(parents=True, exist_ok=True)
+    target = RenderTarget(templates=templates_dir(), options_path=options)
+    found = []
+    shaped = [(world.partition(role), role.role, "free text") for role in world.roles]
+    shaped += [(spec.partition(split), "injected" if split == "train" else "sibling", "multiple choice")
+               for spec in mc_specs(mc, study_dir) for split in ("train", "test")]
+    for partition, role, shape in shaped:
+        tasks: dict[str, tuple[str, ...]] = {}
+        configs = likelihood_pass_configs(partition, target)
+        for name, text in configs.items():
+            (task_dir / f"{name}.yaml").write_text(text, encoding="utf-8")
+        tasks["likelihood"] = tuple(configs)
+        if shape == "free text":  # the null study's retargeted patterns (in the world's task folder)
+            own = sorted(name for name, task_role in world_tasks.items()
+                         if world.partition(task_role) == partition and name not in configs)
+            tasks["generation"] = tuple(name for name in own if method_family(name) == "timetravel")
+            tasks["quiz"] = tuple(name for name in own if method_family(name) in ("dcq", "likelihood"))
+        found.append(StudyPartition(partition, role, shape, tasks))
+    return found
+
+
+def method_family(task: str) -> str:
+    return task.split("_", 1)[0]
 
 
 def scored_runs(study_dir: Path) -> dict[str, int]:
@@ -170,77 +257,112 @@ def scored_runs(study_dir: Path) -> dict[str, int]:
             for scoring_pass in PASSES}
 
 
-def partition_run_dir(study_dir: Path, label: str, world: World, role: PartitionRole, scoring_pass: str) -> Path:
-    partition = world.partition(role)
-    return study_dir / "runs" / label / f"{partition.dataset.key}_{partition.split}" / scoring_pass
+def expected_runs(partitions: Sequence[StudyPartition]) -> dict[str, int]:
+    return {name: len(MODEL_LABELS) * sum(bool(p.tasks.get(name)) for p in partitions) for name in PASSES}
 
 
-def score(world: World, tasks: Mapping[str, PartitionRole], models: Sequence[tuple[str, Path]],
-          settings: ValidationSettings, study_dir: Path, *, passes: Sequence[str] = tuple(PASSES),
-          run_missing: bool = True, progress: bool = True) -> list[tuple[Verdict, Role]]:
-    """Each model on each partition, pass by pass (one lm-eval run each, kept once written); every verdict with
-    its role, from the passes that have results (``run_missing`` False: only collect what earlier runs wrote).
+def without_control(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """The verdicts an audit without a control computes: every test that compares with a control left out."""
+    controlled = controlled_methods()
+    return [verdict for verdict in verdicts if verdict.method not in controlled]
 
-    On the injected model a partition keeps its role (injected / held-out sibling); every partition is unseen by
-    the clean model. Each partition's combined verdict (:func:`lm_eval_contam.verdict.partition_verdicts`) is
-    counted beside the tests', over the tests its scored passes hold.
+
+PRIOR_RATES_FILE = "prior_validation_rates.json"
+
+
+def prior_rates(study_dir: Path) -> dict[str, object]:
+    """The validation rates shipped when the study began (kept in the study folder at its first run, so a later
+    collect reads the same)."""
+    path = study_dir / PRIOR_RATES_FILE
+    if not path.is_file():
+        study_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(VALIDATION_RATES_FILE.read_text(encoding="utf-8") if VALIDATION_RATES_FILE.is_file() else "{}",
+                        encoding="utf-8")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def combined_verdicts(verdicts: Sequence[Verdict], prior: Mapping[str, object]) -> list[Verdict]:
+    """Each partition's verdict with its control and without one (as :func:`partition_verdicts` computes them).
+
+    Over the null study's rates and the earlier validation study's (``prior``): the study's own rates must not
+    choose the tests it measures.
     """
+    rates = [shipped_rates(), clean_model_rates(prior), sibling_rates(prior)]
+    return [combined.as_verdict() for subset in (verdicts, without_control(verdicts))
+            for combined in partition_verdicts(subset, rates)]
+
+
+def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path]], settings: ValidationSettings,
+          study_dir: Path, prior: Mapping[str, object], *, passes: Sequence[str] = tuple(PASSES), run_missing: bool = True,
+          progress: bool = True) -> list[tuple[Verdict, Role, str]]:
+    """Each model on each partition, pass by pass (one lm-eval run each, kept once written); every verdict with
+    its role and shape, from the passes that have results (``run_missing`` False: only collect what earlier runs
+    wrote). On the injected model a partition keeps its role (injected / held-out sibling); every partition is
+    unseen by the clean model. Each partition's combined verdicts, with and without its control, are counted beside
+    the tests', over the tests its scored passes hold."""
     from tqdm.auto import tqdm
 
     from lm_eval_contam.nullstudy.study import results_dir
     from lm_eval_contam.rundir import load_model_dir
-    from lm_eval_contam.verdict import model_verdicts, partition_verdicts, shipped_rates
 
-    found: dict[tuple[str, PartitionRole], list[Verdict]] = {}
-    jobs = [(scoring_pass, label, path, role) for scoring_pass in passes for label, path in models
-            for role in world.roles]
-    for scoring_pass, label, path, role in tqdm(jobs, desc="validation study: scoring", unit="partition",
-                                                disable=not progress):
-        run_dir = partition_run_dir(study_dir, label, world, role, scoring_pass)
-        names = [name for name, task_role in tasks.items() if task_role == role and pass_of(name) == scoring_pass]
-        directory = (evaluate(world.directory / "tasks", names, path, run_dir, settings.world()) if run_missing
-                     else results_dir(run_dir))
+    found: dict[tuple[str, int], list[Verdict]] = {}
+    jobs = [(scoring_pass, label, path, number) for scoring_pass in passes for label, path in models
+            for number, partition in enumerate(partitions) if partition.tasks.get(scoring_pass)]
+    for scoring_pass, label, path, number in tqdm(jobs, desc="validation study: scoring", unit="run",
+                                                  disable=not progress):
+        partition = partitions[number]
+        run_dir = study_dir / "runs" / label / partition.run_name / scoring_pass
+        directory = (evaluate(study_dir / "tasks" if scoring_pass == "likelihood" else study_dir / "world0" / "tasks",
+                              list(partition.tasks[scoring_pass]), path, run_dir, settings.world())
+                     if run_missing else results_dir(run_dir))
         if directory is not None:
-            found.setdefault((label, role), []).extend(model_verdicts(load_model_dir(directory, label=label)))
-    labelled: list[tuple[Verdict, Role]] = []
-    for (label, role), verdicts in found.items():
-        # Over the null study's rates only: the study's own clean-model rates must not choose the tests it measures.
-        verdicts = verdicts + [combined.as_verdict() for combined in partition_verdicts(verdicts, shipped_rates())]
-        labelled += [(verdict, role.role if label == "injected" else "unseen") for verdict in verdicts]
+            found.setdefault((label, number), []).extend(model_verdicts(load_model_dir(directory, label=label)))
+    labelled: list[tuple[Verdict, Role, str]] = []
+    for (label, number), verdicts in found.items():
+        partition = partitions[number]
+        role: Role = partition.role if label == "injected" else "unseen"
+        labelled += [(verdict, role, partition.shape) for verdict in verdicts + combined_verdicts(verdicts, prior)]
     return labelled
 
 
-def run_validation(settings: ValidationSettings, study_dir: Path, base_model: str, *, passes: Sequence[str] = tuple(PASSES),
-                   run_missing: bool = True, progress: bool = True) -> list[tuple[Verdict, Role]]:
-    """Data, options and configs; the injected model; both models scored (every step resumable)."""
-    from lm_eval_contam.nullstudy.study import write_world_data
-
-    study_dir = study_dir.resolve()  # task YAMLs name their data and options files by absolute path
+def prepare(settings: ValidationSettings, study_dir: Path, base_model: str) -> tuple[list[StudyPartition], Path]:
+    """Data, options and configs of both shapes, and the injected model (every step resumable)."""
     world = write_world_data(settings.world(), 0, study_dir)
-    tasks = write_task_configs(world, write_options(world, settings.seed))
+    options = write_options(world, settings.seed)
+    world_tasks = write_task_configs(world, options)
     mc = write_mc_data(settings, study_dir)
-    injected = train_injected_model(world, mc, settings, base_model, study_dir)
-    return score(world, tasks, [("injected", injected), ("clean", Path(base_model))], settings, study_dir,
-                 passes=passes, run_missing=run_missing, progress=progress)
+    partitions = study_partitions(world, world_tasks, mc, study_dir, options)
+    return partitions, train_injected_model(world, mc, settings, base_model, study_dir)
+
+
+def run_validation(settings: ValidationSettings, study_dir: Path, base_model: str, *,
+                   passes: Sequence[str] = ("likelihood",), run_missing: bool = True,
+                   progress: bool = True) -> list[tuple[Verdict, Role, str]]:
+    """The study's data and injected model, then both models scored pass by pass."""
+    study_dir = study_dir.resolve()  # task YAMLs name their data and options files by absolute path
+    partitions, injected = prepare(settings, study_dir, base_model)
+    return score(partitions, [("injected", injected), ("clean", Path(base_model))], settings, study_dir,
+                 prior_rates(study_dir), passes=passes, run_missing=run_missing, progress=progress)
 
 
 def collect(settings: ValidationSettings, study_dir: Path, base_model: str,
-            passes: Sequence[str] = tuple(PASSES)) -> tuple[list[tuple[Verdict, Role]], list[str]]:
-    """The verdicts of the runs done so far, and the passes the combined verdict rests on.
+            passes: Sequence[str] = tuple(PASSES)) -> tuple[list[tuple[Verdict, Role, str]], list[str]]:
+    """The verdicts of the runs done so far, and the passes the combined verdicts rest on.
 
-    The per-partition verdict uses only the passes scored on every model x partition (so every partition's verdict
-    rests on the same tests); a pass scored on some runs only adds its own tests' rates, each over its own runs.
+    The combined verdicts use only the passes scored on every model x partition they apply to (so every
+    partition's verdict rests on the same tests); a pass scored on some runs only adds its own tests' rates.
     """
     study_dir = study_dir.resolve()
-    runs = scored_runs(study_dir)
-    complete = [name for name in passes if runs.get(name) == 2 * len(MODEL_LABELS) * settings.partitions]
+    partitions, _ = prepare(settings, study_dir, base_model)
+    runs, expected = scored_runs(study_dir), expected_runs(partitions)
+    complete = [name for name in passes if expected[name] and runs.get(name) == expected[name]]
     labelled = run_validation(settings, study_dir, base_model, passes=complete, run_missing=False, progress=False)
     started = [name for name in passes if runs.get(name) and name not in complete]
     if started:
-        known = {verdict.method for verdict, _ in labelled}
-        labelled += [(verdict, role) for verdict, role in run_validation(
+        known = {verdict.method for verdict, _, _ in labelled}
+        labelled += [(verdict, role, shape) for verdict, role, shape in run_validation(
             settings, study_dir, base_model, passes=complete + started, run_missing=False, progress=False)
-            if verdict.method not in known and verdict.method != "partition_combined"]
+            if verdict.method not in known and verdict.family != "combined"]
     return labelled, complete
 
 
@@ -264,16 +386,32 @@ def _rate_entry(rates: MethodRates, role: Role) -> dict[str, object] | None:
             "ci": [round(ci.low, 4), round(ci.high, 4)]}
 
 
-def rates_document(labelled: Iterable[tuple[Verdict, Role]], *, command: str, date: str,
-                   design: Mapping[str, object], scored: Mapping[str, int], combined_passes: Sequence[str],
-                   compute_seconds: float) -> dict[str, object]:
-    """The shipped file: per verdict method, detection and both false-positive rates with exact intervals;
-    ``scored``: model x partition runs per pass (:func:`scored_runs`); ``combined_passes``: the passes the
-    per-partition verdict rests on (:func:`collect`)."""
-    methods = {}
+def _method_entries(labelled: Iterable[tuple[Verdict, Role]]) -> dict[str, dict[str, object]]:
+    entries = {}
     for rates in tally(labelled):
-        entries = {name: _rate_entry(rates, role) for name, role in RATE_ROLES.items()}
-        methods[rates.key] = {"title": rates.title, **{name: entry for name, entry in entries.items() if entry}}
+        found = {name: _rate_entry(rates, role) for name, role in RATE_ROLES.items()}
+        entries[rates.key] = {"title": rates.title, **{name: entry for name, entry in found.items() if entry}}
+    return entries
+
+
+def rates_document(labelled: Iterable[tuple[Verdict, Role, str]], *, command: str, date: str,
+                   design: Mapping[str, object], scored: Mapping[str, int], combined_passes: Sequence[str],
+                   compute_seconds: float, prior: Mapping[str, object] | None = None) -> dict[str, object]:
+    """The shipped file: per verdict method, detection and both false-positive rates with exact intervals, over
+    both shapes and per shape (``by_shape``); ``scored``: model x partition runs per pass (:func:`scored_runs`);
+    ``combined_passes``: the passes the per-partition verdicts rest on (:func:`collect`). Methods this study did not
+    score keep their entries from ``prior`` (an earlier study's document), each with that study's command, date and
+    design, so the rules that read them (a test over its level does not drive) keep what was measured."""
+    labelled = list(labelled)
+    methods = _method_entries((verdict, role) for verdict, role, _ in labelled)
+    for shape in SHAPES:
+        for key, entry in _method_entries((v, role) for v, role, found in labelled if found == shape).items():
+            methods[key].setdefault("by_shape", {})[shape] = {k: v for k, v in entry.items() if k != "title"}
+    for key, entry in ((prior or {}).get("methods") or {}).items():  # type: ignore[union-attr]
+        if key not in methods:
+            methods[key] = {**entry, "command": entry.get("command") or prior["command"],  # type: ignore[index]
+                            "date": entry.get("date") or prior["date"],  # type: ignore[index]
+                            "design": entry.get("design") or _design_summary(prior.get("design") or {})}  # type: ignore[union-attr]
     return {"version": VALIDATION_VERSION, "confidence_level": 0.95, "design": dict(design),
             "passes": {name: {"tests": tests, "model_partition_runs": scored.get(name, 0)}
                        for name, tests in PASSES.items()},
@@ -283,8 +421,14 @@ def rates_document(labelled: Iterable[tuple[Verdict, Role]], *, command: str, da
             "methods": methods}
 
 
+def _design_summary(design: Mapping[str, object]) -> str:
+    return (f"{design.get('injected_partitions')} injected + {design.get('held_out_partitions')} held-out "
+            f"partitions of {design.get('rows_per_partition')} free-text instances")
+
+
 def markdown_table(document: Mapping[str, object]) -> str:
-    """One row per verdict method: detection, false positives beside the injection and on the clean model."""
+    """One row per verdict method (and per shape where measured on both): detection, false positives beside the
+    injection and on the clean model; rows carried over from an earlier study say so."""
 
     def cell(entry: Mapping[str, object] | None) -> str:
         if not entry:
@@ -292,11 +436,18 @@ def markdown_table(document: Mapping[str, object]) -> str:
         low, high = entry["ci"]  # type: ignore[misc]
         return f"{entry['flagged']}/{entry['k']} = {100 * float(entry['rate']):.0f} % [{100 * low:.0f}, {100 * high:.0f}]"
 
-    lines = ["| verdict | method | detection (injected) | false positives (held-out siblings) | "
+    def row(key: str, title: str, entry: Mapping[str, object]) -> str:
+        return (f"| `{key}` | {title} | {cell(entry.get('detection'))} | "  # type: ignore[arg-type]
+                f"{cell(entry.get('false_positive_held_out'))} | {cell(entry.get('false_positive_clean'))} |")  # type: ignore[arg-type]
+
+    lines = ["| verdict | test | detection (injected) | false positives (held-out siblings) | "
              "false positives (clean model) |", "|---|---|---|---|---|"]
     for key, entry in document["methods"].items():  # type: ignore[union-attr]
-        lines.append(f"| `{key}` | {entry['title']} | {cell(entry.get('detection'))} | "
-                     f"{cell(entry.get('false_positive_held_out'))} | {cell(entry.get('false_positive_clean'))} |")
+        earlier = f" — earlier study ({entry['date']})" if "design" in entry else ""
+        lines.append(row(key, f"{entry['title']}{earlier}", entry))
+        shapes = entry.get("by_shape") or {}
+        if len(shapes) > 1:
+            lines += [row(key, f"… {shape} only", shapes[shape]) for shape in SHAPES if shape in shapes]
     return "\n".join(lines) + "\n"
 
 
