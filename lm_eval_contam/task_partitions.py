@@ -16,6 +16,7 @@ schema (``--control-data``, split ``control``), rendered by the same templates.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,9 +62,10 @@ class TaskPartition:
 
     def card(self, out_dir: Path) -> dict[str, Any]:
         """The partition card's fields (data files under ``out_dir``)."""
-        files = {self.split: str(data_path(out_dir, self.key, self.split))}
-        if self.control_split is not None:
-            files[self.control_split] = str(data_path(out_dir, self.key, self.control_split))
+        # Relative to the card's folder (the card resolves them there): the audit directory can be moved or copied.
+        cards = (out_dir / CARDS_DIR).resolve()
+        splits = [self.split] + ([self.control_split] if self.control_split is not None else [])
+        files = {split: os.path.relpath(data_path(out_dir, self.key, split), cards) for split in splits}
         return {"dataset_name": self.task, "key": self.key, "split": self.split, "data_files": files,
                 "task_type": "question", "text_field": TEXT_FIELD, "label_field": ANSWER_FIELD,
                 "columns": [TEXT_FIELD, ANSWER_FIELD], "companion_field": ANSWER_FIELD}
@@ -106,7 +108,12 @@ def derive_partition(group: str, name: str, task: Any, control: TaskControl | No
         if control_split == split:
             raise ContamError(f"the task evaluates a split named {split!r}; use --control-split", source=name,
                               field="--control-data")
-    return TaskPartition(group, name, split, rows, control_split, tuple(doc_row(doc) for doc in docs))
+    from lm_eval_contam.input_checks import check_control_overlap
+
+    control_rows = tuple(doc_row(doc) for doc in docs)
+    check_control_overlap([row[TEXT_FIELD] for row in rows], [row[TEXT_FIELD] for row in control_rows], source=name,
+                          field="--control-split" if control.split is not None else "--control-data")
+    return TaskPartition(group, name, split, rows, control_split, control_rows)
 
 
 def derive_partitions(loaded: Mapping[str, Mapping[str, Any]],
