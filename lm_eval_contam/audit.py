@@ -16,9 +16,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lm_eval_contam.benchmark_docs import LoadedBenchmark
 from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.lm_eval_compat import task_index
+from lm_eval_contam.lm_eval_compat import built_tasks, index_task_folders, task_index
 from lm_eval_contam.partitions import Partition, resolve_partition
 from lm_eval_contam.registry import QUIZ_LEFT_OUT_KEY, AuditedModel, QuizSample, method_of, registered_methods
 
@@ -127,8 +128,13 @@ def _injection_manifest(model_args: dict[str, Any]) -> dict[str, Any] | None:
     return json.loads(manifest.read_text()) if manifest.is_file() else None
 
 
-def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSettings) -> ModelRun:
-    """Audit one model; write lm-eval's results and samples under ``out_dir/runs/<label>``."""
+def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSettings,
+              loaded: LoadedBenchmarks | None = None) -> ModelRun:
+    """Audit one model; write lm-eval's results and samples under ``out_dir/runs/<label>``.
+
+    ``loaded``: the ``--tasks`` benchmarks as :func:`task_partitions` built them; their TaskManager serves the whole
+    audit, and the DCR sheets and the evaluation take the built tasks and rendered docs as they are.
+    """
     import lm_eval
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.utils import make_table, simple_parse_args_string
@@ -147,16 +153,21 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     # Local backends score plain text; chat APIs only take messages.
     plan = plan_audit(settings, chat=chat, plain_text=spec.backend in PLAIN_TEXT_BACKENDS)
     tasks = list(plan.tasks)
-    task_manager = harness.task_manager((*settings.include_path, *own_task_dirs(settings, out_dir)),
-                                        include_defaults=plan.needs_builtins)
-    missing = [task for task in tasks if task not in task_manager.all_subtasks and task not in task_manager.all_groups]
+    own_dirs = own_task_dirs(settings, out_dir)
+    if loaded is None:
+        task_manager = harness.task_manager((*settings.include_path, *own_dirs), include_defaults=plan.needs_builtins)
+    else:  # the one TaskManager of the audit: it loaded the benchmarks, then indexes the task YAMLs written from them
+        task_manager = loaded.task_manager
+        index_task_folders(task_manager, own_dirs)
+    built = loaded.benchmarks if loaded is not None else {}  # the --tasks benchmarks as they were built
+    missing = [task for task in tasks if task not in task_index(task_manager)]
     if missing:
         raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
                           field="tasks")
     if plan.benchmark_tasks:  # each benchmark gets a DCR sheet built from it: <metric>_adj beside its raw metric
         from lm_eval_contam.benchmark_dcr import adjustment_tasks
 
-        tasks += adjustment_tasks(plan.benchmark_tasks, task_manager)
+        tasks += adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     prepare_quiz_options(tasks, task_manager, settings.dcq_generator)
     run_dir = Path("runs") / label
@@ -168,7 +179,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         return lm_eval.simple_evaluate(
             model=spec.backend,
             model_args=spec.model_args,
-            tasks=_capped_generation(names, task_manager, settings.max_gen_toks),
+            tasks=evaluation_tasks(names, task_manager, settings.max_gen_toks, built),
             batch_size=settings.batch_size,
             device=settings.device or default_device(),
             use_cache=str(cache_dir / label),
@@ -258,6 +269,7 @@ class TaskPartitions:
 
     cards: tuple[str, ...]  # partition card paths, one per (sub)task
     groups: tuple[tuple[str, str], ...]  # (--tasks name, partition label), in the same order
+    loaded: LoadedBenchmarks  # what the partitions were derived from, for the rest of the audit (run_model)
 
 
 def task_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: Path,
@@ -267,12 +279,14 @@ def task_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: 
     Every task is loaded and rendered, and every control derived, before the first file is written: bad input
     (an unknown task, a task without docs, a group with a failing subtask) leaves nothing behind.
     """
+    from lm_eval_contam import harness
     from lm_eval_contam.benchmark_docs import load_tasks
     from lm_eval_contam.input_checks import broken_task_yaml, check_tasks_named_once
     from lm_eval_contam.task_partitions import derive_partitions, write_partition
 
     try:
-        loaded = load_tasks(names, include_path)
+        task_manager = harness.task_manager(tuple(include_path), include_defaults=True)
+        loaded = load_tasks(names, include_path, task_manager=task_manager)
     except ContamError as error:  # lm-eval skips a YAML it cannot read: name the YAML's own error instead
         broken = broken_task_yaml(str(error.source), include_path) if error.source in names else None
         if broken is None:
@@ -281,7 +295,8 @@ def task_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: 
     check_tasks_named_once(loaded)
     derived = derive_partitions(loaded, control)
     cards = tuple(str(write_partition(partition, out_dir)) for partition in derived)
-    return TaskPartitions(cards, tuple((p.group, f"{p.task} {p.split}") for p in derived))
+    return TaskPartitions(cards, tuple((p.group, f"{p.task} {p.split}") for p in derived),
+                          LoadedBenchmarks(task_manager, loaded))
 
 
 @dataclass(frozen=True)
@@ -363,25 +378,25 @@ def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str
     QUIZ_OPTION_MAKER(quiz_samples(tasks, task_manager), generator, progress=progress)
 
 
-def _capped_generation(tasks: list[str], task_manager: Any, max_gen_toks: int | None) -> list[Any]:
-    """Task names, with the tasks of methods that cap their generation (``MethodSpec.caps_generation``) built and
-    their completion length capped.
+def evaluation_tasks(tasks: list[str], task_manager: Any, max_gen_toks: int | None,
+                     benchmarks: Mapping[str, LoadedBenchmark]) -> list[Any]:
+    """What ``simple_evaluate`` runs for the task names: the ``--tasks`` benchmarks as the audit built them (not built
+    again), and the tasks of methods that cap their generation (``MethodSpec.caps_generation``) built with the cap.
 
     lm-eval's ``gen_kwargs`` would reach every generate task, DCQ's one-letter
     answers included, so the cap goes on those methods' task objects only.
     """
-    if max_gen_toks is None:
-        return list(tasks)
-    from lm_eval.tasks import get_task_dict
-
-    index = task_index(task_manager)
-    capped = [task for task in tasks if (entry := index.get(task)) is not None
-              and (family := (entry.cfg.get("metadata") or {}).get("method"))
-              and method_of(str(family)).caps_generation]
-    built = get_task_dict(capped, task_manager) if capped else {}
-    for task in built.values():
-        task.set_config("generation_kwargs", {"max_gen_toks": max_gen_toks}, update=True)
-    return [built.get(task, task) for task in tasks]
+    capped: dict[str, Any] = {}
+    if max_gen_toks is not None:
+        index = task_index(task_manager)
+        names = [task for task in tasks if (entry := index.get(task)) is not None
+                 and (family := (entry.cfg.get("metadata") or {}).get("method"))
+                 and method_of(str(family)).caps_generation]
+        capped = built_tasks(task_manager, names) if names else {}
+        for task in capped.values():
+            task.set_config("generation_kwargs", {"max_gen_toks": max_gen_toks}, update=True)
+    return [built for task in tasks
+            for built in (benchmarks[task].evaluated if task in benchmarks else (capped.get(task, task),))]
 
 
 def quiz_left_out(configs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.benchmark_docs import BenchmarkDoc, benchmark_docs, eval_split, rows_docs, split_docs
+from lm_eval_contam.benchmark_docs import BenchmarkDoc, LoadedBenchmark, eval_split, rows_docs, split_docs
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.own_data import CARDS_DIR, DATA_DIR, write_new
 from lm_eval_contam.partitions import Partition, slug
@@ -84,10 +84,12 @@ def doc_row(doc: BenchmarkDoc) -> dict[str, Any]:
     return {TEXT_FIELD: doc.text, ANSWER_FIELD: doc.target, "choices": list(doc.choices), "doc_index": doc.index}
 
 
-def derive_partition(group: str, name: str, task: Any, control: TaskControl | None = None) -> TaskPartition:
-    """One (sub)task's partition and its control's rows, rendered by the task's own templates."""
+def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkDoc],
+                     control: TaskControl | None = None) -> TaskPartition:
+    """One (sub)task's partition from its rendered evaluation ``docs``, and its control's rows, rendered by the task's
+    own templates."""
     split = eval_split(task)
-    rows = tuple(doc_row(doc) for doc in benchmark_docs(name, task))
+    rows = tuple(doc_row(doc) for doc in docs)
     if control is None or (control.split is None and control.data is None):
         return TaskPartition(group, name, split, rows)
     if control.split is not None:
@@ -116,11 +118,11 @@ def derive_partition(group: str, name: str, task: Any, control: TaskControl | No
     return TaskPartition(group, name, split, rows, control_split, control_rows)
 
 
-def derive_partitions(loaded: Mapping[str, Mapping[str, Any]],
+def derive_partitions(loaded: Mapping[str, LoadedBenchmark],
                       control: TaskControl | None = None) -> list[TaskPartition]:
     """Every subtask's partition of :func:`~lm_eval_contam.benchmark_docs.load_tasks`' result, in its order."""
-    found = [derive_partition(group, name, task, control) for group, tasks in loaded.items()
-             for name, task in tasks.items()]
+    found = [derive_partition(group, name, task, benchmark.docs[name], control) for group, benchmark in loaded.items()
+             for name, task in benchmark.items()]
     seen: dict[str, str] = {}
     for partition in found:
         other = seen.setdefault(partition.key, partition.task)

@@ -9,7 +9,9 @@ nothing written.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -250,3 +252,41 @@ def test_bad_tasks_are_one_line_naming_the_task_exit_2_nothing_written(
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("lm-eval-contam audit")]
     assert len(errors) == 1 and errors[0].startswith(f"lm-eval-contam audit: error: {message}")
     assert not out.exists()
+
+
+def test_audit_tasks_builds_each_subtask_once_and_renders_each_doc_once(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One TaskManager per audit; the partitions, the DCR sheets and the evaluation take each benchmark task as it was
+    built and each doc as it was rendered (issue 22, item 3)."""
+    import datasets
+    from lm_eval.tasks import TaskManager
+
+    from lm_eval_contam import benchmark_docs as rendering
+
+    managers, builds, renders = Counter[str](), Counter[str](), Counter[str]()
+    make_manager, load_dataset, render_doc = TaskManager.__init__, datasets.load_dataset, rendering.render_doc
+
+    def counting_manager(self: TaskManager, *args: Any, **kwargs: Any) -> None:
+        managers["made"] += 1
+        make_manager(self, *args, **kwargs)
+
+    def counting_load_dataset(*args: Any, **kwargs: Any) -> Any:
+        files = kwargs.get("data_files") or {}
+        if str(task_dir.parent / "data") in str(files):  # a quiz task is built: lm-eval loads its dataset
+            builds["quiz_mc" if "validation" in files else "quiz_gen"] += 1  # only quiz_mc has a validation split
+        return load_dataset(*args, **kwargs)
+
+    def counting_render_doc(name: str, *args: Any) -> Any:
+        renders[name] += 1
+        return render_doc(name, *args)
+
+    monkeypatch.setattr(TaskManager, "__init__", counting_manager)
+    monkeypatch.setattr(datasets, "load_dataset", counting_load_dataset)
+    monkeypatch.setattr(rendering, "render_doc", counting_render_doc)
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    assert _audit(tmp_path, tiny_model_dir, task_dir, "--tasks", "quiz_group", "--limit", "2", "--no-report") == 0
+    assert managers == {"made": 1}
+    assert builds == {"quiz_mc": 1, "quiz_gen": 1}
+    assert renders == {"quiz_mc": len(SUBJECTS), "quiz_gen": len(SUBJECTS)}
+    results = json.loads(sorted((tmp_path / "runs" / "tiny").rglob("results_*.json"))[-1].read_text())
+    assert {"quiz_mc", "quiz_gen"} <= set(results["results"]) and "quiz_group" in results["group_subtasks"]

@@ -16,7 +16,7 @@ from pathlib import Path
 from dataclasses import replace
 from typing import get_args
 
-from lm_eval_contam.audit import AuditSettings
+from lm_eval_contam.audit import AuditSettings, LoadedBenchmarks
 from lm_eval_contam.dcq.configs import ANSWER_MODES as DCQ_MODES
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import TaskType
@@ -133,12 +133,13 @@ def check_args(args: argparse.Namespace, label: str) -> dict:
 
 
 def audit_one(model: str | None, label: str, out: Path, settings: AuditSettings, *,
-              judge_model: str | None = None) -> None:
-    """Audit one model, then (with ``judge_model``) run Judge B over its Time Travel samples."""
+              judge_model: str | None = None, loaded: LoadedBenchmarks | None = None) -> None:
+    """Audit one model, then (with ``judge_model``) run Judge B over its Time Travel samples; ``loaded``: the
+    ``--tasks`` benchmarks :func:`task_settings` built (used as they are)."""
     from lm_eval_contam.audit import run_model
     from lm_eval_contam.timetravel.judge_b import judge_output_path
 
-    run = run_model(model, label, out, settings)
+    run = run_model(model, label, out, settings, loaded)
     print(f"audited {label} in {run.seconds} s -> {out / run.run_dir}")
     if settings.limit is not None:
         print(f"caveat: --limit {settings.limit} audits lm-eval's first instances, not each method's sample: a smoke "
@@ -188,14 +189,15 @@ def _main(args: argparse.Namespace) -> int:
     label = args.label or default_label(args.model)
     identity = check_args(args, label)
     settings = replace(settings_from_args(args), dcq_generator=args.dcq_generator)
+    loaded = None
     if args.tasks is not None:
-        settings = task_settings(args, settings)
+        settings, loaded = task_settings(args, settings)
     if args.data:
         card = own_data_card(args)
         print(f"partition card: {card}")
         listed = settings.partitions if args.partitions else ()
         settings = replace(settings, partitions=(*listed, str(card)))
-    audit_one(args.model, label, args.output_path, settings, judge_model=args.judge_model)
+    audit_one(args.model, label, args.output_path, settings, judge_model=args.judge_model, loaded=loaded)
     record_identity(args.output_path, identity)
     if not args.no_report:
         write_report(args.output_path)
@@ -207,8 +209,9 @@ def _main(args: argparse.Namespace) -> int:
     return 0
 
 
-def task_settings(args: argparse.Namespace, settings: AuditSettings) -> AuditSettings:
-    """The audit of ``--tasks``: every (sub)task's derived partition card (written under the audit directory)."""
+def task_settings(args: argparse.Namespace, settings: AuditSettings) -> tuple[AuditSettings, LoadedBenchmarks]:
+    """The audit of ``--tasks``: every (sub)task's derived partition card (written under the audit directory), and
+    the benchmarks as they were built and rendered, for the rest of the audit."""
     from lm_eval_contam.audit import task_partitions
     from lm_eval_contam.input_checks import name_list
     from lm_eval_contam.task_partitions import TaskControl
@@ -222,4 +225,4 @@ def task_settings(args: argparse.Namespace, settings: AuditSettings) -> AuditSet
         print(f"partition card: {card}")
     listed = settings.partitions if args.partitions else ()
     return replace(settings, partitions=(*listed, *derived.cards), benchmark_tasks=tuple(dict.fromkeys(names)),
-                   task_groups=derived.groups)
+                   task_groups=derived.groups), derived.loaded

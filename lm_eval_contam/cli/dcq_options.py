@@ -70,13 +70,12 @@ def from_task(args: argparse.Namespace) -> QuizTarget:
     """Everything from the DCQ task's own config, as the task will read it."""
     from lm_eval_contam.dcq.task import DCQSettings
     from lm_eval_contam.harness import task_manager
+    from lm_eval_contam.lm_eval_compat import built_tasks
 
     manager = task_manager(tuple(args.include_path))
     if args.task not in manager.all_subtasks:
         raise ContamError("no such lm-eval task", field="--task", source=args.task)
-    from lm_eval.tasks import get_task_dict
-
-    task = get_task_dict([args.task], manager)[args.task]
+    task = built_tasks(manager, [args.task])[args.task]
     settings = DCQSettings.from_metadata(task.config.metadata, task.config.test_split)
     rows = list(task.dataset[task.config.test_split])
     return QuizTarget(settings.partition, rows, args.num_instances or settings.num_instances,
