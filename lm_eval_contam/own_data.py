@@ -20,7 +20,7 @@ from typing import Any
 from lm_eval_contam import task_dir
 from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.partitions import Partition, slug
+from lm_eval_contam.partitions import Control, Partition, slug
 from lm_eval_contam.registry import RenderTarget, registered_methods
 
 CARDS_DIR = "partitions"
@@ -140,6 +140,8 @@ def write_card(own: OwnData, out_dir: Path) -> Path:
     optional = {"second_field": own.second_field, "label_field": own.label_field,
                 "label_names": list(own.label_names), "task_type": own.task_type}
     card.update({key: value for key, value in optional.items() if value not in (None, [])})
+    if own.control_source:  # a card of one split needs no control field: it has none
+        card["control"] = Control("file", own.control_source, own.control_split).card_fields()
     import yaml
 
     text = "# Written by `lm-eval-contam audit --data`; every method reads its partition from here.\n" + yaml.safe_dump(

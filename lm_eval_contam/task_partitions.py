@@ -10,7 +10,8 @@ likelihood modes score ``text``.
 
 A control (the likelihood modes' partition of the same distribution the model cannot have seen) is a second split
 of the same card: another split of the task's dataset (``--control-split``) or a JSONL file of docs in the task's
-schema (``--control-data``, split ``control``), rendered by the same templates.
+schema (``--control-data``, split ``control``), rendered by the same templates. The card's ``control`` field says
+which (:class:`~lm_eval_contam.partitions.Control`: kind ``split``, ``file`` or ``none``, and its source).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any
 from lm_eval_contam.benchmark_docs import BenchmarkDoc, LoadedBenchmark, eval_split, rows_docs, split_docs
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.own_data import CARDS_DIR, DATA_DIR, write_new
-from lm_eval_contam.partitions import Partition, slug
+from lm_eval_contam.partitions import Control, Partition, slug
 
 KEY_PREFIX = "task_"  # task partitions' keys never collide with the registered datasets' (e.g. gsm8k)
 TEXT_FIELD, ANSWER_FIELD = "text", "answer"
@@ -55,6 +56,14 @@ class TaskPartition:
     rows: tuple[dict[str, Any], ...]
     control_split: str | None = None
     control_rows: tuple[dict[str, Any], ...] = ()
+    control_file: str | None = None  # --control-data as given (the control's source), when the control is a file
+
+    @property
+    def control(self) -> Control:
+        if self.control_split is None:
+            return Control()
+        return Control("file", self.control_file, self.control_split) if self.control_file else Control.of_split(
+            self.control_split)
 
     @property
     def key(self) -> str:
@@ -68,7 +77,8 @@ class TaskPartition:
         files = {split: os.path.relpath(data_path(out_dir, self.key, split), cards) for split in splits}
         return {"dataset_name": self.task, "key": self.key, "split": self.split, "data_files": files,
                 "task_type": "question", "text_field": TEXT_FIELD, "label_field": ANSWER_FIELD,
-                "columns": [TEXT_FIELD, ANSWER_FIELD], "companion_field": ANSWER_FIELD}
+                "columns": [TEXT_FIELD, ANSWER_FIELD], "companion_field": ANSWER_FIELD,
+                **({"control": self.control.card_fields()} if self.control_split is not None else {})}
 
 
 def data_path(out_dir: Path, key: str, split: str) -> Path:
@@ -115,7 +125,8 @@ def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkD
     control_rows = tuple(doc_row(doc) for doc in docs)
     check_control_overlap([row[TEXT_FIELD] for row in rows], [row[TEXT_FIELD] for row in control_rows], source=name,
                           field="--control-split" if control.split is not None else "--control-data")
-    return TaskPartition(group, name, split, rows, control_split, control_rows)
+    return TaskPartition(group, name, split, rows, control_split, control_rows,
+                         None if control.data is None else str(control.data))
 
 
 def derive_partitions(loaded: Mapping[str, LoadedBenchmark],

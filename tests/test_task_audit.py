@@ -142,6 +142,19 @@ def test_a_partition_and_its_control_split_are_the_tasks_rendered_docs(loaded: d
     assert write_partition(derived, tmp_path) == card
 
 
+def test_the_card_names_its_control_kind_and_source(loaded: dict, tmp_path: Path) -> None:
+    from lm_eval_contam.partitions import Control
+    from lm_eval_contam.task_partitions import write_partition
+
+    fresh = tmp_path / "fresh.jsonl"
+    fresh.write_text(json.dumps(_question(7, "orchard")) + "\n")
+    for control, expected in ((TaskControl(split="validation"), Control.of_split("validation")),
+                              (TaskControl(data=str(fresh)), Control("file", str(fresh), "control")),
+                              (None, Control())):
+        [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, control)
+        assert Partition.from_card(write_partition(derived, tmp_path / expected.kind)).control == expected
+
+
 def test_a_control_file_is_rendered_by_the_tasks_templates(loaded: dict, tmp_path: Path) -> None:
     fresh = tmp_path / "fresh.jsonl"
     fresh.write_text(json.dumps(_question(7, "orchard")) + "\n")
@@ -235,6 +248,7 @@ def test_audit_tasks_with_a_control_split_runs_the_controlled_likelihood_modes(
     assert ("log-likelihood per byte, control (quiz_mc validation)",
             control.evidence.facts()[1][1]) == control.evidence.facts()[1]
     assert control.null == "the scores of quiz_mc test and of quiz_mc validation are exchangeable (the model saw both alike)"
+    assert ("control (kind, source)", "split validation") in control.evidence.facts()  # the card's control field
 
 
 @pytest.mark.parametrize(("tasks", "message"), [
