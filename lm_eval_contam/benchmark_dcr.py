@@ -32,6 +32,7 @@ from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.dcr.task_sheet import task_sheet
 from lm_eval_contam.default_model import cache_home
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.jsonl import write_jsonl
 from lm_eval_contam.lm_eval_compat import selected_task_configs
 from lm_eval_contam.seeding import stable_hash
 
@@ -75,8 +76,7 @@ def write_sheet(task: str, sheet: Mapping[str, Any], rows: Sequence[Mapping[str,
     folder = home / f"{sheet['benchmark']}-{digest}"
     folder.mkdir(parents=True, exist_ok=True)
     sheet_path = folder / SHEET_FILE
-    (folder / ROWS_FILE).write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
-                                    encoding="utf-8")
+    write_jsonl(folder / ROWS_FILE, rows)
     sheet_path.write_text(f"# Built from the lm-eval task {task!r} by lm_eval_contam.benchmark_dcr; see "
                           f"lm_eval_contam/dcr/task_sheet.py.\n" + yaml.safe_dump(dict(sheet), sort_keys=False,
                                                                                  allow_unicode=True),

@@ -1,8 +1,10 @@
-"""Reading JSONL files (shipped data, lm-eval's logged samples) with errors that name the file and line."""
+"""JSONL files: reading them (shipped data, lm-eval's logged samples) with errors that name the file and line, and
+the one way the project writes them (UTF-8, one compact object per line, non-ASCII kept)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,3 +40,16 @@ def read_jsonl_objects(path: Path) -> list[dict[str, Any]]:
             raise ContamError("each line must be a JSON object", source=f"{path}:{number}")
         objects.append(value)
     return objects
+
+
+def jsonl_text(rows: Iterable[Mapping[str, Any]]) -> str:
+    """The JSONL text of ``rows``: one object per line."""
+    return "".join(json.dumps(dict(row), ensure_ascii=False) + "\n" for row in rows)
+
+
+def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]], *, append: bool = False) -> Path:
+    """Write (or with ``append`` add) ``rows`` to ``path`` as JSONL, its folder made if missing; the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a" if append else "w", encoding="utf-8") as handle:
+        handle.write(jsonl_text(rows))
+    return path

@@ -11,7 +11,6 @@ when it moved with a copied audit directory).
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 from lm_eval_contam import task_dir
 from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.jsonl import jsonl_text
 from lm_eval_contam.partitions import Control, Partition, slug
 from lm_eval_contam.registry import RenderTarget, registered_methods
 
@@ -165,7 +165,7 @@ def write_card(own: OwnData, out_dir: Path) -> Path:
                                   field="--control-data")
         for data in splits.values():
             if data.rows is not None:
-                write_new(data.path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in data.rows))
+                write_new(data.path, jsonl_text(data.rows))
     return write_new(path, text)
 
 

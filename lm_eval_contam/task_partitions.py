@@ -16,7 +16,6 @@ which (:class:`~lm_eval_contam.partitions.Control`: kind ``split``, ``file`` or 
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any
 
 from lm_eval_contam.benchmark_docs import BenchmarkDoc, LoadedBenchmark, eval_split, rows_docs, split_docs
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.jsonl import jsonl_text, read_jsonl_objects
 from lm_eval_contam.own_data import CARDS_DIR, DATA_DIR, write_new
 from lm_eval_contam.partitions import Control, Partition, slug
 
@@ -109,8 +109,6 @@ def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkD
         docs = split_docs(name, task, control.split)
         control_split = control.split
     else:
-        from lm_eval_contam.jsonl import read_jsonl_objects
-
         path = Path(str(control.data)).expanduser()
         if path.suffix.lower() != ".jsonl" or not path.is_file():
             raise ContamError("expected an existing .jsonl file of the task's docs", source=str(control.data),
@@ -146,10 +144,6 @@ def derive_partitions(loaded: Mapping[str, LoadedBenchmark],
     return list(unique.values())
 
 
-def _jsonl(rows: Sequence[Mapping[str, Any]]) -> str:
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-
-
 def write_partition(partition: TaskPartition, out_dir: Path) -> Path:
     """The partition's rows (and its control's) as JSONL and its card under ``out_dir``; the card's path.
 
@@ -160,9 +154,9 @@ def write_partition(partition: TaskPartition, out_dir: Path) -> Path:
     card = partition.card(out_dir)
     path = card_path(out_dir, partition.key, partition.split)
     Partition.from_card_fields(card, path)  # the card is valid before anything is written
-    write_new(data_path(out_dir, partition.key, partition.split), _jsonl(partition.rows))
+    write_new(data_path(out_dir, partition.key, partition.split), jsonl_text(partition.rows))
     if partition.control_split is not None:
-        write_new(data_path(out_dir, partition.key, partition.control_split), _jsonl(partition.control_rows))
+        write_new(data_path(out_dir, partition.key, partition.control_split), jsonl_text(partition.control_rows))
     text = (f"# Written by `lm-eval-contam audit --tasks`: the rendered evaluation docs of lm-eval task "
             f"{partition.task!r} ({partition.group}).\n") + yaml.safe_dump(card, sort_keys=False, allow_unicode=True)
     return write_new(path, text)
