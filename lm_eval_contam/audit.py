@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lm_eval_contam.benchmark_docs import LoadedBenchmark
 from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.lm_eval_compat import task_index
+from lm_eval_contam.lm_eval_compat import built_tasks, index_task_folders, task_index
 from lm_eval_contam.partitions import Partition, resolve_partition
 from lm_eval_contam.registry import QUIZ_LEFT_OUT_KEY, AuditedModel, QuizSample, method_of, registered_methods
 
@@ -44,6 +45,9 @@ class AuditSettings:
     # results carry each benchmark's own metric (and the DCR hook's adjusted one) beside the audit's.
     benchmark_tasks: tuple[str, ...] = ()
     task_groups: tuple[tuple[str, str], ...] = ()  # (--tasks name, partition label) of every derived partition
+    # The benchmarks are scored as lm-eval scores them by default (no chat template), whatever the audit's own
+    # prompts get: their score is then the one the user reports. True applies the chat template to them too.
+    benchmark_chat_template: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ class ModelRun:
     seconds: float = 0.0
     # DCQ task -> the sampled instances its quiz left out (no valid options could be made), with why.
     quiz_left_out: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # How the benchmark tasks were scored (the settings that change their score), when the audit ran any.
+    benchmark_scoring: dict[str, Any] | None = None
 
 
 def partition_tasks(name: str | Partition, quiz_modes: Sequence[str], *, chat: bool = True, plain_text: bool = True,
@@ -122,8 +128,13 @@ def _injection_manifest(model_args: dict[str, Any]) -> dict[str, Any] | None:
     return json.loads(manifest.read_text()) if manifest.is_file() else None
 
 
-def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSettings) -> ModelRun:
-    """Audit one model; write lm-eval's results and samples under ``out_dir/runs/<label>``."""
+def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSettings,
+              loaded: LoadedBenchmarks | None = None) -> ModelRun:
+    """Audit one model; write lm-eval's results and samples under ``out_dir/runs/<label>``.
+
+    ``loaded``: the ``--tasks`` benchmarks as :func:`task_partitions` built them; their TaskManager serves the whole
+    audit, and the DCR sheets and the evaluation take the built tasks and rendered docs as they are.
+    """
     import lm_eval
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.utils import make_table, simple_parse_args_string
@@ -131,9 +142,9 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     from lm_eval_contam import harness
     from lm_eval_contam.generation import ModelSpec, default_device
     from lm_eval_contam.default_model import default_model_path
+    from lm_eval_contam.input_checks import check_label
 
-    if not label or "/" in label or label.startswith("."):
-        raise ContamError(f"label must be a plain folder name, got {label!r}", field="label")
+    check_label(label)
     spec = ModelSpec.parse(model or str(default_model_path()))
     model_args = simple_parse_args_string(spec.model_args)
     chat = settings.apply_chat_template
@@ -142,39 +153,57 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     # Local backends score plain text; chat APIs only take messages.
     plan = plan_audit(settings, chat=chat, plain_text=spec.backend in PLAIN_TEXT_BACKENDS)
     tasks = list(plan.tasks)
-    task_manager = harness.task_manager((*settings.include_path, *own_task_dirs(settings, out_dir)),
-                                        include_defaults=plan.needs_builtins)
-    missing = [task for task in tasks if task not in task_manager.all_subtasks and task not in task_manager.all_groups]
+    own_dirs = own_task_dirs(settings, out_dir)
+    if loaded is None:
+        task_manager = harness.task_manager((*settings.include_path, *own_dirs), include_defaults=plan.needs_builtins)
+    else:  # the one TaskManager of the audit: it loaded the benchmarks, then indexes the task YAMLs written from them
+        task_manager = loaded.task_manager
+        index_task_folders(task_manager, own_dirs)
+    built = loaded.benchmarks if loaded is not None else {}  # the --tasks benchmarks as they were built
+    missing = [task for task in tasks if task not in task_index(task_manager)]
     if missing:
         raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
                           field="tasks")
     if plan.benchmark_tasks:  # each benchmark gets a DCR sheet built from it: <metric>_adj beside its raw metric
         from lm_eval_contam.benchmark_dcr import adjustment_tasks
 
-        tasks += adjustment_tasks(plan.benchmark_tasks, task_manager)
+        tasks += adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     prepare_quiz_options(tasks, task_manager, settings.dcq_generator)
     run_dir = Path("runs") / label
     cache_dir = out_dir / "cache"
     cache_dir.mkdir(parents=True, exist_ok=True)
     tracker = EvaluationTracker(output_path=str(out_dir / run_dir))
+
+    def evaluate(names: list[str], chat_template: bool, tracked: Any) -> dict[str, Any] | None:
+        return lm_eval.simple_evaluate(
+            model=spec.backend,
+            model_args=spec.model_args,
+            tasks=evaluation_tasks(names, task_manager, settings.max_gen_toks, built),
+            batch_size=settings.batch_size,
+            device=settings.device or default_device(),
+            use_cache=str(cache_dir / label),
+            log_samples=True,
+            evaluation_tracker=tracked,
+            apply_chat_template=chat_template,
+            task_manager=task_manager,
+            limit=settings.limit,
+        )
+
+    # The benchmarks (--tasks, a DCR sheet's) get their own call when their chat setting differs from the audit's.
+    benchmarks = [*plan.benchmark_tasks, *((plan.dcr or {}).get("benchmark_tasks") or [])]
+    separate = [task for task in tasks if task in benchmarks] if chat != settings.benchmark_chat_template else []
     started = time.perf_counter()
-    results = lm_eval.simple_evaluate(
-        model=spec.backend,
-        model_args=spec.model_args,
-        tasks=_capped_generation(tasks, task_manager, settings.max_gen_toks),
-        batch_size=settings.batch_size,
-        device=settings.device or default_device(),
-        use_cache=str(cache_dir / label),
-        log_samples=True,
-        evaluation_tracker=tracker,
-        apply_chat_template=chat,
-        task_manager=task_manager,
-        limit=settings.limit,
-    )
+    results = evaluate([task for task in tasks if task not in separate], chat, tracker)
+    if results is not None and separate:
+        results = merge_results(results, evaluate(separate, settings.benchmark_chat_template, None))
     seconds = round(time.perf_counter() - started, 1)
     if results is None:  # a non-zero rank under accelerate: rank 0 writes
         return ModelRun(label, spec.backend, spec.model_args, str(run_dir), tasks=tuple(tasks), seconds=seconds)
+    if benchmarks:
+        results[BENCHMARK_SCORING_KEY] = benchmark_scoring(
+            results, benchmarks, spec.backend, spec.model_args,
+            chat if not separate else settings.benchmark_chat_template, settings.limit)
     results = harness.post_process(results)
     samples = results.pop("samples")
     tracker.save_results_aggregated(results=results, samples=samples)
@@ -184,9 +213,54 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if "groups" in results:
         print(make_table(results, "groups"))
     run = ModelRun(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(model_args),
-                   tuple(tasks), seconds, quiz_left_out(results["configs"]))
+                   tuple(tasks), seconds, quiz_left_out(results["configs"]), results.get(BENCHMARK_SCORING_KEY))
     record_run(out_dir, run, settings, plan.dcr)
     return run
+
+
+BENCHMARK_SCORING_KEY = "benchmark_scoring"  # in the results JSON and audit.json: how the benchmarks were scored
+# Per-task results entries lm-eval keys by task name; two calls' entries are merged key by key.
+PER_TASK_KEYS = ("results", "groups", "group_subtasks", "configs", "versions", "n-shot", "higher_is_better",
+                 "n-samples", "samples", "task_hashes")
+
+
+def merge_results(audit: dict[str, Any], benchmarks: dict[str, Any]) -> dict[str, Any]:
+    """One results dict of two ``simple_evaluate`` calls on the same model (its run-wide fields are the first's)."""
+    merged = dict(audit)
+    for key in PER_TASK_KEYS:
+        if key in audit or key in benchmarks:
+            merged[key] = {**(audit.get(key) or {}), **(benchmarks.get(key) or {})}
+    return merged
+
+
+def benchmark_scoring(results: Mapping[str, Any], benchmarks: Sequence[str], backend: str, model_args: str,
+                      chat_template: bool, limit: int | None) -> dict[str, Any]:
+    """The settings that change a benchmark's score, as they were used: written beside the score."""
+    shots = results.get("n-shot") or {}
+    return {"tasks": list(benchmarks), "model": backend, "model_args": model_args,
+            "apply_chat_template": chat_template, "limit": limit,
+            "num_fewshot": {task: shot for task, shot in shots.items()
+                            if task in benchmarks or task in _subtasks(results, benchmarks)}}
+
+
+def _subtasks(results: Mapping[str, Any], groups: Sequence[str]) -> set[str]:
+    tree = results.get("group_subtasks") or {}
+    found: set[str] = set()
+    pending = [group for group in groups if group in tree]
+    while pending:
+        for task in tree.get(pending.pop(), []):
+            if task not in found:
+                found.add(task)
+                pending.append(task)
+    return found
+
+
+@dataclass(frozen=True)
+class LoadedBenchmarks:
+    """The ``--tasks`` benchmarks of one audit, built and rendered once, and the one TaskManager that loaded them."""
+
+    task_manager: Any
+    benchmarks: Mapping[str, LoadedBenchmark]  # --tasks name -> its built (sub)tasks and rendered docs
 
 
 @dataclass(frozen=True)
@@ -195,6 +269,7 @@ class TaskPartitions:
 
     cards: tuple[str, ...]  # partition card paths, one per (sub)task
     groups: tuple[tuple[str, str], ...]  # (--tasks name, partition label), in the same order
+    loaded: LoadedBenchmarks  # what the partitions were derived from, for the rest of the audit (run_model)
 
 
 def task_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: Path,
@@ -204,12 +279,24 @@ def task_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: 
     Every task is loaded and rendered, and every control derived, before the first file is written: bad input
     (an unknown task, a task without docs, a group with a failing subtask) leaves nothing behind.
     """
+    from lm_eval_contam import harness
     from lm_eval_contam.benchmark_docs import load_tasks
+    from lm_eval_contam.input_checks import broken_task_yaml, check_tasks_named_once
     from lm_eval_contam.task_partitions import derive_partitions, write_partition
 
-    derived = derive_partitions(load_tasks(names, include_path), control)
+    try:
+        task_manager = harness.task_manager(tuple(include_path), include_defaults=True)
+        loaded = load_tasks(names, include_path, task_manager=task_manager)
+    except ContamError as error:  # lm-eval skips a YAML it cannot read: name the YAML's own error instead
+        broken = broken_task_yaml(str(error.source), include_path) if error.source in names else None
+        if broken is None:
+            raise
+        raise ContamError(broken, source=error.source, field="--tasks") from None
+    check_tasks_named_once(loaded)
+    derived = derive_partitions(loaded, control)
     cards = tuple(str(write_partition(partition, out_dir)) for partition in derived)
-    return TaskPartitions(cards, tuple((p.group, f"{p.task} {p.split}") for p in derived))
+    return TaskPartitions(cards, tuple((p.group, f"{p.task} {p.split}") for p in derived),
+                          LoadedBenchmarks(task_manager, loaded))
 
 
 @dataclass(frozen=True)
@@ -255,9 +342,18 @@ def group_summaries(out_dir: Path) -> list[GroupSummary]:
 
 def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
     """Task YAMLs for every card partition (one's own data), written under the audit directory."""
-    from lm_eval_contam.own_data import write_task_configs
+    from lm_eval_contam.own_data import check_rows, write_task_configs
 
     partitions = [resolve_partition(name) for name in settings.partitions]
+    folders: dict[str, str] = {}
+    for name, partition in zip(settings.partitions, partitions):  # one card per task folder: none overwrites another
+        other = folders.setdefault(f"{partition.dataset.key}_{partition.split}", name)
+        if other != name and not partition.dataset.registered:
+            raise ContamError(f"names the same dataset key and split as {other!r}; give one a `key`",
+                              source=name, field="--partitions")
+    for partition in partitions:  # an empty or malformed data file stops the audit before any task YAML is written
+        if not partition.dataset.registered and partition.data_file is not None:
+            check_rows(partition, partition.rows(), str(partition.data_file))
     return [str(write_task_configs(partition, out_dir)) for partition in partitions if not partition.dataset.registered]
 
 
@@ -282,25 +378,25 @@ def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str
     QUIZ_OPTION_MAKER(quiz_samples(tasks, task_manager), generator, progress=progress)
 
 
-def _capped_generation(tasks: list[str], task_manager: Any, max_gen_toks: int | None) -> list[Any]:
-    """Task names, with the tasks of methods that cap their generation (``MethodSpec.caps_generation``) built and
-    their completion length capped.
+def evaluation_tasks(tasks: list[str], task_manager: Any, max_gen_toks: int | None,
+                     benchmarks: Mapping[str, LoadedBenchmark]) -> list[Any]:
+    """What ``simple_evaluate`` runs for the task names: the ``--tasks`` benchmarks as the audit built them (not built
+    again), and the tasks of methods that cap their generation (``MethodSpec.caps_generation``) built with the cap.
 
     lm-eval's ``gen_kwargs`` would reach every generate task, DCQ's one-letter
     answers included, so the cap goes on those methods' task objects only.
     """
-    if max_gen_toks is None:
-        return list(tasks)
-    from lm_eval.tasks import get_task_dict
-
-    index = task_index(task_manager)
-    capped = [task for task in tasks if (entry := index.get(task)) is not None
-              and (family := (entry.cfg.get("metadata") or {}).get("method"))
-              and method_of(str(family)).caps_generation]
-    built = get_task_dict(capped, task_manager) if capped else {}
-    for task in built.values():
-        task.set_config("generation_kwargs", {"max_gen_toks": max_gen_toks}, update=True)
-    return [built.get(task, task) for task in tasks]
+    capped: dict[str, Any] = {}
+    if max_gen_toks is not None:
+        index = task_index(task_manager)
+        names = [task for task in tasks if (entry := index.get(task)) is not None
+                 and (family := (entry.cfg.get("metadata") or {}).get("method"))
+                 and method_of(str(family)).caps_generation]
+        capped = built_tasks(task_manager, names) if names else {}
+        for task in capped.values():
+            task.set_config("generation_kwargs", {"max_gen_toks": max_gen_toks}, update=True)
+    return [built for task in tasks
+            for built in (benchmarks[task].evaluated if task in benchmarks else (capped.get(task, task),))]
 
 
 def quiz_left_out(configs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -311,11 +407,15 @@ def quiz_left_out(configs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 def record_run(out_dir: Path, run: ModelRun, settings: AuditSettings, dcr: dict[str, Any] | None = None) -> Path:
     """Add (or replace, by label) the model's entry in ``audit.json``."""
+    from lm_eval_contam.audit_identity import relative_to_audit
+
     path = out_dir / AUDIT_FILE
     audit = json.loads(path.read_text()) if path.is_file() else {"version": 1, "models": []}
     audit["models"] = [entry for entry in audit.get("models", []) if entry.get("label") != run.label]
     audit["models"].append(asdict(run))
-    audit["partitions"] = list(dict.fromkeys([*audit.get("partitions", []), *settings.partitions]))
+    # Cards under the audit directory are recorded relative to it: a copied directory stays one audit.
+    partitions = [relative_to_audit(partition, out_dir) for partition in settings.partitions]
+    audit["partitions"] = list(dict.fromkeys([*audit.get("partitions", []), *partitions]))
     audit["settings"] = {key: value for key, value in asdict(settings).items() if key != "partitions"}
     audit["dcr"] = dcr or audit.get("dcr")
     path.write_text(json.dumps(audit, indent=2, default=str) + "\n")

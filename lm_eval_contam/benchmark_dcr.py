@@ -25,13 +25,14 @@ from typing import Any
 
 import yaml
 
-from lm_eval_contam.benchmark_docs import benchmark_docs, eval_split, load_tasks
+from lm_eval_contam.benchmark_docs import BenchmarkDoc, LoadedBenchmark, eval_split, load_tasks
 from lm_eval_contam.dcr.configs import level_task_yaml, template_path
 from lm_eval_contam.dcr.schema import LEVELS
 from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.dcr.task_sheet import task_sheet
 from lm_eval_contam.default_model import cache_home
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.jsonl import write_jsonl
 from lm_eval_contam.lm_eval_compat import selected_task_configs
 from lm_eval_contam.seeding import stable_hash
 
@@ -75,8 +76,7 @@ def write_sheet(task: str, sheet: Mapping[str, Any], rows: Sequence[Mapping[str,
     folder = home / f"{sheet['benchmark']}-{digest}"
     folder.mkdir(parents=True, exist_ok=True)
     sheet_path = folder / SHEET_FILE
-    (folder / ROWS_FILE).write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows),
-                                    encoding="utf-8")
+    write_jsonl(folder / ROWS_FILE, rows)
     sheet_path.write_text(f"# Built from the lm-eval task {task!r} by lm_eval_contam.benchmark_dcr; see "
                           f"lm_eval_contam/dcr/task_sheet.py.\n" + yaml.safe_dump(dict(sheet), sort_keys=False,
                                                                                  allow_unicode=True),
@@ -91,18 +91,30 @@ def write_sheet(task: str, sheet: Mapping[str, Any], rows: Sequence[Mapping[str,
     return paths
 
 
-def task_level_yamls(name: str, task: Any, *, seed: int, home: Path) -> list[Path]:
-    """The level-task YAMLs of the sheet built from one loaded lm-eval task."""
-    docs = [asdict(doc) for doc in benchmark_docs(name, task)]
+def task_level_yamls(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, seed: int, home: Path) -> list[Path]:
+    """The level-task YAMLs of the sheet built from one loaded lm-eval task and its rendered evaluation docs."""
     metrics = [metric for metric, higher in task.higher_is_better().items() if higher]
-    sheet, rows = task_sheet(name, docs, split=eval_split(task), metrics=metrics,
+    sheet, rows = task_sheet(name, [asdict(doc) for doc in docs], split=eval_split(task), metrics=metrics,
                              description=str(task.config.description or ""), seed=seed)
     return write_sheet(name, sheet, rows, home)
 
 
+def _loaded_subtask(name: str, loaded: Mapping[str, LoadedBenchmark],
+                    task_manager: Any) -> tuple[Any, tuple[BenchmarkDoc, ...]]:
+    """A plain task and its rendered docs: from the benchmarks the audit loaded, else loaded here."""
+    for benchmark in loaded.values():
+        if name in benchmark:
+            return benchmark[name], benchmark.docs[name]
+    benchmark = load_tasks([name], task_manager=task_manager)[name]
+    return benchmark[name], benchmark.docs[name]
+
+
 def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, *, metadata: Mapping[str, Any] | None = None,
-                     home: Path | None = None) -> list[str]:
-    """The level-task YAML paths to add to a run of ``tasks`` so every benchmark task gets ``<metric>_adj``."""
+                     home: Path | None = None, loaded: Mapping[str, LoadedBenchmark] | None = None) -> list[str]:
+    """The level-task YAML paths to add to a run of ``tasks`` so every benchmark task gets ``<metric>_adj``.
+
+    ``loaded``: benchmarks already built and rendered (``audit --tasks``), used as they are.
+    """
     metadata = dict(metadata or {})
     if metadata.get(ADJUST_KEY) is False:
         return []
@@ -111,8 +123,8 @@ def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, *, metadata: Mappi
     added: list[str] = []
     for name in benchmark_tasks(selected_task_configs(task_manager, names)):
         try:
-            loaded = load_tasks([name], task_manager=task_manager)[name][name]
-            added += [str(path) for path in task_level_yamls(name, loaded, seed=seed, home=home or sheets_home())]
+            task, docs = _loaded_subtask(name, loaded or {}, task_manager)
+            added += [str(path) for path in task_level_yamls(name, task, docs, seed=seed, home=home or sheets_home())]
         except ContamError as error:
             log.warning("no DCR-adjusted score for %s: %s", name, error)
     return added

@@ -1,7 +1,9 @@
 """The lm-eval glue that turns a loaded lm-eval task into its rendered evaluation docs.
 
 :func:`load_tasks` loads tasks and groups by name (registered, a group such as ``mmlu``, or the user's
-YAML under an include path) into ``{group: {subtask: Task}}``; a plain task is its own group of one.
+YAML under an include path) into ``{group: LoadedBenchmark}`` (``{subtask: Task}``, with what the evaluation runs and
+every subtask's docs rendered); a plain task is its own group of one. Each name is built once and each doc rendered
+once per audit: the partitions, the DCR sheets and the evaluation all take what it loaded.
 :func:`benchmark_docs` renders each evaluation doc with the task's own methods (``doc_to_text``,
 ``doc_to_target``, ``doc_to_choice``: Jinja templates, column names and Python functions alike) into a
 :class:`BenchmarkDoc`. The evaluation docs are lm-eval's: the test split, else the validation split,
@@ -23,11 +25,13 @@ without evaluation docs, or any other output type is a :class:`ContamError` nami
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.harness import task_manager as make_task_manager
+from lm_eval_contam.lm_eval_compat import built_for_evaluation, built_tasks, selected_task_configs, task_index
 
 OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood", "loglikelihood_rolling")
 
@@ -58,88 +62,79 @@ def _why(error: BaseException) -> str:
     return f"lm-eval cannot load it ({type(error).__name__}: {_first_line(error)})"
 
 
-def _build(names: Sequence[str], task_manager: Any) -> dict[Any, Any]:
-    from lm_eval.tasks import get_task_dict
+@dataclass(frozen=True, eq=False)
+class LoadedBenchmark(Mapping[str, Any]):
+    """One ``--tasks`` name as lm-eval built it: a mapping of its (sub)tasks' names to their Tasks (a plain task is its
+    own one subtask), with what the evaluation runs in the name's place and every subtask's docs, rendered once."""
 
-    return get_task_dict(list(names), task_manager)
+    name: str
+    evaluated: tuple[Any, ...]  # the built Task, or the Group holding the subtasks (a tag: its Tasks)
+    tasks: Mapping[str, Any]  # subtask -> Task, in lm-eval's order
+    docs: Mapping[str, tuple[BenchmarkDoc, ...]]  # subtask -> its evaluation docs, rendered
+
+    def __getitem__(self, subtask: str) -> Any:
+        return self.tasks[subtask]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tasks)
+
+    def __len__(self) -> int:
+        return len(self.tasks)
 
 
-def _leaf_names(name: str, task_manager: Any) -> list[str]:
-    """The plain tasks a group (or tag) name selects, from lm-eval's index, without building them."""
-    from lm_eval_contam.lm_eval_compat import selected_task_configs
-
-    return sorted(selected_task_configs(task_manager, name))
-
-
-def _load_one(name: str, task_manager: Any) -> dict[Any, Any]:
-    """lm-eval's task dict for one name; a failure names the task (for a group: the failing subtask)."""
-    from lm_eval_contam.lm_eval_compat import task_index
-
+def _load_one(name: str, task_manager: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """lm-eval's build of one name (:func:`~lm_eval_contam.lm_eval_compat.built_for_evaluation`); a failure names
+    the task (for a group: the failing subtask)."""
     if name not in task_index(task_manager):
         raise ContamError("lm-eval does not know this task or group (check the name and --include_path)",
                           source=name, field="--tasks")
     try:
-        return _build([name], task_manager)
+        return built_for_evaluation(task_manager, name)
     except Exception as error:  # noqa: BLE001 - lm-eval raises anything from datasets, Jinja or the task's code
-        leaves = [leaf for leaf in _leaf_names(name, task_manager) if leaf != name]
+        # The plain tasks the group (or tag) selects, from lm-eval's index: only a failed build builds them one by one.
+        leaves = [leaf for leaf in sorted(selected_task_configs(task_manager, name)) if leaf != name]
         for leaf in leaves:
             try:
-                _build([leaf], task_manager)
+                built_tasks(task_manager, [leaf])
             except Exception as leaf_error:  # noqa: BLE001
                 raise ContamError(f"subtask {leaf!r} of group {name!r}: {_why(leaf_error)}", source=name,
                                   field="--tasks") from None
         raise ContamError(_why(error), source=name, field="--tasks") from None
 
 
-def _key_name(key: Any) -> str:
-    """A task-dict key's bare name: a string (lm-eval 0.5 writes ``group::task``) or a group object."""
-    if isinstance(key, str):
-        return key.rpartition("::")[2]
-    return str(getattr(key, "group_name", None) or getattr(key, "group", None) or key)
-
-
-def _leaves(tree: Mapping[Any, Any]) -> dict[str, Any]:
-    """Every Task of a (nested) task dict, by bare name, in lm-eval's order."""
-    found: dict[str, Any] = {}
-    for key, value in tree.items():
-        if isinstance(value, Mapping):
-            found.update(_leaves(value))
-        else:
-            found[_key_name(key)] = value
-    return found
+def _rendered(name: str, subtask: str, task: Any) -> tuple[BenchmarkDoc, ...]:
+    """Every evaluation doc of a subtask of ``name``, rendered; a task that cannot be audited fails here."""
+    try:
+        return tuple(benchmark_docs(subtask, task))
+    except ContamError as error:
+        if subtask == name:
+            raise
+        raise ContamError(f"subtask of group {name!r}: {error}", source=name, field="--tasks") from None
+    except Exception as error:  # noqa: BLE001 - Jinja or the task's own functions
+        where = "" if subtask == name else f"subtask {subtask!r} of group {name!r}: "
+        raise ContamError(f"{where}its docs cannot be rendered ({type(error).__name__}: "
+                          f"{_first_line(error)})", source=name, field="--tasks") from None
 
 
 def load_tasks(names: Sequence[str], include_path: Sequence[str] = (), *,
-               task_manager: Any | None = None) -> dict[str, dict[str, Any]]:
-    """``{group: {subtask: Task}}`` for lm-eval task/group names; a plain task is its own group.
+               task_manager: Any | None = None) -> dict[str, LoadedBenchmark]:
+    """``{group: LoadedBenchmark}`` (``{subtask: Task}``) for lm-eval task/group names; a plain task is its own group.
 
     Every task is checked here, before anything runs or is written: an unknown name, a task lm-eval cannot
     build, a task without evaluation docs, an output type the audit cannot render, or a doc that renders no
     text is a one-line :class:`ContamError` naming the task (and the failing subtask of a group).
     """
     if task_manager is None:
-        from lm_eval_contam.harness import task_manager as make_task_manager
-
         task_manager = make_task_manager(tuple(include_path), include_defaults=True)
     if not names:
         raise ContamError("no task named", field="--tasks")
-    loaded: dict[str, dict[str, Any]] = {}
+    loaded: dict[str, LoadedBenchmark] = {}
     for name in dict.fromkeys(names):
-        tasks = _leaves(_load_one(name, task_manager))
+        evaluated, tasks = _load_one(name, task_manager)
         if not tasks:
             raise ContamError("the group has no tasks", source=name, field="--tasks")
-        for subtask, task in tasks.items():
-            try:  # renders every doc once: a task that cannot be audited fails here
-                benchmark_docs(subtask, task)
-            except ContamError as error:
-                if subtask == name:
-                    raise
-                raise ContamError(f"subtask of group {name!r}: {error}", source=name, field="--tasks") from None
-            except Exception as error:  # noqa: BLE001 - Jinja or the task's own functions
-                where = "" if subtask == name else f"subtask {subtask!r} of group {name!r}: "
-                raise ContamError(f"{where}its docs cannot be rendered ({type(error).__name__}: "
-                                  f"{_first_line(error)})", source=name, field="--tasks") from None
-        loaded[name] = tasks
+        docs = {subtask: _rendered(name, subtask, task) for subtask, task in tasks.items()}
+        loaded[name] = LoadedBenchmark(name, evaluated, tasks, docs)
     return loaded
 
 

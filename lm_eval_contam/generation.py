@@ -72,15 +72,38 @@ class ModelSpec:
                 raise bad(f"dtype {dtype!r} is not a torch dtype (e.g. float32, bfloat16, auto)")
         return cls(backend=backend, model_args=model_args, extra=extra, spec=spec)
 
-    def build(self) -> Any:
-        """The lm-eval model; any failure to build it is a one-line ContamError naming the spec."""
+    def model_class(self) -> Any:
+        """lm-eval's class for the backend; an unknown name or a missing package is a one-line ContamError."""
         from lm_eval.api.registry import get_model
 
         try:
-            model_class = get_model(self.backend)
+            return get_model(self.backend)
         except Exception as error:  # noqa: BLE001 - unknown name, or a backend whose package is not installed
             raise ContamError(f"unknown lm-eval model backend {self.backend!r} (or its package is not installed) in model spec "
                               f"{self.spec or self.model_args!r} ({_one_line(error)})", field="model") from None
+
+    def check(self) -> None:
+        """What can be checked without loading weights: the backend exists and an hf model's tokenizer loads.
+
+        The audit runs this before it writes anything; ``build`` would find the same faults only after.
+        """
+        self.model_class()
+        if self.backend != "hf":
+            return
+        from lm_eval.utils import simple_parse_args_string
+        from transformers import AutoTokenizer
+
+        pretrained = simple_parse_args_string(self.model_args).get("pretrained")
+        try:
+            AutoTokenizer.from_pretrained(str(pretrained))
+        except Exception as error:  # noqa: BLE001 - a missing folder, an unknown Hub id, no network, ...
+            raise ContamError(f"cannot load model spec {self.spec or self.model_args!r}: {_one_line(error)}; "
+                              f"expected an HF model folder, a Hub id or <backend>:<key=value,...>",
+                              field="model") from None
+
+    def build(self) -> Any:
+        """The lm-eval model; any failure to build it is a one-line ContamError naming the spec."""
+        model_class = self.model_class()
         try:
             return model_class.create_from_arg_string(self.model_args, self.extra)
         except Exception as error:  # noqa: BLE001 - HF, vLLM, ... raise anything for a bad model

@@ -1,10 +1,11 @@
-"""Reading JSONL files (shipped data, lm-eval's logged samples) with errors that name the file and line."""
+"""JSONL files: reading them (shipped data, lm-eval's logged samples) with errors that name the file and line, and
+the one way the project writes them (UTF-8, one compact object per line, non-ASCII kept)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
@@ -41,7 +42,14 @@ def read_jsonl_objects(path: Path) -> list[dict[str, Any]]:
     return objects
 
 
-def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
-    """One JSON object per line (UTF-8, characters kept as they are), parents created; replaces ``path``."""
+def jsonl_text(rows: Iterable[Mapping[str, Any]]) -> str:
+    """The JSONL text of ``rows``: one object per line."""
+    return "".join(json.dumps(dict(row), ensure_ascii=False) + "\n" for row in rows)
+
+
+def write_jsonl(path: Path, rows: Iterable[Mapping[str, Any]], *, append: bool = False) -> Path:
+    """Write (or with ``append`` add) ``rows`` to ``path`` as JSONL, its folder made if missing; the path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(dict(row), ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    with path.open("a" if append else "w", encoding="utf-8") as handle:
+        handle.write(jsonl_text(rows))
+    return path

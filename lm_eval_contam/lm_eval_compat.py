@@ -6,7 +6,8 @@ Kept in one module so a new lm-eval release (or API model) changes one file.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 # lm-eval's API models (TemplateAPI, JsonChatStr) live here; importing it needs the `api` extra
@@ -162,6 +163,38 @@ def rolling_loglikelihood(result: Any) -> float:
 def task_index(task_manager: Any) -> Mapping[str, Any]:
     """A TaskManager's {name: Entry}: its ``task_index`` in lm-eval 0.4, ``_task_index`` in 0.5."""
     return task_manager._task_index if LM_EVAL_05 else task_manager.task_index
+
+
+def _bare(key: str) -> str:
+    return key.rpartition("::")[2]  # lm-eval 0.5 names a group's tasks ``group::task``
+
+
+def built_tasks(task_manager: Any, names: Sequence[str]) -> dict[str, Any]:
+    """Every plain Task lm-eval builds for task, group or tag ``names``, by bare name, in lm-eval's order."""
+    return {_bare(key): task for key, task in task_manager.load(list(names))["tasks"].items()}
+
+
+def built_for_evaluation(task_manager: Any, name: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """One task, group or tag built: (what ``simple_evaluate`` takes in its place, as built: the Task, the Group
+    holding its subtasks, or the tag's Tasks; every plain Task by bare name, in lm-eval's order)."""
+    loaded = task_manager.load([name])
+    tasks = {_bare(key): task for key, task in loaded["tasks"].items()}
+    group = (loaded.get("groups") or {}).get(name)
+    return ((group,) if group is not None else tuple(tasks.values())), tasks
+
+
+def index_task_folders(task_manager: Any, folders: Sequence[str]) -> None:
+    """Add task folders written after ``task_manager`` was made to its index, so one manager serves a whole audit
+    (its own partitions' task YAMLs are written from the ``--tasks`` benchmarks that manager loaded).
+
+    lm-eval indexes its include paths only in TaskManager's constructor and has no public way to add one; in 0.4.13
+    and 0.5 alike the index is the manager's ``_index`` dict, where ``load`` looks names up (a later folder's task
+    overrides an earlier one's, as with include paths). The manager's name lists (``all_subtasks``, ...) keep the
+    constructor's names: look names up with :func:`task_index`.
+    """
+    from lm_eval.tasks._index import TaskIndex
+
+    task_manager._index.update(TaskIndex.build([Path(folder) for folder in folders]))
 
 
 def post_scoring_request(lm: Any, prompt: str) -> Any:

@@ -3,14 +3,14 @@
 ``audit --data FILE --split NAME --name "Display Name" --text-field COL ...`` writes, under the audit directory,
 ``partitions/<key>_<split>.yaml`` (the card: the same keys every method's task metadata uses), the CSV's rows as
 JSONL (``data/<key>_<split>.jsonl``; a JSONL file is read where it is), and one task YAML per method and variant
-(``tasks/<key>_<split>/``), which include the installed templates by absolute path. Nothing is overwritten: a file
-that exists with other content stops the command and names it.
+(``tasks/<key>_<split>/``), which include the installed templates by absolute path. Cards and data are never overwritten: such a
+file that exists with other content stops the command and names it; the task YAMLs follow their card (rewritten
+when it moved with a copied audit directory).
 """
 
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +19,8 @@ from typing import Any
 from lm_eval_contam import task_dir
 from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.partitions import Partition, slug
+from lm_eval_contam.jsonl import jsonl_text
+from lm_eval_contam.partitions import Control, Partition, slug
 from lm_eval_contam.registry import RenderTarget, registered_methods
 
 CARDS_DIR = "partitions"
@@ -59,6 +60,14 @@ def write_new(path: Path, text: str) -> Path:
                           "or remove it", source=str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+    return path
+
+
+def write_derived(path: Path, text: str) -> Path:
+    """Write a file derived from a card (a task YAML): it follows the card, so a copied audit directory re-runs."""
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -126,10 +135,13 @@ def write_card(own: OwnData, out_dir: Path) -> Path:
             if control is None:
                 raise ContamError("expected a .jsonl or .csv file", source=own.control_source, field="--control-data")
             splits[own.control_split] = control
-        card["data_files"] = {name: str(data.path) for name, data in splits.items()}
+        # A file the audit writes is named relative to the card's folder: the directory stays relocatable.
+        card["data_files"] = {name: _card_relative(data.path, out_dir) for name, data in splits.items()}
     optional = {"second_field": own.second_field, "label_field": own.label_field,
                 "label_names": list(own.label_names), "task_type": own.task_type}
     card.update({key: value for key, value in optional.items() if value not in (None, [])})
+    if own.control_source:  # a card of one split needs no control field: it has none
+        card["control"] = Control("file", own.control_source, own.control_split).card_fields()
     import yaml
 
     text = "# Written by `lm-eval-contam audit --data`; every method reads its partition from here.\n" + yaml.safe_dump(
@@ -143,10 +155,27 @@ def write_card(own: OwnData, out_dir: Path) -> Path:
                 check_rows(partition, partition.rows(), data.source)
             else:
                 check_rows(partition, data.rows, data.source, first_line=2)
+        if own.control_split is not None:
+            from lm_eval_contam.input_checks import check_control_overlap
+
+            texts = {name: [str(row.get(own.text_field)) for row in (data.rows if data.rows is not None
+                                                                        else dataset.partition(name).rows())]
+                     for name, data in splits.items()}
+            check_control_overlap(texts[own.split], texts[own.control_split], source=own.control_source or "",
+                                  field="--control-data")
         for data in splits.values():
             if data.rows is not None:
-                write_new(data.path, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in data.rows))
+                write_new(data.path, jsonl_text(data.rows))
     return write_new(path, text)
+
+
+def _card_relative(path: Path, out_dir: Path) -> str:
+    """A file the audit writes (a CSV's JSONL) relative to the cards' folder; the user's own file as it is."""
+    import os
+
+    if path.is_relative_to((out_dir / DATA_DIR).resolve()):
+        return os.path.relpath(path, (out_dir / CARDS_DIR).resolve())
+    return str(path)
 
 
 def check_rows(partition: Partition, rows: Sequence[Mapping[str, Any]], source: str, first_line: int = 1) -> None:
@@ -179,5 +208,5 @@ def write_task_configs(partition: Partition, out_dir: Path) -> Path:
     target = RenderTarget(templates=task_dir(), options_path=(out_dir / OPTIONS_DIR / f"{name}.jsonl").resolve())
     for spec in registered_methods():
         for task, text in spec.render_task_configs(partition, target).items():
-            write_new(directory / f"{task}.yaml", text)
+            write_derived(directory / f"{task}.yaml", text)
     return directory

@@ -12,14 +12,16 @@ registered key), or for one's own data ``dataset_name`` + ``data_files`` (split
 dataset of one's own gives ``hf_path`` [+ ``hf_name``] instead of ``data_files``. An lm-eval task audited with
 ``audit --tasks`` is one's own data too: its rendered docs are written as JSONL under the audit directory and
 described by a card (``lm_eval_contam.task_partitions``). A *partition card* (:meth:`Partition.from_card`) is a YAML file with the same keys plus
-``split``: the one way every command takes one's own data.
+``split`` and ``control`` (:class:`Control`: ``{kind: split, source: <split>}``, ``{kind: file, source: <file>, split:
+<split>}`` or ``{kind: none}``; required when the card has splits besides ``split``): the one way every command takes
+one's own data.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -31,6 +33,37 @@ TaskType = Literal["cls", "nli", "sum", "xsum", "question"]
 USER_DATA_KEYS = ("dataset_name", "key", "data_files", "hf_path", "hf_name", "task_type", "text_field", "second_field",
                   "label_field", "label_names", "columns", "companion_field")
 CARD_SUFFIXES = (".yaml", ".yml")
+ControlKind = Literal["split", "file", "none"]
+CONTROL_KEYS = ("kind", "source", "split")
+
+
+@dataclass(frozen=True)
+class Control:
+    """A partition's control: the likelihood modes' partition of the same distribution the model cannot have seen.
+
+    ``split``: another split of the same dataset (``source``: its name); ``file``: a file of such rows (``source``: the
+    file as the user gave it), read as the dataset's split ``split``; ``none``: no control (the likelihood modes
+    compare nothing, only the lift mode is tested).
+    """
+
+    kind: ControlKind = "none"
+    source: str | None = None
+    split: str | None = None  # the dataset split holding the control's rows (kind split: ``source`` itself)
+
+    @classmethod
+    def of_split(cls, split: str) -> Control:
+        return cls("split", split, split)
+
+    def describe(self) -> str:
+        """In words, for verdicts: ``split validation``, ``file fresh.jsonl (as split fresh)``, ``none``."""
+        if self.kind == "file":
+            return f"file {self.source} (as split {self.split})"
+        return f"split {self.source}" if self.kind == "split" else "none"
+
+    def card_fields(self) -> dict[str, str]:
+        """The card's ``control`` field."""
+        fields = {"kind": self.kind, "source": self.source, "split": self.split if self.kind == "file" else None}
+        return {key: value for key, value in fields.items() if value is not None}
 
 
 @dataclass(frozen=True)
@@ -55,6 +88,8 @@ class DatasetSpec:
     # (e.g. a repository that still ships only a loading script, whose parquet conversion is
     # refs/convert/parquet).
     hf_revision: str | None = None
+    # split -> its control (a card's, or a registered dataset's sibling split); a split not named has none.
+    controls: Mapping[str, Control] | None = field(default=None, hash=False, compare=False)
 
     @property
     def labelled(self) -> bool:
@@ -133,6 +168,11 @@ class Partition:
     def label_text(self, value: Any, source: str | None = None) -> str:
         return self.dataset.label_text(value, source)
 
+    @property
+    def control(self) -> Control:
+        """The partition's control, as its card (or the registry) says; ``none`` when it names none."""
+        return (self.dataset.controls or {}).get(self.split, Control())
+
     def task_name(self, method: str, variant: str = "") -> str:
         """The lm-eval task auditing this partition with ``method`` (e.g. ``timetravel``) in ``variant``."""
         stem = f"{method}_{self.dataset.key}_{self.split}"
@@ -207,22 +247,59 @@ class Partition:
         """The partition of a card's parsed fields; relative data files resolve against the card's folder."""
         if not isinstance(card, dict):
             raise ContamError("expected a mapping of partition fields", source=str(source))
-        unknown = sorted(set(card) - {*USER_DATA_KEYS, "split", "splits"})
+        unknown = sorted(set(card) - {*USER_DATA_KEYS, "split", "splits", "control"})
         if unknown:
-            raise ContamError(f"unknown field(s) {unknown}; known: split, {', '.join(USER_DATA_KEYS)}",
+            raise ContamError(f"unknown field(s) {unknown}; known: split, control, {', '.join(USER_DATA_KEYS)}",
                               source=str(source), field=unknown[0])
         split = card.get("split")
         if not isinstance(split, str) or not split:
             raise ContamError(f"expected the split name, got {split!r}", source=str(source), field="split")
-        metadata = {**card, "config_source": str(source.resolve())}
+        metadata = {key: value for key, value in card.items() if key != "control"}
+        metadata["config_source"] = str(source.resolve())
         if card.get("hf_path") and not card.get("splits"):
             metadata["splits"] = [split]
-        return dataset_from_task_metadata(metadata).partition(split)
+        dataset = dataset_from_task_metadata(metadata)
+        control = card_control(card.get("control"), split, dataset.splits, str(source))
+        return replace(dataset, controls={split: control}).partition(split)
 
     @classmethod
     def from_task_metadata(cls, metadata: Mapping[str, Any], split: str) -> Partition:
         """The partition a task audits: its YAML ``metadata`` (see the module docstring) and its test split."""
         return dataset_from_task_metadata(metadata).partition(split)
+
+
+def card_control(value: Any, split: str, splits: tuple[str, ...], source: str) -> Control:
+    """A card's ``control`` field, checked against the card's splits; a card with splits besides the audited one must
+    name its control (nothing guesses it from the number of splits)."""
+    others = [name for name in splits if name != split]
+    known = ", ".join(others) or "none"
+
+    def unclear(why: str) -> ContamError:
+        return ContamError(f"unclear control: {why}; give control: {{kind: split, source: <split>}}, {{kind: file, "
+                           f"source: <file>, split: <split>}} or {{kind: none}}", source=source, field="control")
+
+    if value is None:
+        if others:
+            raise unclear(f"the card has split(s) {known} besides {split!r} and no `control` field")
+        return Control()
+    if not isinstance(value, Mapping) or value.get("kind") not in get_args(ControlKind) or set(value) - {*CONTROL_KEYS}:
+        raise unclear(f"expected a mapping of {', '.join(CONTROL_KEYS)} with kind split, file or none, got {value!r}")
+    kind, given, rows_split = value["kind"], value.get("source"), value.get("split")
+    if kind == "none":
+        if given is not None or rows_split is not None:
+            raise unclear("kind none takes no source or split")
+        return Control()
+    if not isinstance(given, str) or not given:
+        raise unclear(f"kind {kind} needs its source (a split name or a file)")
+    if kind == "split":
+        rows_split = rows_split or given
+        if rows_split != given:
+            raise unclear(f"kind split is its source split {given!r}, not {rows_split!r}")
+    elif not isinstance(rows_split, str) or not rows_split:
+        raise unclear("kind file needs `split`: the card's split its rows are read as")
+    if rows_split not in others:
+        raise unclear(f"the control's split {rows_split!r} is not another split of the card (it has {known})")
+    return Control(kind, given, rows_split)
 
 
 def dataset_from_task_metadata(metadata: Mapping[str, Any]) -> DatasetSpec:
@@ -306,8 +383,15 @@ def resolve_path(path: str | Path, metadata: Mapping[str, Any]) -> Path:
     return Path(source).parent / candidate
 
 
+def with_sibling_controls(spec: DatasetSpec) -> DatasetSpec:
+    """A registered dataset of two splits, each the other's control: the papers' datasets and the shipped samples split
+    one collection at random, so a model that saw neither scores both alike."""
+    first, second = spec.splits
+    return replace(spec, controls={first: Control.of_split(second), second: Control.of_split(first)})
+
+
 DATASETS: dict[str, DatasetSpec] = {
-    spec.key: spec
+    spec.key: with_sibling_controls(spec)
     for spec in (
         DatasetSpec("imdb", "IMDB", "stanfordnlp/imdb", None, "cls", ("train", "test"),
                     "text", None, "label", ("neg", "pos"), ("text", "label")),
@@ -345,7 +429,7 @@ def _sample(key: str, display_name: str, task_type: TaskType, **columns: Any) ->
 # Small datasets written for this project (12 rows per split), shipped so every
 # method runs offline; their columns follow the Hub dataset of the same task type.
 SAMPLE_DATASETS: dict[str, DatasetSpec] = {
-    spec.key: spec
+    spec.key: with_sibling_controls(spec)
     for spec in (
         _sample("toy_news", "Toy News", "cls", text_field="text", second_field=None, label_field="label",
                 label_names=("World", "Sports", "Business", "Science"), dcq_columns=("text", "label")),

@@ -222,7 +222,8 @@ def load_model_dir(directory: Path, *, label: str | None = None, model: str | No
         raise ContamError("no lm-eval results_*.json here", source=str(directory))
     samples = _samples_by_task(directory)
     merged: dict[str, dict[str, Any]] = {
-        "results": {}, "configs": {}, "n-samples": {}, "group_subtasks": {}, "higher_is_better": {}, "config": {}}
+        "results": {}, "configs": {}, "n-samples": {}, "group_subtasks": {}, "higher_is_better": {}, "config": {},
+        "benchmark_scoring": {}}  # how an audit scored its benchmark tasks (audit.benchmark_scoring)
     task_files: dict[str, TaskFiles] = {}
     latest: dict[str, Any] = {}
     for path in files:

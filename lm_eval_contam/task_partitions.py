@@ -10,21 +10,23 @@ likelihood modes score ``text``.
 
 A control (the likelihood modes' partition of the same distribution the model cannot have seen) is a second split
 of the same card: another split of the task's dataset (``--control-split``) or a JSONL file of docs in the task's
-schema (``--control-data``, split ``control``), rendered by the same templates.
+schema (``--control-data``, split ``control``), rendered by the same templates. The card's ``control`` field says
+which (:class:`~lm_eval_contam.partitions.Control`: kind ``split``, ``file`` or ``none``, and its source).
 """
 
 from __future__ import annotations
 
-import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.benchmark_docs import BenchmarkDoc, benchmark_docs, eval_split, rows_docs, split_docs
+from lm_eval_contam.benchmark_docs import BenchmarkDoc, LoadedBenchmark, eval_split, rows_docs, split_docs
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.jsonl import jsonl_text, read_jsonl_objects
 from lm_eval_contam.own_data import CARDS_DIR, DATA_DIR, write_new
-from lm_eval_contam.partitions import Partition, slug
+from lm_eval_contam.partitions import Control, Partition, slug
 
 KEY_PREFIX = "task_"  # task partitions' keys never collide with the registered datasets' (e.g. gsm8k)
 TEXT_FIELD, ANSWER_FIELD = "text", "answer"
@@ -54,6 +56,14 @@ class TaskPartition:
     rows: tuple[dict[str, Any], ...]
     control_split: str | None = None
     control_rows: tuple[dict[str, Any], ...] = ()
+    control_file: str | None = None  # --control-data as given (the control's source), when the control is a file
+
+    @property
+    def control(self) -> Control:
+        if self.control_split is None:
+            return Control()
+        return Control("file", self.control_file, self.control_split) if self.control_file else Control.of_split(
+            self.control_split)
 
     @property
     def key(self) -> str:
@@ -61,12 +71,14 @@ class TaskPartition:
 
     def card(self, out_dir: Path) -> dict[str, Any]:
         """The partition card's fields (data files under ``out_dir``)."""
-        files = {self.split: str(data_path(out_dir, self.key, self.split))}
-        if self.control_split is not None:
-            files[self.control_split] = str(data_path(out_dir, self.key, self.control_split))
+        # Relative to the card's folder (the card resolves them there): the audit directory can be moved or copied.
+        cards = (out_dir / CARDS_DIR).resolve()
+        splits = [self.split] + ([self.control_split] if self.control_split is not None else [])
+        files = {split: os.path.relpath(data_path(out_dir, self.key, split), cards) for split in splits}
         return {"dataset_name": self.task, "key": self.key, "split": self.split, "data_files": files,
                 "task_type": "question", "text_field": TEXT_FIELD, "label_field": ANSWER_FIELD,
-                "columns": [TEXT_FIELD, ANSWER_FIELD], "companion_field": ANSWER_FIELD}
+                "columns": [TEXT_FIELD, ANSWER_FIELD], "companion_field": ANSWER_FIELD,
+                **({"control": self.control.card_fields()} if self.control_split is not None else {})}
 
 
 def data_path(out_dir: Path, key: str, split: str) -> Path:
@@ -82,10 +94,12 @@ def doc_row(doc: BenchmarkDoc) -> dict[str, Any]:
     return {TEXT_FIELD: doc.text, ANSWER_FIELD: doc.target, "choices": list(doc.choices), "doc_index": doc.index}
 
 
-def derive_partition(group: str, name: str, task: Any, control: TaskControl | None = None) -> TaskPartition:
-    """One (sub)task's partition and its control's rows, rendered by the task's own templates."""
+def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkDoc],
+                     control: TaskControl | None = None) -> TaskPartition:
+    """One (sub)task's partition from its rendered evaluation ``docs``, and its control's rows, rendered by the task's
+    own templates."""
     split = eval_split(task)
-    rows = tuple(doc_row(doc) for doc in benchmark_docs(name, task))
+    rows = tuple(doc_row(doc) for doc in docs)
     if control is None or (control.split is None and control.data is None):
         return TaskPartition(group, name, split, rows)
     if control.split is not None:
@@ -95,8 +109,6 @@ def derive_partition(group: str, name: str, task: Any, control: TaskControl | No
         docs = split_docs(name, task, control.split)
         control_split = control.split
     else:
-        from lm_eval_contam.jsonl import read_jsonl_objects
-
         path = Path(str(control.data)).expanduser()
         if path.suffix.lower() != ".jsonl" or not path.is_file():
             raise ContamError("expected an existing .jsonl file of the task's docs", source=str(control.data),
@@ -106,14 +118,20 @@ def derive_partition(group: str, name: str, task: Any, control: TaskControl | No
         if control_split == split:
             raise ContamError(f"the task evaluates a split named {split!r}; use --control-split", source=name,
                               field="--control-data")
-    return TaskPartition(group, name, split, rows, control_split, tuple(doc_row(doc) for doc in docs))
+    from lm_eval_contam.input_checks import check_control_overlap
+
+    control_rows = tuple(doc_row(doc) for doc in docs)
+    check_control_overlap([row[TEXT_FIELD] for row in rows], [row[TEXT_FIELD] for row in control_rows], source=name,
+                          field="--control-split" if control.split is not None else "--control-data")
+    return TaskPartition(group, name, split, rows, control_split, control_rows,
+                         None if control.data is None else str(control.data))
 
 
-def derive_partitions(loaded: Mapping[str, Mapping[str, Any]],
+def derive_partitions(loaded: Mapping[str, LoadedBenchmark],
                       control: TaskControl | None = None) -> list[TaskPartition]:
     """Every subtask's partition of :func:`~lm_eval_contam.benchmark_docs.load_tasks`' result, in its order."""
-    found = [derive_partition(group, name, task, control) for group, tasks in loaded.items()
-             for name, task in tasks.items()]
+    found = [derive_partition(group, name, task, benchmark.docs[name], control) for group, benchmark in loaded.items()
+             for name, task in benchmark.items()]
     seen: dict[str, str] = {}
     for partition in found:
         other = seen.setdefault(partition.key, partition.task)
@@ -126,10 +144,6 @@ def derive_partitions(loaded: Mapping[str, Mapping[str, Any]],
     return list(unique.values())
 
 
-def _jsonl(rows: Sequence[Mapping[str, Any]]) -> str:
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-
-
 def write_partition(partition: TaskPartition, out_dir: Path) -> Path:
     """The partition's rows (and its control's) as JSONL and its card under ``out_dir``; the card's path.
 
@@ -140,9 +154,9 @@ def write_partition(partition: TaskPartition, out_dir: Path) -> Path:
     card = partition.card(out_dir)
     path = card_path(out_dir, partition.key, partition.split)
     Partition.from_card_fields(card, path)  # the card is valid before anything is written
-    write_new(data_path(out_dir, partition.key, partition.split), _jsonl(partition.rows))
+    write_new(data_path(out_dir, partition.key, partition.split), jsonl_text(partition.rows))
     if partition.control_split is not None:
-        write_new(data_path(out_dir, partition.key, partition.control_split), _jsonl(partition.control_rows))
+        write_new(data_path(out_dir, partition.key, partition.control_split), jsonl_text(partition.control_rows))
     text = (f"# Written by `lm-eval-contam audit --tasks`: the rendered evaluation docs of lm-eval task "
             f"{partition.task!r} ({partition.group}).\n") + yaml.safe_dump(card, sort_keys=False, allow_unicode=True)
     return write_new(path, text)

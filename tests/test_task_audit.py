@@ -9,7 +9,9 @@ nothing written.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -140,6 +142,19 @@ def test_a_partition_and_its_control_split_are_the_tasks_rendered_docs(loaded: d
     assert write_partition(derived, tmp_path) == card
 
 
+def test_the_card_names_its_control_kind_and_source(loaded: dict, tmp_path: Path) -> None:
+    from lm_eval_contam.partitions import Control
+    from lm_eval_contam.task_partitions import write_partition
+
+    fresh = tmp_path / "fresh.jsonl"
+    fresh.write_text(json.dumps(_question(7, "orchard")) + "\n")
+    for control, expected in ((TaskControl(split="validation"), Control.of_split("validation")),
+                              (TaskControl(data=str(fresh)), Control("file", str(fresh), "control")),
+                              (None, Control())):
+        [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, control)
+        assert Partition.from_card(write_partition(derived, tmp_path / expected.kind)).control == expected
+
+
 def test_a_control_file_is_rendered_by_the_tasks_templates(loaded: dict, tmp_path: Path) -> None:
     fresh = tmp_path / "fresh.jsonl"
     fresh.write_text(json.dumps(_question(7, "orchard")) + "\n")
@@ -176,8 +191,8 @@ def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))  # where the benchmarks' DCR sheets are written
     assert _audit(tmp_path, tiny_model_dir, task_dir, "--tasks", "quiz_group") == 0
     audit = json.loads((tmp_path / "audit.json").read_text())
-    cards = [str(tmp_path / "partitions" / f"task_{name}_test.yaml") for name in ("quiz_mc", "quiz_gen")]
-    assert audit["partitions"] == cards
+    # Cards are recorded relative to the audit directory (it can be moved or copied).
+    assert audit["partitions"] == [f"partitions/task_{name}_test.yaml" for name in ("quiz_mc", "quiz_gen")]
     assert audit["settings"]["benchmark_tasks"] == ["quiz_group"]
     assert audit["settings"]["task_groups"] == [["quiz_group", "quiz_mc test"], ["quiz_group", "quiz_gen test"]]
     per_task = [[f"timetravel_task_{name}_test", f"timetravel_task_{name}_test_completion",
@@ -233,6 +248,7 @@ def test_audit_tasks_with_a_control_split_runs_the_controlled_likelihood_modes(
     assert ("log-likelihood per byte, control (quiz_mc validation)",
             control.evidence.facts()[1][1]) == control.evidence.facts()[1]
     assert control.null == "the scores of quiz_mc test and of quiz_mc validation are exchangeable (the model saw both alike)"
+    assert ("control (kind, source)", "split validation") in control.evidence.facts()  # the card's control field
 
 
 @pytest.mark.parametrize(("tasks", "message"), [
@@ -250,3 +266,41 @@ def test_bad_tasks_are_one_line_naming_the_task_exit_2_nothing_written(
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("lm-eval-contam audit")]
     assert len(errors) == 1 and errors[0].startswith(f"lm-eval-contam audit: error: {message}")
     assert not out.exists()
+
+
+def test_audit_tasks_builds_each_subtask_once_and_renders_each_doc_once(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One TaskManager per audit; the partitions, the DCR sheets and the evaluation take each benchmark task as it was
+    built and each doc as it was rendered (issue 22, item 3)."""
+    import datasets
+    from lm_eval.tasks import TaskManager
+
+    from lm_eval_contam import benchmark_docs as rendering
+
+    managers, builds, renders = Counter[str](), Counter[str](), Counter[str]()
+    make_manager, load_dataset, render_doc = TaskManager.__init__, datasets.load_dataset, rendering.render_doc
+
+    def counting_manager(self: TaskManager, *args: Any, **kwargs: Any) -> None:
+        managers["made"] += 1
+        make_manager(self, *args, **kwargs)
+
+    def counting_load_dataset(*args: Any, **kwargs: Any) -> Any:
+        files = kwargs.get("data_files") or {}
+        if str(task_dir.parent / "data") in str(files):  # a quiz task is built: lm-eval loads its dataset
+            builds["quiz_mc" if "validation" in files else "quiz_gen"] += 1  # only quiz_mc has a validation split
+        return load_dataset(*args, **kwargs)
+
+    def counting_render_doc(name: str, *args: Any) -> Any:
+        renders[name] += 1
+        return render_doc(name, *args)
+
+    monkeypatch.setattr(TaskManager, "__init__", counting_manager)
+    monkeypatch.setattr(datasets, "load_dataset", counting_load_dataset)
+    monkeypatch.setattr(rendering, "render_doc", counting_render_doc)
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    assert _audit(tmp_path, tiny_model_dir, task_dir, "--tasks", "quiz_group", "--limit", "2", "--no-report") == 0
+    assert managers == {"made": 1}
+    assert builds == {"quiz_mc": 1, "quiz_gen": 1}
+    assert renders == {"quiz_mc": len(SUBJECTS), "quiz_gen": len(SUBJECTS)}
+    results = json.loads(sorted((tmp_path / "runs" / "tiny").rglob("results_*.json"))[-1].read_text())
+    assert {"quiz_mc", "quiz_gen"} <= set(results["results"]) and "quiz_group" in results["group_subtasks"]

@@ -16,7 +16,7 @@ from pathlib import Path
 from dataclasses import replace
 from typing import get_args
 
-from lm_eval_contam.audit import AuditSettings
+from lm_eval_contam.audit import AuditSettings, LoadedBenchmarks
 from lm_eval_contam.dcq.configs import ANSWER_MODES as DCQ_MODES
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import TaskType
@@ -69,6 +69,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", help="e.g. cuda:0 or cpu (default: lm-eval's choice)")
     parser.add_argument("--no-chat-template", action="store_true",
                         help="send prompts as plain text (default: apply the model's chat template when it has one)")
+    parser.add_argument("--benchmark-chat-template", action="store_true",
+                        help="score the benchmark tasks (--tasks, a DCR sheet's) with the chat template too (default: "
+                             "as lm_eval does without --apply_chat_template, so the score is the one you report)")
     parser.add_argument("--include_path", action="append", default=[], help="extra task directory (repeatable)")
     parser.add_argument("--limit", type=int, help="lm-eval's --limit (smoke runs only: statistics need every instance)")
     parser.add_argument("--no-likelihood", action="store_true",
@@ -78,10 +81,11 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace) -> AuditSettings:
+    from lm_eval_contam.input_checks import name_list
     from lm_eval_contam.partitions import sample_partitions
 
-    partitions = tuple(p.strip() for p in args.partitions.split(",") if p.strip()) if args.partitions else tuple(
-        partition.name for partition in sample_partitions())
+    listed = name_list(args.partitions, "--partitions")
+    partitions = listed if listed is not None else tuple(partition.name for partition in sample_partitions())
     batch_size = int(args.batch_size) if str(args.batch_size).isdigit() else args.batch_size
     return AuditSettings(
         partitions=partitions,
@@ -93,17 +97,49 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
         apply_chat_template=False if args.no_chat_template else None,
         include_path=tuple(args.include_path),
         limit=args.limit,
+        benchmark_chat_template=args.benchmark_chat_template,
         skip_methods=("likelihood",) if args.no_likelihood else (),
     )
 
 
+def check_args(args: argparse.Namespace, label: str) -> dict:
+    """Every check that needs nothing written, in the order a user would fix them; the audit's identity."""
+    from lm_eval_contam.audit_identity import check_same_audit
+    from lm_eval_contam.default_model import default_model_path
+    from lm_eval_contam.generation import ModelSpec
+    from lm_eval_contam.input_checks import (check_control_flags, check_include_paths, check_label, check_limit,
+                                             check_output_dir, name_list)
+
+    tasks = name_list(args.tasks, "--tasks")
+    partitions = name_list(args.partitions, "--partitions")
+    check_label(label)
+    check_limit(args.limit)
+    check_output_dir(args.output_path)
+    check_include_paths(args.include_path)
+    check_control_flags(control_split=args.control_split, control_data=args.control_data, tasks=tasks is not None,
+                        data=args.data is not None)
+    spec = ModelSpec.parse(args.model or str(default_model_path()))
+    spec.check()
+    own = {flag: getattr(args, flag) for flag in ("data", "split", "name", "text_field", "second_field", "label_field",
+                                                  "label_names", "task_type", "hf_name")}
+    identity = {"partitions": list(partitions) if partitions is not None else None,
+                "tasks": list(tasks) if tasks is not None else None,
+                "data": own if args.data is not None else None,
+                "control_split": args.control_split, "control_data": args.control_data,
+                "dcr_sheet": args.dcr_sheet, "dcq_mode": args.dcq_mode, "likelihood": not args.no_likelihood,
+                "limit": args.limit}
+    check_same_audit(args.output_path, identity, label, spec.backend, spec.model_args)
+    return identity
+
+
 def audit_one(model: str | None, label: str, out: Path, settings: AuditSettings, *,
-              judge_model: str | None = None) -> None:
-    """Audit one model, then (with ``judge_model``) run Judge B over its Time Travel samples."""
+              judge_model: str | None = None, loaded: LoadedBenchmarks | None = None) -> None:
+    """Audit one model, then (with ``judge_model``) run Judge B over its Time Travel samples; ``loaded``: the
+    ``--tasks`` benchmarks :func:`task_settings` built (used as they are)."""
     from lm_eval_contam.audit import run_model
     from lm_eval_contam.timetravel.judge_b import judge_output_path
 
-    run = run_model(model, label, out, settings)
+    run = run_model(model, label, out, settings, loaded)
     print(f"audited {label} in {run.seconds} s -> {out / run.run_dir}")
     if settings.limit is not None:
         print(f"caveat: --limit {settings.limit} audits lm-eval's first instances, not each method's sample: a smoke "
@@ -148,19 +184,24 @@ def own_data_card(args: argparse.Namespace) -> Path:
 
 
 def _main(args: argparse.Namespace) -> int:
+    from lm_eval_contam.audit_identity import record_identity
+
     label = args.label or default_label(args.model)
+    identity = check_args(args, label)
     settings = replace(settings_from_args(args), dcq_generator=args.dcq_generator)
-    if args.tasks:
-        settings = task_settings(args, settings)
+    loaded = None
+    if args.tasks is not None:
+        settings, loaded = task_settings(args, settings)
     if args.data:
         card = own_data_card(args)
         print(f"partition card: {card}")
         listed = settings.partitions if args.partitions else ()
         settings = replace(settings, partitions=(*listed, str(card)))
-    audit_one(args.model, label, args.output_path, settings, judge_model=args.judge_model)
+    audit_one(args.model, label, args.output_path, settings, judge_model=args.judge_model, loaded=loaded)
+    record_identity(args.output_path, identity)
     if not args.no_report:
         write_report(args.output_path)
-    if args.tasks:
+    if args.tasks is not None:
         from lm_eval_contam.audit import group_summaries
 
         for summary in group_summaries(args.output_path):
@@ -168,18 +209,20 @@ def _main(args: argparse.Namespace) -> int:
     return 0
 
 
-def task_settings(args: argparse.Namespace, settings: AuditSettings) -> AuditSettings:
-    """The audit of ``--tasks``: every (sub)task's derived partition card (written under the audit directory)."""
+def task_settings(args: argparse.Namespace, settings: AuditSettings) -> tuple[AuditSettings, LoadedBenchmarks]:
+    """The audit of ``--tasks``: every (sub)task's derived partition card (written under the audit directory), and
+    the benchmarks as they were built and rendered, for the rest of the audit."""
     from lm_eval_contam.audit import task_partitions
+    from lm_eval_contam.input_checks import name_list
     from lm_eval_contam.task_partitions import TaskControl
 
     if args.data:
         raise ContamError("give --tasks or --data, not both (each takes its own --control-split)", field="--tasks")
-    names = [name.strip() for name in args.tasks.split(",") if name.strip()]
+    names = list(name_list(args.tasks, "--tasks") or ())
     derived = task_partitions(names, args.include_path, args.output_path,
                               TaskControl(split=args.control_split, data=args.control_data))
     for card in derived.cards:
         print(f"partition card: {card}")
     listed = settings.partitions if args.partitions else ()
     return replace(settings, partitions=(*listed, *derived.cards), benchmark_tasks=tuple(dict.fromkeys(names)),
-                   task_groups=derived.groups)
+                   task_groups=derived.groups), derived.loaded

@@ -70,13 +70,12 @@ def from_task(args: argparse.Namespace) -> QuizTarget:
     """Everything from the DCQ task's own config, as the task will read it."""
     from lm_eval_contam.dcq.task import DCQSettings
     from lm_eval_contam.harness import task_manager
+    from lm_eval_contam.lm_eval_compat import built_tasks
 
     manager = task_manager(tuple(args.include_path))
     if args.task not in manager.all_subtasks:
         raise ContamError("no such lm-eval task", field="--task", source=args.task)
-    from lm_eval.tasks import get_task_dict
-
-    task = get_task_dict([args.task], manager)[args.task]
+    task = built_tasks(manager, [args.task])[args.task]
     settings = DCQSettings.from_metadata(task.config.metadata, task.config.test_split)
     rows = list(task.dataset[task.config.test_split])
     return QuizTarget(settings.partition, rows, args.num_instances or settings.num_instances,
@@ -104,7 +103,10 @@ def from_dataset(args: argparse.Namespace) -> QuizTarget:
         partition = dataset_from_task_metadata(metadata).partition(args.split)
     else:
         partition = Partition.parse(f"{args.dataset}:{args.split}")
-    return QuizTarget(partition, partition.rows(), args.num_instances or DEFAULT_NUM_INSTANCES,
+    rows = partition.rows()
+    if not rows:  # docs/cli.md: an empty partition is an error (exit 2), not an empty quiz
+        raise ContamError("no rows: the partition is empty", source=args.dataset, field="--dataset")
+    return QuizTarget(partition, rows, args.num_instances or DEFAULT_NUM_INSTANCES,
                       0 if args.seed is None else args.seed, args.out or default_options_path())
 
 

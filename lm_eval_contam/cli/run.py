@@ -56,6 +56,22 @@ def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook) -> Callab
     return wrapped
 
 
+def parse_run_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """lm-eval's flags, with a malformed JSON value or a wrongly typed metadata key as one ContamError."""
+    from lm_eval_contam.errors import ContamError
+    from lm_eval_contam.input_checks import check_run_metadata
+
+    try:
+        args = parser.parse_args(argv)
+    except ValueError as error:  # lm-eval's JSON-or-key=value flags raise it on a malformed value
+        flag = next((flag for flag, value in zip(argv, argv[1:]) if flag.startswith("--") and value
+                     and value in str(error)), "arguments")
+        why = " ".join(str(error).split()).rstrip(".")
+        raise ContamError(f"{why}; expected a JSON object or key=value pairs", field=flag) from None
+    check_run_metadata(getattr(args, "metadata", None))
+    return args
+
+
 def run_lm_eval(argv: Sequence[str], hook: ResultsHook = post_process) -> int:
     """Parse ``argv`` as ``lm_eval run`` flags and run it with our include path and hook."""
     import lm_eval
@@ -67,7 +83,7 @@ def run_lm_eval(argv: Sequence[str], hook: ResultsHook = post_process) -> int:
         print("lm-eval-contam run: lm_eval run with the lm-eval-contam task directory on --include_path.\n")
         parser.print_help()
         return 0 if argv else 2
-    args = parser.parse_args(list(argv))
+    args = parse_run_args(parser, list(argv))
     args.include_path = include_paths(getattr(args, "include_path", None))
     setup_logging()
     original = lm_eval.__dict__.get("simple_evaluate")

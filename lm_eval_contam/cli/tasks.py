@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from lm_eval_contam import task_dir
+from lm_eval_contam.harness import task_manager
 from lm_eval_contam.lm_eval_compat import task_index
 
 
@@ -42,24 +43,22 @@ def _dataset_of(cfg: dict) -> str:
 
 def task_rows(pattern: str = "") -> list[TaskRow]:
     """One row per task, group and tag under :func:`task_dir`, sorted by kind then name."""
-    from lm_eval.tasks import TaskManager
-    from lm_eval.tasks._index import Kind
-
-    manager = TaskManager(include_path=str(task_dir()), include_defaults=False)
+    manager = task_manager()  # the project's task directory only
+    subtasks, groups, tags = set(manager.all_subtasks), set(manager.all_groups), set(manager.all_tags)
     rows = []
     for name, entry in task_index(manager).items():
         if pattern not in name:
             continue
         cfg = entry.cfg or {}
-        if entry.kind in (Kind.TASK, Kind.PY_TASK):
+        if name in subtasks:
             rows.append(
                 TaskRow(name, "task", _dataset_of(cfg), str(cfg.get("output_type", "")), ",".join(sorted(entry.tags)))
             )
-        elif entry.kind == Kind.GROUP:
+        elif name in groups:
             members = cfg.get("task") or []
             count = len(members) if isinstance(members, list) else 1
             rows.append(TaskRow(name, "group", f"{count} tasks", "", ",".join(sorted(entry.tags))))
-        elif entry.kind == Kind.TAG:
+        elif name in tags:
             rows.append(TaskRow(name, "tag", "", "", ""))
     order = {"group": 0, "tag": 1, "task": 2}
     return sorted(rows, key=lambda row: (order[row.kind], row.name))

@@ -19,7 +19,7 @@ from lm_eval_contam.dcq.instances import QuizInstance, instance_key, label_line,
 from lm_eval_contam.dcq.perturb import offline_proposer
 from lm_eval_contam.dcq.proposal import NUM_OPTIONS, Proposal, Proposer
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.jsonl import read_jsonl_objects
+from lm_eval_contam.jsonl import read_jsonl_objects, write_jsonl
 from lm_eval_contam.registry import QUIZ_LEFT_OUT_KEY, QuizSample
 from lm_eval_contam.text import normalize_whitespace
 
@@ -273,16 +273,8 @@ def read_options(path: str | Path, *, max_length_change: float = DEFAULT_MAX_LEN
     return entries
 
 
-def _write_jsonl(path: str | Path, records: Iterable[OptionsEntry | OptionsFailure], mode: str) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open(mode, encoding="utf-8") as handle:
-        for record in records:
-            handle.write(json.dumps(asdict(record), ensure_ascii=False) + "\n")
-
-
 def append_options(path: str | Path, entries: Iterable[OptionsEntry]) -> None:
-    _write_jsonl(path, entries, "a")
+    write_jsonl(Path(path), (asdict(entry) for entry in entries), append=True)
 
 
 def record_failures(options_path: str | Path, failures: Iterable[OptionsFailure]) -> Path:
@@ -293,7 +285,7 @@ def record_failures(options_path: str | Path, failures: Iterable[OptionsFailure]
     merged = {**read_failures(options_path), **{failure.key: failure for failure in failures}}
     target = failures_path(options_path)
     staged = target.with_name(target.name + ".tmp")
-    _write_jsonl(staged, merged.values(), "w")
+    write_jsonl(staged, (asdict(failure) for failure in merged.values()))
     staged.replace(target)
     return target
 

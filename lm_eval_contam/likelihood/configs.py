@@ -2,9 +2,10 @@
 
 ``likelihood_<dataset>_<split>`` (partition vs control), ``..._lift`` (Time Travel's
 guided-vs-general contrast as log-likelihoods) and ``..._options`` (DCQ's options as
-log-likelihoods). The control of a registered partition is its sibling split (train
-vs test or validation): the papers' datasets and the shipped samples split one
-collection at random, so a model that saw neither scores both alike.
+log-likelihoods). A partition's control is its card's ``control`` field
+(:class:`~lm_eval_contam.partitions.Control`); a registered partition's is its sibling
+split (train vs test or validation), stated in the registry. Every YAML names the
+control's kind and source (``control_kind``, ``control_source``) for the verdicts.
 ``scripts/generate_task_configs.py`` writes them under ``task_configs/likelihood/``;
 the shipped sample partitions go to ``samples/`` (tag ``likelihood_samples``).
 """
@@ -16,7 +17,7 @@ import json
 from lm_eval_contam.dcq.configs import sample_options_file
 from lm_eval_contam.datafiles import data_lines
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.partitions import SAMPLES_DIR, Partition, registered_partitions
+from lm_eval_contam.partitions import SAMPLES_DIR, Control, Partition, registered_partitions
 
 METHOD = "likelihood"
 # mode -> task-name variant
@@ -28,41 +29,40 @@ def task_name(partition: Partition, mode: str) -> str:
     return partition.task_name(METHOD, VARIANTS[mode])
 
 
-def sibling_split(partition: Partition) -> str:
-    """The registered dataset's other audited split: the default control."""
-    others = [split for split in partition.dataset.splits if split != partition.split]
-    if len(others) != 1:
-        raise ContamError(f"{partition.dataset.display_name} has {len(others)} other splits; name the control",
-                          field="control")
-    return others[0]
-
-
 def task_names(partition: Partition) -> list[str]:
-    """The likelihood tasks auditing a partition (:func:`controlled_modes`; control: its sibling split)."""
+    """The likelihood tasks auditing a partition (:func:`controlled_modes`)."""
     return [task_name(partition, mode) for mode in controlled_modes(partition)]
 
 
 def controlled_modes(partition: Partition) -> list[str]:
-    """The modes a partition can run: all three with a control (exactly one sibling split), else the lift mode only.
+    """The modes a partition can run: all three when its card (or the registry) names a control, else the lift mode.
 
     The lift mode's reference is built from the partition itself (other instances' second pieces); the control and
     options modes compare against a control partition, and without one they are not tested (their verdicts say
     so: :mod:`lm_eval_contam.likelihood.verdicts`).
     """
-    return list(VARIANTS) if len(partition.dataset.splits) == 2 else ["lift"]
+    return list(VARIANTS) if partition.control.kind != "none" else ["lift"]
 
 
 def render_task_config(partition: Partition, mode: str, *, control: str | None = None, include: str | None = None,
                        options_path: str | None = None, num_instances: int | None = None) -> str:
-    """One task YAML; ``control`` a split of the same dataset or ``<dataset>:<split>`` (default: the sibling split);
-    ``include`` the template's path (default: relative, for the shipped task directory)."""
+    """One task YAML; ``control`` a split of the same dataset or ``<dataset>:<split>`` (default: the partition's
+    control, :attr:`~lm_eval_contam.partitions.Partition.control`); ``include`` the template's path (default:
+    relative, for the shipped task directory)."""
     if mode not in VARIANTS:
         raise ContamError(f"{mode!r} is not one of {', '.join(VARIANTS)}", field="mode")
     sample = partition.dataset.hf_path is None
     family = "likelihood_samples" if sample else "likelihood"
     metadata = {"version": 1.0, "method": METHOD, **partition.dataset.task_metadata(), "mode": mode}
+    named = Control("split", control, control) if control else partition.control
     if mode != "lift":
-        metadata["control"] = control or sibling_split(partition)
+        if named.kind == "none":
+            raise ContamError(f"{partition.label} has no control (its card's `control` field): mode {mode!r} needs one",
+                              field="control")
+        metadata["control"] = named.split
+    metadata["control_kind"] = named.kind  # the verdicts name the control's kind and source
+    if named.source is not None:
+        metadata["control_source"] = named.source
     if num_instances is not None:
         metadata["num_instances"] = num_instances
     metadata["seed"] = 0

@@ -6,7 +6,7 @@
 * :func:`lift_test`: one-sided paired sign-flip test of own lift minus other lift
   (H0: within each instance, the dataset name's lift of its own second piece and of
   another instance's second piece are exchangeable; H1: its own is lifted more);
-  the sign-flip test of :mod:`lm_eval_contam.timetravel.stats`.
+  the sign-flip test of :mod:`lm_eval_contam.stats` (Time Travel's too).
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from scipy import stats
 
 from lm_eval_contam.likelihood.docs import CONTROL, PARTITION
 from lm_eval_contam.seeding import rng_for
-from lm_eval_contam.stats import TestResult, finite_scores
-from lm_eval_contam.timetravel.stats import PermutationResult, permutation_test
+from lm_eval_contam.stats import PermutationResult, TestResult, finite_scores, permutation_test
 
 # Group relabellings are enumerated exactly up to this many, else sampled.
 EXACT_LIMIT = 100_000

@@ -6,11 +6,14 @@ them (``lm_eval_contam.report.methods.likelihood``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any, get_args
 
+from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import number, p_equals, pvalue
 from lm_eval_contam.likelihood.docs import control_partition
-from lm_eval_contam.partitions import Partition
+from lm_eval_contam.partitions import Control, ControlKind, Partition
 from lm_eval_contam.rundir import ModelRun
 from lm_eval_contam.stats import ALPHA, sign_flip_caveats
 from lm_eval_contam.verdict import Verdict
@@ -31,6 +34,7 @@ class ComparisonEvidence:
     reference: str  # e.g. "control (Toy News test)"
     pvalue: float
     uncontrolled_pvalue: float | None = None  # the lift mode's own lift against 0, shown for comparison only
+    control: str | None = None  # the control's kind and source (Control.describe), for the modes that have one
 
     def facts(self) -> list[tuple[str, str]]:
         facts = [(f"{self.score}, partition", number(self.partition_mean)),
@@ -40,6 +44,8 @@ class ComparisonEvidence:
         if self.uncontrolled_pvalue is not None:
             facts.append(("uncontrolled p (own lift > 0; also fires on a familiar dataset's unseen split)",
                           pvalue(self.uncontrolled_pvalue)))
+        if self.control is not None:
+            facts.append(("control (kind, source)", self.control))
         return facts
 
     def summary(self) -> str:
@@ -48,14 +54,14 @@ class ComparisonEvidence:
 
 def _comparison(model: ModelRun, task: str, common: dict, *, method: str, title: str, score: str, prefix: str,
                 reference: str, null: str, rule: str, uncontrolled: str | None = None,
-                caveats: tuple[str, ...] = ()) -> Verdict:
+                caveats: tuple[str, ...] = (), control: str | None = None) -> Verdict:
     """One verdict from the task's ``<prefix>_partition``, ``<prefix>_reference`` and ``<prefix>_pvalue`` metrics."""
     names = METRIC_NAMES.get(prefix, {})
     partition_mean = model.number(task, names.get("partition", f"{prefix}_partition"))
     reference_mean = model.number(task, names.get("reference", f"{prefix}_control"))
     p = model.number(task, f"{prefix}_pvalue")
     evidence = ComparisonEvidence(score, partition_mean, reference_mean, reference, p,
-                                  model.number(task, uncontrolled) if uncontrolled else None)
+                                  model.number(task, uncontrolled) if uncontrolled else None, control)
     return Verdict(method=method, title=title, flagged=p <= ALPHA, statistic=partition_mean - reference_mean, pvalue=p,
                    null=null, rule=rule, evidence=evidence, caveats=caveats, **common)
 
@@ -94,10 +100,23 @@ def not_tested(common: dict, partition: Partition) -> list[Verdict]:
                  "original minus mean perturbation, log-likelihood per byte", "options"))]
 
 
+def task_control(metadata: Mapping[str, Any]) -> Control:
+    """The control a likelihood task's YAML names (``control_kind``, ``control_source``, ``control``)."""
+    kind = str(metadata.get("control_kind") or "none")
+    if kind not in get_args(ControlKind):
+        raise ContamError(f"{kind!r} is not one of {', '.join(get_args(ControlKind))}",
+                          source=metadata.get("config_source"), field="control_kind")
+    if kind == "none":
+        return Control()
+    split = str(metadata.get("control") or metadata.get("control_source") or "")
+    return Control(kind, str(metadata.get("control_source") or split), split)
+
+
 def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
     metadata = model.metadata(task)
     partition = Partition.from_task_metadata(metadata, str(model.config(task).get("test_split")))
     mode = str(metadata.get("mode", "control"))
+    named = task_control(metadata)
     common = {"model": model.label, "partition": partition.label, "family": FAMILY, "task": task,
               "n": model.n_instances(task), "confidence_interval": None, "variant": mode}
     if mode == "lift":
@@ -109,7 +128,7 @@ def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
                   "another instance's second piece alike (paired differences symmetric about 0)"),
             rule=f"flagged when the one-sided sign-flip p <= {ALPHA}", uncontrolled="lift_own_pvalue",
             caveats=sign_flip_caveats(common["n"]))
-        return [lift, *(not_tested(common, partition) if len(partition.dataset.splits) != 2 else [])]
+        return [lift, *(not_tested(common, partition) if named.kind == "none" else [])]
     control = control_partition(partition, str(metadata.get("control") or "")).label
     reference = f"control ({control})"
     if mode == "options":
@@ -117,16 +136,17 @@ def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
             model, task, common, method="likelihood_options", title="DCQ options, likelihood (ours)",
             score="original minus mean perturbation, log-likelihood per byte", prefix="gap", reference=reference,
             null=(f"the original-over-perturbations gaps of {partition.label} and of {control} are exchangeable "
-                  "(the naturalness gap unseen text shows, no more)"), rule=TWO_SAMPLE_RULE)]
+                  "(the naturalness gap unseen text shows, no more)"), rule=TWO_SAMPLE_RULE,
+            control=named.describe())]
     null = f"the scores of {partition.label} and of {control} are exchangeable (the model saw both alike)"
     return [
         _comparison(model, task, common, method="likelihood_control", title="Likelihood vs control (ours)",
                     score="log-likelihood per byte", prefix="per_byte", reference=reference, null=null,
-                    rule=TWO_SAMPLE_RULE),
+                    rule=TWO_SAMPLE_RULE, control=named.describe()),
         _comparison(model, task, common, method="likelihood_control_zlib",
                     title="Likelihood vs control, zlib-normalised (ours)",
                     score="log-likelihood per zlib byte", prefix="zlib", reference=reference, null=null,
-                    rule=TWO_SAMPLE_RULE),
+                    rule=TWO_SAMPLE_RULE, control=named.describe()),
     ]
 
 

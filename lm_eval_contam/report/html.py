@@ -178,6 +178,17 @@ def _sections(report: Report) -> Sequence[str]:
             "never-seen partitions (95 % Clopper–Pearson interval).</p>" + tests_section(report))
 
 
+def benchmark_section(report: Report) -> str:
+    """Each benchmark's own score and its DCR-adjusted one, on the first screen beside the verdicts."""
+    scores = layout.benchmark_scores(report.models)
+    if not scores:
+        return ""
+    return ('<h2 id="benchmarks">Benchmark scores</h2>'
+            + table(("model", "task", "metric", "score", "adjusted (DCR)", "scored with"),
+                    ((s.model, s.task, s.metric, f"{s.score:.4f}", layout.adjusted_text(s), s.scored_with)
+                     for s in scores)))
+
+
 def render_html(report: Report) -> str:
     flagged = sum(row.flagged is True for row in report.partitions)
     partitions = len({v.partition for v in layout.decided(report.verdicts)})
@@ -188,6 +199,7 @@ def render_html(report: Report) -> str:
         f"<h1>Contamination report</h1>"
         f'<p class="meta">{e(str(report.source))} · {len(report.models)} model(s) · {partitions} partition(s) · '
         f"{flagged} model × partition pair(s) contaminated by the per-partition verdict · lm-eval-contam {e(__version__)}</p>"
+        + benchmark_section(report)
         + "".join(_sections(report))
         + f"<h2>Models</h2>{models_table(report)}"
         + (f'<h2 id="details">Details</h2>{details(report)}' if report.verdicts else "")

@@ -6,8 +6,9 @@ Everything here returns unescaped text; each renderer escapes for its format.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from lm_eval_contam.detection_rates import measured_detection
 from lm_eval_contam.formatting import p_equals, pvalue
@@ -288,3 +289,62 @@ def model_description(injection: dict | None) -> str:
         f"contaminant share {share:.0%}" if isinstance(share, (int, float)) else "",
     ) if part)
     return "injected: " + "; ".join(sources) + (f" — {strength}" if strength else "")
+
+
+@dataclass(frozen=True)
+class BenchmarkScore:
+    """A benchmark's own metric in an audit, its DCR-adjusted score and interval, and how it was scored."""
+
+    model: str
+    task: str
+    metric: str  # "<metric>,<filter>" as lm-eval keys it
+    score: float
+    adjusted: float | None
+    ci_low: float | None
+    ci_high: float | None
+    scored_with: str
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def scoring_text(scoring: Mapping[str, Any] | None, task: str) -> str:
+    """The settings that change a benchmark's score, as the audit recorded them (``benchmark_scoring``)."""
+    if not scoring:
+        return "not recorded"
+    shots = (scoring.get("num_fewshot") or {}).get(task)
+    parts = ["chat template" if scoring.get("apply_chat_template") else "no chat template",
+             f"{shots}-shot" if shots is not None else "the task's fewshot",
+             f"--limit {scoring['limit']}" if scoring.get("limit") else "every doc"]
+    return ", ".join(parts)
+
+
+def benchmark_scores(models: Sequence[Any]) -> list[BenchmarkScore]:
+    """Every task's metric that has ``<metric>_adj`` beside it, per model: the scores the first screen shows."""
+    found = []
+    for model in models:
+        scoring = model.results.get("benchmark_scoring")
+        for task, row in sorted((model.results.get("results") or {}).items()):
+            for key, value in row.items():
+                name, _, filtered = key.partition(",")
+                if not name.endswith("_adj") or _number(value) is None:
+                    continue
+                metric = name.removesuffix("_adj")
+                score = _number(row.get(f"{metric},{filtered}"))
+                if score is None:
+                    continue
+                found.append(BenchmarkScore(
+                    model.label, task, f"{metric},{filtered}", score, _number(value),
+                    _number(row.get(f"{name}_ci_low,{filtered}")), _number(row.get(f"{name}_ci_high,{filtered}")),
+                    scoring_text(scoring, task)))
+    return found
+
+
+def adjusted_text(score: BenchmarkScore) -> str:
+    """``0.2143 (95 % CI 0.10–0.35)``, or the point alone when the run has no interval."""
+    if score.adjusted is None:
+        return "—"
+    if score.ci_low is None or score.ci_high is None:
+        return f"{score.adjusted:.4f}"
+    return f"{score.adjusted:.4f} (95 % CI {score.ci_low:.4f}–{score.ci_high:.4f})"

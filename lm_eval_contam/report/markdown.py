@@ -76,9 +76,21 @@ def details(report: Report) -> list[str]:
     return lines
 
 
+def benchmark_section(report: Report) -> list[str]:
+    """Each benchmark's own score and its DCR-adjusted one, on the first screen beside the verdicts."""
+    scores = layout.benchmark_scores(report.models)
+    if not scores:
+        return []
+    return ["## Benchmark scores", "",
+            *table(["model", "task", "metric", "score", "adjusted (DCR)", "scored with"],
+                   [[md(s.model), md(s.task), md(s.metric), f"{s.score:.4f}", md(layout.adjusted_text(s)),
+                     md(s.scored_with)] for s in scores])]
+
+
 def render_markdown(report: Report) -> str:
     lines = ["# Contamination report", "",
              f"{md(report.source)} · {len(report.models)} model(s) · lm-eval-contam {__version__}", ""]
+    lines += benchmark_section(report)
     if layout.decided(report.verdicts):
         lines += ["## Evidence per partition and test", "", *evidence_matrix(report)]
         lines += ["## One line per cell", "", *cell_table(report)]

@@ -13,7 +13,8 @@ from lm_eval_contam.timetravel.judge import (
 )
 from lm_eval_contam.timetravel.prompts import render_judge_prompt, render_prompt
 from lm_eval_contam.timetravel.split import split_text
-from lm_eval_contam.timetravel.stats import BootstrapResult, PermutationResult, bootstrap_test, permutation_test
+from lm_eval_contam.stats import PermutationResult, permutation_test
+from lm_eval_contam.timetravel.stats import BootstrapResult, bootstrap_test
 
 __all__ = [
     "BootstrapResult",

@@ -30,7 +30,8 @@ from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.text import rouge_l_f
 from lm_eval_contam.timetravel.instances import DEFAULT_NUM_INSTANCES, sample_docs
 from lm_eval_contam.timetravel.judge import PartitionVerdict, classify_match, partition_verdict
-from lm_eval_contam.timetravel.stats import BootstrapResult, PermutationResult, bootstrap_test, permutation_test
+from lm_eval_contam.stats import PermutationResult, permutation_test
+from lm_eval_contam.timetravel.stats import BootstrapResult, bootstrap_test
 
 # Metrics aggregated from the per-doc record (the rest are means of per-doc ROUGE-L).
 PARTITION_METRICS = ("alg1_pvalue", "alg1_contaminated", "alg1_permutation_pvalue", "exact_matches", "near_exact_matches", "alg2_contaminated")

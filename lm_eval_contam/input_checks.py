@@ -1,0 +1,139 @@
+"""Checks of command-line input that need nothing loaded or written: each bad value is one :class:`ContamError`.
+
+The audit (and ``run``) call these before the first file is written, so a typo never leaves a half-made audit
+directory behind. Each message names the flag (the field), the value and what is expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lm_eval_contam.errors import ContamError
+
+
+def name_list(text: str | None, flag: str) -> tuple[str, ...] | None:
+    """The comma-separated names of ``flag``; None when the flag was not given.
+
+    An empty value is refused: ``--tasks ""`` would otherwise fall back to the defaults (the shipped toy partitions)
+    and audit something the user never asked for.
+    """
+    if text is None:
+        return None
+    names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    if not names:
+        raise ContamError(f"got {text!r}; expected one or more comma-separated names", field=flag)
+    return names
+
+
+def check_label(label: str) -> None:
+    """A model's label names its folder under ``runs/``: one plain folder name."""
+    if not label or "/" in label or label.startswith("."):
+        raise ContamError(f"got {label!r}; expected a plain folder name", field="--label")
+
+
+def check_limit(limit: int | None) -> None:
+    """lm-eval's ``--limit`` takes the first N docs of each task; 0 or less would audit nothing."""
+    if limit is not None and limit < 1:
+        raise ContamError(f"got {limit}; expected a whole number of docs per task >= 1 (or leave it out)",
+                          field="--limit")
+
+
+def check_output_dir(path: Path) -> None:
+    """The audit directory is a folder (new or existing), never an existing file."""
+    if path.exists() and not path.is_dir():
+        raise ContamError("exists and is not a directory; expected an audit directory (new or existing)",
+                          source=str(path), field="--output_path")
+
+
+def check_include_paths(paths: Sequence[str]) -> None:
+    """Every ``--include_path`` is an existing directory (lm-eval would skip a missing one without a word)."""
+    for path in paths:
+        if not Path(path).is_dir():
+            raise ContamError("no such directory; expected a folder of lm-eval task YAMLs", source=str(path),
+                              field="--include_path")
+
+
+def check_control_flags(*, control_split: str | None, control_data: str | None, tasks: bool, data: bool) -> None:
+    """A control belongs to ``--tasks`` or ``--data``; a registered partition's control is its own sibling split."""
+    given = "--control-split" if control_split is not None else "--control-data" if control_data is not None else None
+    if given and not (tasks or data):
+        raise ContamError("a control goes with --tasks or --data; a --partitions partition's control is its "
+                          "registered sibling split, so this flag would be ignored", field=given)
+
+
+# Run-metadata keys the project's tasks read, with the type each must have (lm-eval merges --metadata into every
+# task's metadata; a wrong type would fail deep inside a task, or, for a bool, silently count as true).
+METADATA_TYPES: dict[str, tuple[type, str]] = {
+    "seed": (int, "a whole number"),
+    "num_instances": (int, "a whole number >= 1"),
+    "dcr_adjust": (bool, "true or false (JSON booleans, not strings)"),
+}
+
+
+def check_run_metadata(metadata: Mapping[str, Any] | None) -> None:
+    """The keys of ``--metadata`` the project reads have the type each needs."""
+    for key, (kind, expected) in METADATA_TYPES.items():
+        if not metadata or key not in metadata:
+            continue
+        value = metadata[key]
+        wrong_kind = not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+        if wrong_kind or (key == "num_instances" and value < 1):
+            raise ContamError(f"{key!r} is {value!r}; expected {expected}", field="--metadata")
+
+
+def check_tasks_named_once(loaded: Mapping[str, Mapping[str, Any]]) -> None:
+    """No ``--tasks`` name is also a subtask of another name given: lm-eval refuses a task twice in one run."""
+    for name in loaded:
+        for group, subtasks in loaded.items():
+            if group != name and name in subtasks:
+                raise ContamError(f"is already a subtask of group {group!r}; give the group or the task, not both",
+                                  source=name, field="--tasks")
+
+
+class _TolerantLoader(yaml.SafeLoader):
+    """lm-eval task YAMLs use ``!function`` tags; their values do not matter for a syntax check."""
+
+
+_TolerantLoader.add_multi_constructor("!", lambda loader, suffix, node: None)
+
+
+def broken_task_yaml(name: str, include_path: Sequence[str]) -> str | None:
+    """Why a YAML under ``include_path`` that defines task/group ``name`` cannot be read, or None.
+
+    lm-eval's task index skips a YAML it cannot parse, so the task then looks unknown; this finds the YAML's own error.
+    """
+    needles = (f"task: {name}", f"group: {name}")
+    for folder in include_path:
+        for path in sorted(Path(folder).rglob("*.yaml")):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if path.stem != name and not any(line.strip() in needles for line in text.splitlines()):
+                continue
+            try:
+                yaml.load(text, Loader=_TolerantLoader)
+            except yaml.YAMLError as error:
+                return f"{path}: not valid YAML ({' '.join(str(error).split())})"
+    return None
+
+
+# A control sharing this share of its rows with the audited rows is the audited data: the likelihood modes compare
+# the two, so the difference is ~0 and the test can never flag.
+CONTROL_OVERLAP_LIMIT = 0.5
+
+
+def check_control_overlap(audited: Sequence[str], control: Sequence[str], *, source: str, field: str) -> float:
+    """The share of the control's texts that are also audited texts; refused at or above the limit."""
+    if not control:
+        return 0.0
+    seen = {" ".join(text.split()) for text in audited}
+    shared = sum(" ".join(text.split()) in seen for text in control)
+    share = shared / len(control)
+    if share >= CONTROL_OVERLAP_LIMIT:
+        raise ContamError(f"{shared} of the control's {len(control)} rows ({share:.0%}) are audited rows; expected a "
+                          f"control the model cannot have seen, sharing under {CONTROL_OVERLAP_LIMIT:.0%} of its rows "
+                          f"with the audited data (the same data can never differ from itself)",
+                          source=source, field=field)
+    return share

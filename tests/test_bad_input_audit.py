@@ -1,0 +1,279 @@
+"""Bad input to ``audit`` (and ``run``, ``dcq-options``): one line naming the input, the field and what is expected,
+exit 2, and nothing written (issue 23, items 1-3 and 8).
+
+Every case runs offline on local task YAMLs (tests/test_task_audit.py's) and the tiny model; each asserts the exact
+message, the exit status and that the folder it may write into is unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_task_audit import write_tasks
+
+from lm_eval_contam.cli import main
+
+
+@pytest.fixture(scope="module")
+def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tasks = write_tasks(tmp_path_factory.mktemp("bad_input_tasks"))
+    (tasks / "quiz_broken.yaml").write_text("task: quiz_broken\ndataset_path: json\ndoc_to_text: [unclosed\n")
+    return tasks
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _refused(capsys: pytest.CaptureFixture, argv: list[str], root: Path) -> str:
+    """Run the CLI: exit 2, one error line, no traceback, nothing under ``root`` created or changed; the line."""
+    before = _snapshot(root)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.startswith("lm-eval-contam ")]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert _snapshot(root) == before
+    return lines[0]
+
+
+def _audit(tiny_model_dir: Path, task_dir: Path, out: Path, *extra: str) -> list[str]:
+    return ["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path", str(task_dir),
+            "--output_path", str(out), *extra]
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ("{tmp}/missing_model", "cannot load model spec '{tmp}/missing_model': OSError: "),
+    ("hf:", "cannot load model spec 'hf:': OSError: "),
+    ("hf:pretrained", "cannot load model spec 'hf:pretrained': OSError: "),
+    ("vllm:pretrained=/m", "unknown lm-eval model backend 'vllm' (or its package is not installed) in model spec "
+                           "'vllm:pretrained=/m' (ModuleNotFoundError"),
+])
+def test_audit_refuses_a_bad_model_spec(tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch,
+                                        spec: str, expected: str) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    if spec.startswith("vllm"):
+        pytest.importorskip("torch")
+        try:
+            import vllm  # noqa: F401
+            pytest.skip("vllm is installed")
+        except ImportError:
+            pass
+    spec, expected = spec.format(tmp=tmp_path), expected.format(tmp=tmp_path)
+    line = _refused(capsys, ["audit", "--model", spec, "--label", "m", "--partitions", "toy_news:train",
+                             "--output_path", str(tmp_path / "audit")], tmp_path)
+    assert line.startswith(f"lm-eval-contam audit: error: field 'model': {expected}")
+    if not spec.startswith("vllm"):
+        assert line.endswith("; expected an HF model folder, a Hub id or <backend>:<key=value,...>")
+
+
+def test_audit_refuses_a_group_and_one_of_its_subtasks(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture) -> None:
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_group,quiz_mc"),
+                    tmp_path)
+    assert line == ("lm-eval-contam audit: error: quiz_mc: field '--tasks': is already a subtask of group "
+                    "'quiz_group'; give the group or the task, not both")
+
+
+@pytest.mark.parametrize("limit", ["0", "-1"])
+def test_audit_refuses_a_limit_below_one(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture, limit: str) -> None:
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_mc",
+                                   "--limit", limit), tmp_path)
+    assert line == (f"lm-eval-contam audit: error: field '--limit': got {limit}; expected a whole number of docs per "
+                    f"task >= 1 (or leave it out)")
+
+
+def test_audit_refuses_an_output_path_that_is_a_file(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "audit"
+    out.write_text("my notes\n")
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_mc"), tmp_path)
+    assert line == (f"lm-eval-contam audit: error: {out}: field '--output_path': exists and is not a directory; "
+                    f"expected an audit directory (new or existing)")
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--tasks", ""), ("--tasks", " , "), ("--partitions", "")])
+def test_audit_refuses_an_empty_list_instead_of_auditing_the_defaults(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture, flag: str,
+        value: str) -> None:
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", flag, value), tmp_path)
+    assert line == (f"lm-eval-contam audit: error: field '{flag}': got {value!r}; expected one or more "
+                    f"comma-separated names")
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--control-split", "validation"), ("--control-data", "fresh.jsonl")])
+def test_audit_refuses_a_control_with_only_partitions(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture, flag: str, value: str) -> None:
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--partitions", "toy_news:train",
+                                   flag, value), tmp_path)
+    assert line == (f"lm-eval-contam audit: error: field '{flag}': a control goes with --tasks or --data; a "
+                    f"--partitions partition's control is its registered sibling split, so this flag would be ignored")
+
+
+def test_audit_names_the_broken_yaml_of_a_task(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture) -> None:
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_broken"), tmp_path)
+    assert line.startswith(f"lm-eval-contam audit: error: quiz_broken: field '--tasks': "
+                           f"{task_dir / 'quiz_broken.yaml'}: not valid YAML (")
+
+
+def test_audit_refuses_a_missing_include_path(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture) -> None:
+    missing = tmp_path / "no_tasks_here"
+    line = _refused(capsys, _audit(tiny_model_dir, missing, tmp_path / "audit", "--tasks", "quiz_mc"), tmp_path)
+    assert line == (f"lm-eval-contam audit: error: {missing}: field '--include_path': no such directory; expected a "
+                    f"folder of lm-eval task YAMLs")
+
+
+def test_audit_refuses_a_card_whose_data_file_is_empty(tiny_model_dir: Path, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture) -> None:
+    (tmp_path / "empty.jsonl").write_text("")
+    card = tmp_path / "mine.yaml"
+    card.write_text("dataset_name: Mine\nsplit: test\ntext_field: text\ndata_files:\n  test: empty.jsonl\n")
+    out = tmp_path / "audit"
+    out.mkdir()
+    line = _refused(capsys, ["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--partitions", str(card),
+                             "--output_path", str(out)], tmp_path)
+    assert line == f"lm-eval-contam audit: error: {tmp_path / 'empty.jsonl'}: no rows: the partition is empty"
+
+
+@pytest.mark.parametrize(("metadata", "expected"), [
+    ('{"seed": "abc"}', "field '--metadata': 'seed' is 'abc'; expected a whole number"),
+    ('{"dcr_adjust": "false"}', "field '--metadata': 'dcr_adjust' is 'false'; expected true or false (JSON booleans, "
+                                "not strings)"),
+    ('{"seed": 1', "field '--metadata': Invalid JSON: {\"seed\": 1. Hint: Use double quotes for JSON strings; "
+                   "expected a JSON object or key=value pairs"),
+])
+def test_run_refuses_bad_metadata(tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+                                  metadata: str, expected: str) -> None:
+    line = _refused(capsys, ["run", "--model", "hf", "--model_args", f"pretrained={tiny_model_dir}", "--tasks",
+                             "timetravel_toy_news_train", "--output_path", str(tmp_path / "out"), "--metadata",
+                             metadata], tmp_path)
+    assert line == f"lm-eval-contam run: error: {expected}"
+
+
+def test_dcq_options_refuses_an_empty_jsonl(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    line = _refused(capsys, ["dcq-options", "--dataset", str(empty), "--split", "test", "--dataset-name", "Mine",
+                             "--columns", "text", "--generator", "offline", "--out", str(tmp_path / "options.jsonl")],
+                    tmp_path)
+    assert line == f"lm-eval-contam dcq-options: error: {empty}: field '--dataset': no rows: the partition is empty"
+
+
+def _latest_results(out: Path) -> dict:
+    return json.loads(sorted((out / "runs" / "tiny").rglob("results_*.json"))[-1].read_text())
+
+
+def test_benchmark_is_scored_as_plain_lm_eval_and_the_directory_belongs_to_one_audit(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    import lm_eval
+    from lm_eval.tasks import TaskManager
+
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    out = tmp_path / "audit"
+    argv = [*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_mc"), "--batch_size", "14", "--no-report"]
+    assert main(argv) == 0
+    audited = _latest_results(out)
+    # The tiny model has a chat template (the audit's prompts use it); the benchmark is scored as lm_eval scores it.
+    plain = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={tiny_model_dir}", tasks=["quiz_mc"],
+                                    task_manager=TaskManager(include_path=[str(task_dir)], include_defaults=False),
+                                    device="cpu", batch_size=14, log_samples=True)
+    assert audited["results"]["quiz_mc"]["acc,none"] == plain["results"]["quiz_mc"]["acc,none"]
+    # The same requests, prompt for prompt (an untrained model may score a chat-templated prompt alike).
+    logged = sorted((out / "runs" / "tiny").rglob("samples_quiz_mc_*.jsonl"))[-1].read_text().splitlines()
+    requests = {row["doc_id"]: [tuple(args.values()) for args in row["arguments"].values()]
+                for row in map(json.loads, logged)}
+    assert requests == {row["doc_id"]: [tuple(args) for args in row["arguments"]] for row in plain["samples"]["quiz_mc"]}
+    scoring = {"tasks": ["quiz_mc"], "model": "hf", "model_args": f"pretrained={tiny_model_dir}",
+               "apply_chat_template": False, "limit": None, "num_fewshot": {"quiz_mc": 0}}
+    assert audited["benchmark_scoring"] == scoring
+    audit = json.loads((out / "audit.json").read_text())
+    assert audit["models"][0]["benchmark_scoring"] == scoring
+    capsys.readouterr()
+
+    # Another audit into the same directory, or another model under the used label: refused, nothing written.
+    line = _refused(capsys, [*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_gen"), "--no-report"], tmp_path)
+    assert line == (f"lm-eval-contam audit: error: {out}: field '--output_path': holds another audit (tasks "
+                    f"['quiz_mc'] -> ['quiz_gen']); re-run its own command to resume it, or give a new --output_path")
+    line = _refused(capsys, [*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_mc", "--control-split",
+                                     "validation"), "--no-report"], tmp_path)
+    assert line.startswith(f"lm-eval-contam audit: error: {out}: field '--output_path': holds another audit "
+                           f"(control_split None -> 'validation')")
+    other = f"hf:pretrained={tiny_model_dir},dtype=float32"
+    line = _refused(capsys, ["audit", "--model", other, "--label", "tiny", "--include_path", str(task_dir),
+                             "--output_path", str(out), "--tasks", "quiz_mc", "--no-report"], tmp_path)
+    assert line == (f"lm-eval-contam audit: error: {out}: field '--label': label 'tiny' is model "
+                    f"hf:pretrained={tiny_model_dir} in this audit, not hf:pretrained={tiny_model_dir},dtype=float32; "
+                    f"give another --label")
+
+    # A copied directory is the same audit: the same command re-runs there with the original gone.
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    shutil.rmtree(out)
+    assert main([*_audit(tiny_model_dir, task_dir, copy, "--tasks", "quiz_mc"), "--batch_size", "14",
+                 "--no-report"]) == 0
+    assert _latest_results(copy)["results"]["quiz_mc"]["acc,none"] == audited["results"]["quiz_mc"]["acc,none"]
+    assert not out.exists()
+
+
+def test_the_reports_first_screen_shows_each_benchmarks_score_and_adjusted_score(tmp_path: Path) -> None:
+    from test_bad_input_cli import _run_dir
+
+    from lm_eval_contam.report import build_report
+    from lm_eval_contam.report.html import render_html
+    from lm_eval_contam.report.markdown import render_markdown
+
+    run = _run_dir(tmp_path)
+    results_file = next(run.glob("results_*.json"))
+    results = json.loads(results_file.read_text())
+    row = results["results"]["contam_toy_sentiment"]
+    results["benchmark_scoring"] = {"tasks": ["contam_toy_sentiment"], "apply_chat_template": False, "limit": None,
+                                    "num_fewshot": {"contam_toy_sentiment": 0}}
+    results_file.write_text(json.dumps(results))
+    report = build_report(run)
+    adjusted = (f"{row['acc_adj,none']:.4f} (95 % CI {row['acc_adj_ci_low,none']:.4f}–"
+                f"{row['acc_adj_ci_high,none']:.4f})")
+    markdown = render_markdown(report)
+    first_screen = markdown.split("## Models")[0]
+    assert (f"| {report.models[0].label} | contam_toy_sentiment | acc,none | 0.9000 | {adjusted} | no chat "
+            f"template, 0-shot, every doc |") in first_screen
+    html = render_html(report)
+    assert html.index('id="benchmarks"') < html.index("<h2>Models</h2>") and "0.9000" in html
+
+
+OVERLAP_TAIL = ("; expected a control the model cannot have seen, sharing under 50% of its rows with the audited data "
+                "(the same data can never differ from itself)")
+
+
+def test_a_control_that_is_the_audited_task_data_is_refused(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture) -> None:
+    same = task_dir.parent / "data" / "test.jsonl"
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_mc",
+                                   "--control-data", str(same)), tmp_path)
+    assert line == ("lm-eval-contam audit: error: quiz_mc: field '--control-data': 14 of the control's 14 rows (100%) "
+                    "are audited rows" + OVERLAP_TAIL)
+
+
+def test_a_control_file_overlapping_ones_own_data_is_refused_below_the_share_accepted(
+        tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from lm_eval_contam.input_checks import check_control_overlap
+
+    rows = [{"text": f"Release {n} of the exporter fixed the {word} bug in the parser."} for n, word in
+            enumerate(["first", "second", "third", "fourth"])]
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    control = tmp_path / "control.jsonl"
+    control.write_text("".join(json.dumps(row) + "\n" for row in rows[:2]) + '{"text": "A later note."}\n')
+    line = _refused(capsys, ["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--data", str(mine),
+                             "--split", "test", "--name", "Mine", "--text-field", "text", "--control-data",
+                             str(control), "--control-split", "later", "--output_path", str(tmp_path / "audit")],
+                    tmp_path)
+    assert line == (f"lm-eval-contam audit: error: {control}: field '--control-data': 2 of the control's 3 rows (67%) "
+                    f"are audited rows" + OVERLAP_TAIL)
+    assert check_control_overlap(["a b", "c"], ["a  b", "d", "e"], source="x", field="f") == pytest.approx(1 / 3)
