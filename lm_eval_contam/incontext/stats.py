@@ -16,8 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.stats import TestResult
-from lm_eval_contam.timetravel.stats import permutation_test
+from lm_eval_contam.stats import TestResult, permutation_test
 
 
 def gain(in_context: float, alone: float, num_bytes: int) -> float:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from lm_eval_contam.contaminate import InjectionSettings
 from lm_eval_contam import task_dir as templates_dir
-from lm_eval_contam.jsonl import write_jsonl
+from lm_eval_contam.jsonl import read_jsonl_objects, write_jsonl
 from lm_eval_contam.nullstudy.corpus import MC_LETTERS, SyntheticDataset, make_mc_dataset, render_mc
 from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings
 from lm_eval_contam.nullstudy.rates import MethodRates, tally
@@ -36,7 +36,7 @@ from lm_eval_contam.nullstudy.study import (
     write_task_configs,
     write_world_data,
 )
-from lm_eval_contam.partitions import DatasetSpec, Partition, dataset_from_task_metadata
+from lm_eval_contam.partitions import DatasetSpec, Partition, dataset_from_task_metadata, with_sibling_controls
 from lm_eval_contam.registry import RenderTarget, controlled_methods, method_of
 from lm_eval_contam.verdict import (
     VALIDATION_RATES_FILE,
@@ -175,23 +175,56 @@ PASSES = {"likelihood": "in-context test, option-order test (multiple choice), l
                         "likelihood lift",
           "generation": "Time Travel (both styles)",
           "quiz": "DCQ (loglikelihood), likelihood of the DCQ options"}
-SHAPES = ("free text", "multiple choice")
+SHAPES = ("free text", "multiple choice", "fresh free text", "fresh multiple choice")
 # The families whose tasks the log-likelihood pass renders for every partition (the likelihood modes but options).
 LIKELIHOOD_PASS_FAMILIES = ("incontext", "optionorder", "likelihood")
 
 
 @dataclass(frozen=True)
 class StudyPartition:
-    """One audited partition of the study: its role on the injected model, its shape, its tasks per pass."""
+    """One audited partition of the study: its role on the injected model, its shape, its tasks per pass;
+    ``clean_only``: text written after the default model's training cutoff, audited on the clean model only."""
 
     partition: Partition
     role: Role
     shape: str
     tasks: Mapping[str, tuple[str, ...]]
+    clean_only: bool = False
 
-    @property
-    def run_name(self) -> str:
-        return f"{self.partition.dataset.key}_{self.partition.split}"
+
+# Natural text written for the study in 2026, after the default model's training cutoff: 8 free-text datasets
+# (council minutes, recall notices, trail reports, ...) and 8 multiple-choice ones (school science, reading, ...),
+# two splits of 24 rows each. Only the clean model is audited on them: the null on text that reads like benchmarks.
+FRESH_DIR = Path(__file__).with_name("fresh")
+FRESH_SPLITS = ("a", "b")
+
+
+def render_question(question: str, choices: Sequence[str]) -> str:
+    """A multiple-choice row as MMLU-style lm-eval tasks render it (``doc_to_text``)."""
+    return question + "".join(f"\n{letter}. {choice}" for letter, choice in zip(MC_LETTERS, choices)) + "\nAnswer:"
+
+
+def fresh_specs(study_dir: Path) -> list[tuple[DatasetSpec, str]]:
+    """The shipped fresh datasets as partition specs (multiple-choice rows rendered as ``audit --tasks`` writes a
+    benchmark), each split the other's control; with their shape."""
+    found = []
+    for first in sorted(FRESH_DIR.glob("*_a.jsonl")):
+        kind, topic = first.stem[: -len("_a")].split("_", 1)
+        name = f"Fresh {topic.title()}{' Quiz' if kind == 'mc' else ''}"
+        files = {}
+        for split in FRESH_SPLITS:
+            rows = read_jsonl_objects(FRESH_DIR / f"{kind}_{topic}_{split}.jsonl")
+            if kind == "mc":
+                rows = [{"text": render_question(row["question"], row["choices"]),
+                         "answer": MC_LETTERS[int(row["answer"])], "choices": list(MC_LETTERS), "doc_index": index}
+                        for index, row in enumerate(rows)]
+            files[split] = str(write_jsonl(study_dir / "fresh" / f"{kind}_{topic}_{split}.jsonl", rows))
+        fields = ({"task_type": "question", "text_field": "text", "label_field": "answer", "columns": ["text", "answer"],
+                   "companion_field": "answer"} if kind == "mc" else
+                  {"task_type": "question", "text_field": "text", "columns": ["text"]})
+        spec = dataset_from_task_metadata({"dataset_name": name, "data_files": files, **fields})
+        found.append((with_sibling_controls(spec), "fresh multiple choice" if kind == "mc" else "fresh free text"))
+    return found
 
 
 def mc_specs(mc: Sequence[McDataset], study_dir: Path) -> list[DatasetSpec]:
@@ -208,7 +241,7 @@ def mc_specs(mc: Sequence[McDataset], study_dir: Path) -> list[DatasetSpec]:
             "dataset_name": dataset.dataset.display_name, "data_files": files, "task_type": "question",
             "text_field": "text", "label_field": "answer", "columns": ["text", "answer"],
             "companion_field": "answer"}))
-    return specs
+    return [with_sibling_controls(spec) for spec in specs]
 
 
 def likelihood_pass_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
@@ -227,9 +260,13 @@ def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc:
     task_dir.mkdir(parents=True, exist_ok=True)
     target = RenderTarget(templates=templates_dir(), options_path=options)
     found = []
-    shaped = [(world.partition(role), role.role, "free text") for role in world.roles]
+    shaped = [(with_sibling_controls(world.specs[role.dataset_index]).partition(role.split), role.role, "free text")
+              for role in world.roles]
     shaped += [(spec.partition(split), "injected" if split == "train" else "sibling", "multiple choice")
                for spec in mc_specs(mc, study_dir) for split in ("train", "test")]
+    # Split a of every fresh dataset before any split b: a study stopped early has both shapes of natural text.
+    shaped += [(spec.partition(split), "unseen", shape) for split in FRESH_SPLITS
+               for spec, shape in fresh_specs(study_dir)]
     for partition, role, shape in shaped:
         tasks: dict[str, tuple[str, ...]] = {}
         configs = likelihood_pass_configs(partition, target)
@@ -238,10 +275,10 @@ def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc:
         tasks["likelihood"] = tuple(configs)
         if shape == "free text":  # the null study's retargeted patterns (in the world's task folder)
             own = sorted(name for name, task_role in world_tasks.items()
-                         if world.partition(task_role) == partition and name not in configs)
+                         if world.partition(task_role).label == partition.label and name not in configs)
             tasks["generation"] = tuple(name for name in own if method_family(name) == "timetravel")
             tasks["quiz"] = tuple(name for name in own if method_family(name) in ("dcq", "likelihood"))
-        found.append(StudyPartition(partition, role, shape, tasks))
+        found.append(StudyPartition(partition, role, shape, tasks, clean_only=shape.startswith("fresh")))
     return found
 
 
@@ -249,16 +286,29 @@ def method_family(task: str) -> str:
     return task.split("_", 1)[0]
 
 
+# Partitions per lm-eval run: one model load and one request cache for several partitions' tasks.
+PARTITIONS_PER_RUN = 8
+
+
+def runs(partitions: Sequence[StudyPartition], scoring_pass: str,
+         label: str) -> list[tuple[str, list[StudyPartition]]]:
+    """The runs of one pass on one model: (run name, its partitions), in order; the injected model skips the
+    partitions only the clean model is audited on."""
+    mine = [p for p in partitions if p.tasks.get(scoring_pass) and not (p.clean_only and label == "injected")]
+    return [(f"{scoring_pass}_{start // PARTITIONS_PER_RUN:02d}", mine[start:start + PARTITIONS_PER_RUN])
+            for start in range(0, len(mine), PARTITIONS_PER_RUN)]
+
+
 def scored_runs(study_dir: Path) -> dict[str, int]:
-    """Per pass, how many model x partition runs have results (what a stopped study's rates rest on)."""
+    """Per pass, how many lm-eval runs have results (what a stopped study's rates rest on)."""
     from lm_eval_contam.nullstudy.study import results_dir
 
-    return {scoring_pass: sum(results_dir(run) is not None for run in study_dir.glob(f"runs/*/*/{scoring_pass}"))
+    return {scoring_pass: sum(results_dir(run) is not None for run in study_dir.glob(f"runs/*/{scoring_pass}_*"))
             for scoring_pass in PASSES}
 
 
 def expected_runs(partitions: Sequence[StudyPartition]) -> dict[str, int]:
-    return {name: len(MODEL_LABELS) * sum(bool(p.tasks.get(name)) for p in partitions) for name in PASSES}
+    return {name: sum(len(runs(partitions, name, label)) for label in MODEL_LABELS) for name in PASSES}
 
 
 def without_control(verdicts: Sequence[Verdict]) -> list[Verdict]:
@@ -295,7 +345,7 @@ def combined_verdicts(verdicts: Sequence[Verdict], prior: Mapping[str, object]) 
 def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path]], settings: ValidationSettings,
           study_dir: Path, prior: Mapping[str, object], *, passes: Sequence[str] = tuple(PASSES), run_missing: bool = True,
           progress: bool = True) -> list[tuple[Verdict, Role, str]]:
-    """Each model on each partition, pass by pass (one lm-eval run each, kept once written); every verdict with
+    """Each model on the partitions, pass by pass (lm-eval runs of several partitions, kept once written); every verdict with
     its role and shape, from the passes that have results (``run_missing`` False: only collect what earlier runs
     wrote). On the injected model a partition keeps its role (injected / held-out sibling); every partition is
     unseen by the clean model. Each partition's combined verdicts, with and without its control, are counted beside
@@ -305,21 +355,22 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
     from lm_eval_contam.nullstudy.study import results_dir
     from lm_eval_contam.rundir import load_model_dir
 
-    found: dict[tuple[str, int], list[Verdict]] = {}
-    jobs = [(scoring_pass, label, path, number) for scoring_pass in passes for label, path in models
-            for number, partition in enumerate(partitions) if partition.tasks.get(scoring_pass)]
-    for scoring_pass, label, path, number in tqdm(jobs, desc="validation study: scoring", unit="run",
-                                                  disable=not progress):
-        partition = partitions[number]
-        run_dir = study_dir / "runs" / label / partition.run_name / scoring_pass
-        directory = (evaluate(study_dir / "tasks" if scoring_pass == "likelihood" else study_dir / "world0" / "tasks",
-                              list(partition.tasks[scoring_pass]), path, run_dir, settings.world())
-                     if run_missing else results_dir(run_dir))
+    by_label = {partition.partition.label: partition for partition in partitions}
+    found: dict[tuple[str, str], list[Verdict]] = {}
+    jobs = [(scoring_pass, label, path, name, members) for scoring_pass in passes for label, path in models
+            for name, members in runs(partitions, scoring_pass, label)]
+    for scoring_pass, label, path, name, members in tqdm(jobs, desc="validation study: scoring", unit="run",
+                                                         disable=not progress):
+        run_dir = study_dir / "runs" / label / name
+        tasks = [task for partition in members for task in partition.tasks[scoring_pass]]
+        task_dir = study_dir / "tasks" if scoring_pass == "likelihood" else study_dir / "world0" / "tasks"
+        directory = evaluate(task_dir, tasks, path, run_dir, settings.world()) if run_missing else results_dir(run_dir)
         if directory is not None:
-            found.setdefault((label, number), []).extend(model_verdicts(load_model_dir(directory, label=label)))
+            for verdict in model_verdicts(load_model_dir(directory, label=label)):
+                found.setdefault((label, verdict.partition), []).append(verdict)
     labelled: list[tuple[Verdict, Role, str]] = []
-    for (label, number), verdicts in found.items():
-        partition = partitions[number]
+    for (label, partition_label), verdicts in found.items():
+        partition = by_label[partition_label]
         role: Role = partition.role if label == "injected" else "unseen"
         labelled += [(verdict, role, partition.shape) for verdict in verdicts + combined_verdicts(verdicts, prior)]
     return labelled
@@ -347,23 +398,17 @@ def run_validation(settings: ValidationSettings, study_dir: Path, base_model: st
 
 def collect(settings: ValidationSettings, study_dir: Path, base_model: str,
             passes: Sequence[str] = tuple(PASSES)) -> tuple[list[tuple[Verdict, Role, str]], list[str]]:
-    """The verdicts of the runs done so far, and the passes the combined verdicts rest on.
+    """The verdicts of the runs done so far, and the passes every run of which is done.
 
-    The combined verdicts use only the passes scored on every model x partition they apply to (so every
-    partition's verdict rests on the same tests); a pass scored on some runs only adds its own tests' rates.
+    A partition's combined verdicts rest on the passes scored on it (the log-likelihood pass alone unless the
+    generation and quiz passes ran too); the rates document records the runs done per pass.
     """
     study_dir = study_dir.resolve()
     partitions, _ = prepare(settings, study_dir, base_model)
-    runs, expected = scored_runs(study_dir), expected_runs(partitions)
-    complete = [name for name in passes if expected[name] and runs.get(name) == expected[name]]
-    labelled = run_validation(settings, study_dir, base_model, passes=complete, run_missing=False, progress=False)
-    started = [name for name in passes if runs.get(name) and name not in complete]
-    if started:
-        known = {verdict.method for verdict, _, _ in labelled}
-        labelled += [(verdict, role, shape) for verdict, role, shape in run_validation(
-            settings, study_dir, base_model, passes=complete + started, run_missing=False, progress=False)
-            if verdict.method not in known and verdict.family != "combined"]
-    return labelled, complete
+    done, expected = scored_runs(study_dir), expected_runs(partitions)
+    complete = [name for name in passes if expected[name] and done.get(name) == expected[name]]
+    started = [name for name in passes if done.get(name)]
+    return run_validation(settings, study_dir, base_model, passes=started, run_missing=False, progress=False), complete
 
 
 def compute_seconds(study_dir: Path) -> float:

@@ -47,7 +47,8 @@ def item_from_row(row: Mapping[str, Any], text_field: str = "text") -> Item | No
     listed = _listed_options(prompt)
     if listed and (len(listed) == len(choices) or not choices):
         return Item(prompt, tuple(listed), True)
-    if len(choices) >= 2 and len(set(choices)) == len(choices) and not all(len(c.strip()) <= 1 for c in choices):
+    letters_only = [choice.strip() for choice in choices] == list(_LETTERS[: len(choices)])
+    if len(choices) >= 2 and len(set(choices)) == len(choices) and not letters_only:
         return Item(prompt, tuple(choices), False)
     return None
 

@@ -12,6 +12,7 @@ from lm_eval_contam.optionorder import comparator_orders, item_from_row, origina
 from lm_eval_contam.optionorder.orders import deliberate, positional_reason
 from lm_eval_contam.stats import ALPHA
 
+SIMULATIONS = 1000
 MMLU_STYLE = {"text": "Which gas do plants take in?\nA. Oxygen\nB. Carbon dioxide\nC. Helium\nD. Neon\nAnswer:",
               "answer": "B", "choices": ["A", "B", "C", "D"]}
 ARC_STYLE = {"text": "Question: Which gas do plants take in?\nAnswer:", "answer": "carbon dioxide",
@@ -84,7 +85,7 @@ def test_rank_test_holds_its_level_when_orders_are_exchangeable() -> None:
     # admissible orders, the comparators a uniform draw of the rest (what comparator_orders does).
     rng = np.random.default_rng(0)
     pvalues = []
-    for simulation in range(2000):
+    for simulation in range(SIMULATIONS):
         ranks, sizes = [], []
         for _ in range(12):
             options = int(rng.integers(2, 5))
@@ -98,8 +99,8 @@ def test_rank_test_holds_its_level_when_orders_are_exchangeable() -> None:
             sizes.append(len(picked) + 1)
         pvalues.append(rank_test(ranks, sizes).pvalue)
     rate = float(np.mean(np.array(pvalues) <= ALPHA))
-    assert rate <= ALPHA + 3 * (ALPHA * (1 - ALPHA) / 2000) ** 0.5, rate
-    assert rate >= 0.02, rate  # exact, not conservative to uselessness
+    assert rate <= ALPHA + 3 * (ALPHA * (1 - ALPHA) / SIMULATIONS) ** 0.5, rate
+    assert rate >= 0.015, rate  # exact, not conservative to uselessness
 
 
 def test_rank_test_detects_an_original_order_the_model_prefers() -> None:
