@@ -78,6 +78,7 @@ class ValidationSettings:
     batch_size: int = 8  # lm-eval's
     seed: int = 0
     mixed_precision: str = "bf16"  # training under bf16 autocast (fp32 weights): ~2x faster on this CPU
+    fresh_per_shape: int = 8  # shipped natural-text datasets per shape audited on the clean model (two splits each)
 
     def world(self) -> StudySettings:
         return StudySettings(worlds=1, sibling_datasets=self.partitions, unseen_datasets=0,
@@ -92,7 +93,9 @@ class ValidationSettings:
     def design(self, base_model: str) -> dict[str, object]:
         return {"base_model": base_model, "injected_partitions": self.partitions + self.mc_partitions,
                 "held_out_partitions": self.partitions + self.mc_partitions,
-                "clean_model_partitions": 2 * (self.partitions + self.mc_partitions),
+                "clean_model_partitions": 2 * (self.partitions + self.mc_partitions) + 4 * self.fresh_per_shape,
+                "fresh_partitions": {"free text": 2 * self.fresh_per_shape, "multiple choice": 2 * self.fresh_per_shape,
+                                     "source": "lm_eval_contam/nullstudy/fresh/ (written for the study in 2026)"},
                 **asdict(self), "injection_format": {
                     "free text": "timetravel (web format: dataset name, split, instance)",
                     "multiple choice": "the rendered lm-eval task (MMLU-style prompt, options in their order, "
@@ -204,11 +207,12 @@ def render_question(question: str, choices: Sequence[str]) -> str:
     return question + "".join(f"\n{letter}. {choice}" for letter, choice in zip(MC_LETTERS, choices)) + "\nAnswer:"
 
 
-def fresh_specs(study_dir: Path) -> list[tuple[DatasetSpec, str]]:
-    """The shipped fresh datasets as partition specs (multiple-choice rows rendered as ``audit --tasks`` writes a
-    benchmark), each split the other's control; with their shape."""
+def fresh_specs(study_dir: Path, per_shape: int) -> list[tuple[DatasetSpec, str]]:
+    """The first ``per_shape`` shipped fresh datasets of each shape as partition specs (multiple-choice rows rendered
+    as ``audit --tasks`` writes a benchmark), each split the other's control; with their shape."""
     found = []
-    for first in sorted(FRESH_DIR.glob("*_a.jsonl")):
+    firsts = [path for kind in ("free", "mc") for path in sorted(FRESH_DIR.glob(f"{kind}_*_a.jsonl"))[:per_shape]]
+    for first in firsts:
         kind, topic = first.stem[: -len("_a")].split("_", 1)
         name = f"Fresh {topic.title()}{' Quiz' if kind == 'mc' else ''}"
         files = {}
@@ -254,7 +258,7 @@ def likelihood_pass_configs(partition: Partition, target: RenderTarget) -> dict[
 
 
 def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc: Sequence[McDataset],
-                     study_dir: Path, options: Path) -> list[StudyPartition]:
+                     study_dir: Path, options: Path, fresh_per_shape: int) -> list[StudyPartition]:
     """Both shapes' partitions with their tasks per pass, every task YAML written under ``study_dir/tasks``."""
     task_dir = study_dir / "tasks"
     task_dir.mkdir(parents=True, exist_ok=True)
@@ -266,7 +270,7 @@ def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc:
                for spec in mc_specs(mc, study_dir) for split in ("train", "test")]
     # Split a of every fresh dataset before any split b: a study stopped early has both shapes of natural text.
     shaped += [(spec.partition(split), "unseen", shape) for split in FRESH_SPLITS
-               for spec, shape in fresh_specs(study_dir)]
+               for spec, shape in fresh_specs(study_dir, fresh_per_shape)]
     for partition, role, shape in shaped:
         tasks: dict[str, tuple[str, ...]] = {}
         configs = likelihood_pass_configs(partition, target)
@@ -382,7 +386,7 @@ def prepare(settings: ValidationSettings, study_dir: Path, base_model: str) -> t
     options = write_options(world, settings.seed)
     world_tasks = write_task_configs(world, options)
     mc = write_mc_data(settings, study_dir)
-    partitions = study_partitions(world, world_tasks, mc, study_dir, options)
+    partitions = study_partitions(world, world_tasks, mc, study_dir, options, settings.fresh_per_shape)
     return partitions, train_injected_model(world, mc, settings, base_model, study_dir)
 
 

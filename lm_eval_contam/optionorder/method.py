@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.optionorder import report_section
-from lm_eval_contam.optionorder.configs import METHOD, is_multiple_choice, render_task_config, task_name
+from lm_eval_contam.optionorder.configs import METHOD, render_task_config, task_name
+from lm_eval_contam.optionorder.task import usable_items
 from lm_eval_contam.optionorder.verdicts import verdicts
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
 
 
 def _multiple_choice(partition: Partition) -> bool:
-    """Local partitions only (a benchmark audited with --tasks, one's own data): the Hub datasets the papers audit
-    have no options to reorder."""
+    """Whether the partition has multiple-choice items the test can use. Local partitions only (a benchmark audited
+    with --tasks, one's own data): the Hub datasets the papers audit have no options to reorder."""
     if partition.dataset.hf_path is not None:
         return False
     try:
-        return is_multiple_choice(partition.rows(), partition.dataset.text_field)
+        return usable_items(partition, partition.rows()) > 0
     except ContamError:
         return False  # an unreadable partition is reported by the methods that read it
 

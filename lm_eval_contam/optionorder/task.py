@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ from lm_eval_contam.lm_eval_compat import (
 )
 from lm_eval_contam.optionorder.orders import (
     DEFAULT_ORDERS,
+    Item,
     comparator_orders,
     deliberate,
     item_from_row,
@@ -61,6 +63,23 @@ class OptionOrderSettings:
                    seed=metadata_number(metadata, "seed", 0))
 
 
+def shared_option_sets(items: Sequence[Item | None]) -> set[frozenset[str]]:
+    """Option sets that more than one item has: a fixed answer set (seasons, yes/no/maybe) in the dataset's own order,
+    which a model that never saw the items can still prefer."""
+    counts = Counter(frozenset(o.strip().casefold() for o in item.options) for item in items if item is not None)
+    return {options for options, count in counts.items() if count > 1}
+
+
+def left_out_reason(item: Item | None, shared: set[frozenset[str]]) -> str | None:
+    """Why an item cannot be tested (None: it can)."""
+    if item is None:
+        return "fewer than two options"
+    if frozenset(o.strip().casefold() for o in item.options) in shared:
+        return "options shared with other items (a fixed answer set in the dataset's own order)"
+    return positional_reason(item.options) or ("options in sorted order (likely on purpose)"
+                                               if deliberate(item.options) else None)
+
+
 def order_docs(settings: OptionOrderSettings, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One doc per usable sampled item: the item rendered in its original order, then in its comparator orders.
 
@@ -68,26 +87,33 @@ def order_docs(settings: OptionOrderSettings, rows: Sequence[Mapping[str, Any]])
     """
     partition = settings.partition
     text_field = partition.dataset.text_field
-    docs, left_out, reasons = [], 0, []
-    for index in sample_indices(partition, len(rows), settings.num_instances, settings.seed):
-        item = item_from_row(rows[index], text_field)
-        reason = ("fewer than two options" if item is None else positional_reason(item.options)
-                  or ("options in sorted order (likely on purpose)" if deliberate(item.options) else None))
+    indices = sample_indices(partition, len(rows), settings.num_instances, settings.seed)
+    items = [item_from_row(rows[index], text_field) for index in indices]
+    shared = shared_option_sets(items)
+    docs, reasons = [], []
+    for index, item in zip(indices, items):
         identity = f"{partition.label}:{index}"
+        reason = left_out_reason(item, shared)
         orders = [] if reason or item is None else comparator_orders(item, orders=settings.orders,
                                                                      seed=settings.seed, identity=identity)
         if item is None or reason or not orders:
-            left_out += 1
             reasons.append(reason or "no other admissible order")
             continue
         docs.append({"row_index": index, "identity": identity,
                      "texts": [render(item, range(len(item.options))), *(render(item, order) for order in orders)]})
     if not docs:
-        raise ContamError(f"no multiple-choice item the option-order test can use ({left_out} left out: "
+        raise ContamError(f"no multiple-choice item the option-order test can use ({len(reasons)} left out: "
                           f"{reasons[0] if reasons else 'no rows'})", source=partition.label, field=text_field)
     for doc in docs:
-        doc["left_out"], doc["left_out_reason"] = left_out, (reasons[0] if reasons else "")
+        doc["left_out"], doc["left_out_reason"] = len(reasons), (reasons[0] if reasons else "")
     return docs
+
+
+def usable_items(partition: Partition, rows: Sequence[Mapping[str, Any]]) -> int:
+    """How many of the partition's rows the test can use (the audit plans the task only when some can)."""
+    items = [item_from_row(row, partition.dataset.text_field) for row in rows]
+    shared = shared_option_sets(items)
+    return sum(left_out_reason(item, shared) is None for item in items)
 
 
 def doc_record(doc: Mapping[str, Any], results: Sequence[Any], seed: int) -> dict[str, Any]:
