@@ -10,12 +10,13 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.stats import ConfidenceInterval
-from lm_eval_contam.verdict import VALIDATION_RATES_FILE, Verdict, rate_key
+from lm_eval_contam.registry import registered_methods
+from lm_eval_contam.verdict import VALIDATION_RATES_FILE, PartitionVerdict, Verdict, rate_key
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class DetectionRate:
     strength: str  # e.g. "lr 5e-05, 3 epochs, 15 % share"
     command: str
     date: str
+    detection_by_shape: Mapping[str, CountedRate] = field(default_factory=dict)  # e.g. "multiple choice" -> rate
 
     def text(self) -> str:
         """E.g. ``detects 5/8 = 62 % (95 % CI 24–91 %) at the papers' strength (lr 5e-05, 3 epochs, 15 % share)``."""
@@ -67,10 +69,13 @@ def parse_detection(document: Mapping[str, Any], source: str = "validation rates
         try:
             strength = (f"lr {float(design['learning_rate']):g}, {int(design['epochs'])} epochs, "
                         f"{100 * float(design['share']):.0f} % share")
+            shapes = {shape: counted for shape, rates in (entry.get("by_shape") or {}).items()
+                      if (counted := _counted(rates.get("detection"), level)) is not None}
             found[key] = DetectionRate(key, _counted(entry.get("detection"), level),
                                        _counted(entry.get("false_positive_held_out"), level),
                                        _counted(entry.get("false_positive_clean"), level), strength,
-                                       str(document["command"]), str(document["date"]))
+                                       str(entry.get("command") or document["command"]),
+                                       str(entry.get("date") or document["date"]), shapes)
         except (KeyError, TypeError, ValueError) as error:
             raise ContamError(f"not a validation rate ({type(error).__name__}: {error})", source=source,
                               field=f"methods.{key}") from None
@@ -88,3 +93,25 @@ def shipped_detection() -> dict[str, DetectionRate]:
 def measured_detection(verdict: Verdict, rates: Mapping[str, DetectionRate] | None = None) -> DetectionRate | None:
     """The validation study's rates for this verdict's method (None: not measured)."""
     return (shipped_detection() if rates is None else rates).get(rate_key(verdict))
+
+
+def partition_shape(row: PartitionVerdict) -> str:
+    """The study shape a partition verdict's evidence matches: multiple choice when a test that only multiple-choice
+    items get ran on it (MethodSpec.output_types), free text otherwise."""
+    multiple_choice = {spec.name for spec in registered_methods() if spec.output_types == {"multiple_choice"}}
+    tests = [verdict for verdict, _ in row.evidence]
+    return "multiple choice" if any(verdict.family in multiple_choice for verdict in tests) else "free text"
+
+
+def clean_bill(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None = None) -> str:
+    """What a "not flagged" is worth: how often the verdict that was computed (with a control, or without one)
+    found contamination put there at the papers' strength, on partitions of the same shape where measured."""
+    kind = "with a control" if row.controlled else "without a control"
+    found = measured_detection(row.as_verdict(), rates)
+    if found is None or found.detection is None:
+        return f"detection of this verdict ({kind}) at the papers' injection strength not measured"
+    shape = partition_shape(row)
+    detected = found.detection_by_shape.get(shape)
+    counted, where = (detected, f" {shape} partitions") if detected else (found.detection, " partitions")
+    return (f"at the papers' injection strength this verdict ({kind}) finds {counted.flagged} of {counted.k} "
+            f"injected{where}")

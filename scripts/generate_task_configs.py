@@ -15,7 +15,7 @@ from pathlib import Path
 
 REPO_TASK_DIR = Path(__file__).resolve().parent.parent / "task_configs"
 # Families whose per-partition YAMLs are generated rather than hand-written.
-FAMILIES: list[str] = ["timetravel", "dcr", "dcq", "likelihood"]
+FAMILIES: list[str] = ["timetravel", "dcr", "dcq", "likelihood", "incontext"]
 
 
 def rendered_files() -> dict[Path, str]:

@@ -201,6 +201,10 @@ def _main(args: argparse.Namespace) -> int:
     record_identity(args.output_path, identity)
     if not args.no_report:
         write_report(args.output_path)
+    from lm_eval_contam.report import partition_statements
+
+    for line in partition_statements(args.output_path):
+        print(line)
     if args.tasks is not None:
         from lm_eval_contam.audit import group_summaries
 

@@ -8,7 +8,7 @@ writes both files (into ``path`` by default).
 
 from __future__ import annotations
 
-from lm_eval_contam.report.build import WrittenReport, build_report, write_report
+from lm_eval_contam.report.build import WrittenReport, build_report, partition_statements, write_report
 from lm_eval_contam.report.model import Report
 
-__all__ = ["Report", "WrittenReport", "build_report", "write_report"]
+__all__ = ["Report", "WrittenReport", "build_report", "partition_statements", "write_report"]

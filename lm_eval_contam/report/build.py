@@ -8,6 +8,7 @@ from pathlib import Path
 from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.report.html import render_html
+from lm_eval_contam.report.layout import partition_statement
 from lm_eval_contam.report.markdown import render_markdown
 from lm_eval_contam.report.model import Report
 from lm_eval_contam.rundir import load_run
@@ -43,3 +44,8 @@ def write_report(path: str | Path, out_dir: str | Path | None = None) -> Written
         raise ContamError(f"cannot write the report: {error.strerror or error}", source=str(target),
                           field="--out") from None
     return WrittenReport(html_path=html_path, md_path=md_path, report=report)
+
+
+def partition_statements(path: str | Path) -> list[str]:
+    """One console line per model x partition verdict of ``path`` (what a "not flagged" is worth included)."""
+    return [partition_statement(row) for row in build_report(path).partitions]

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from lm_eval_contam import __version__
 from lm_eval_contam.formatting import pvalue
+from lm_eval_contam.detection_rates import clean_bill
 from lm_eval_contam.report import layout
 from lm_eval_contam.reportkit.htmlkit import anchor, e, scroll, table
 from lm_eval_contam.registry import method_of
@@ -84,6 +85,8 @@ def _verdict_cell(row: layout.MatrixRow) -> str:
     verdict = row.verdict
     kind = "undecided" if verdict.flagged is None else "flag" if verdict.flagged else "ok"
     small = "no calibrated test" if verdict.pvalue is None else f"Holm {pvalue(verdict.pvalue)}"
+    if verdict.flagged is False:
+        small += f" — {clean_bill(verdict)}"
     return (f'<td class="verdict {kind}" title="{e(layout.partition_line(verdict))}">{e(verdict.decision)}'
             f"<small>{e(small)}</small></td>")
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lm_eval_contam.detection_rates import measured_detection
+from lm_eval_contam.detection_rates import clean_bill, measured_detection
 from lm_eval_contam.formatting import p_equals, pvalue
 from lm_eval_contam.registry import papers_own_methods
 from lm_eval_contam.reportkit.facts import test_anchor
@@ -25,6 +25,7 @@ from lm_eval_contam.verdict import (
     over_level,
     over_level_rate,
     rate_key,
+    shipped_clean_model_rates,
 )
 
 NOT_MEASURED = "not measured"
@@ -50,9 +51,13 @@ def cell_detail(verdict: Verdict) -> str:
 
 
 def rate_text(verdict: Verdict) -> str:
-    """The null study's measured false-positive rate of the verdict's method, or "not measured"."""
+    """The verdict's measured false-positive rate: the null study's, else the validation study's on the clean
+    default model (naming it), or "not measured"."""
     found = measured_rate(verdict)
-    return found.text() if found is not None else NOT_MEASURED
+    if found is not None:
+        return found.text()
+    clean = shipped_clean_model_rates().get(rate_key(verdict))
+    return f"{clean.text()} in {clean.study}" if clean is not None else NOT_MEASURED
 
 
 def detection_text(verdict: Verdict) -> str:
@@ -62,7 +67,7 @@ def detection_text(verdict: Verdict) -> str:
 
 
 DETECTION = "detection measured by the validation study"
-FALSE_POSITIVES = "false-positive rate measured by the null study"
+FALSE_POSITIVES = "measured false-positive rate"
 
 
 def titled(verdict: Verdict) -> str:
@@ -88,10 +93,17 @@ def over_level_line(verdict: Verdict) -> str:
 
 
 def partition_line(row: PartitionVerdict) -> str:
-    """The partition verdict's own numbers: the partition-level p and the combined rule's measured rate."""
+    """The partition verdict's own numbers: the partition-level p, the combined rule's measured rate and, under a
+    "not flagged", what that clean bill is worth (the measured detection of the verdict that was computed)."""
     if row.flagged is None:
         return "no calibrated test ran"
-    return f"Holm {p_equals(row.pvalue)}; false-positive rate {rate_text(row.as_verdict())}"
+    line = f"Holm {p_equals(row.pvalue)}; false-positive rate {rate_text(row.as_verdict())}"
+    return line if row.flagged else f"{line}; {clean_bill(row)}"
+
+
+def partition_statement(row: PartitionVerdict) -> str:
+    """One line per model x partition, as the console prints it."""
+    return f"{row.model} / {row.partition}: {row.decision.upper() if row.flagged else row.decision} ({partition_line(row)})"
 
 
 @dataclass(frozen=True)
@@ -258,12 +270,16 @@ def test_facts(column: TestColumn, rows: Sequence[PartitionVerdict]) -> list[tup
 
 
 def partition_facts(rows: Sequence[PartitionVerdict]) -> list[tuple[str, str]]:
-    """The per-partition verdict's own statement: its null, rule and measured false-positive rate."""
-    decided_rows = [row for row in rows if row.flagged is not None]
-    combined = decided_rows[0].as_verdict() if decided_rows else None
-    return [("null hypothesis", PARTITION_NULL), ("rule", PARTITION_RULE),
-            (FALSE_POSITIVES, rate_text(combined) if combined else NOT_MEASURED),
-            (DETECTION, detection_text(combined) if combined else NOT_MEASURED)]
+    """The per-partition verdict's own statement: its null, rule, measured false-positive rate and detection, for
+    each kind computed here (with a control, without one)."""
+    kinds = {row.method: row for row in rows if row.flagged is not None}
+    facts = [("null hypothesis", PARTITION_NULL), ("rule", PARTITION_RULE)]
+    if not kinds:
+        return facts + [(FALSE_POSITIVES, NOT_MEASURED), (DETECTION, NOT_MEASURED)]
+    for row in kinds.values():
+        kind = f" ({'with' if row.controlled else 'without'} a control)"
+        facts += [(FALSE_POSITIVES + kind, rate_text(row.as_verdict())), (DETECTION + kind, detection_text(row.as_verdict()))]
+    return facts
 
 
 def model_description(injection: dict | None) -> str:

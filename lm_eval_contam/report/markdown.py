@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from lm_eval_contam import __version__
 from lm_eval_contam.formatting import pvalue
+from lm_eval_contam.detection_rates import clean_bill
 from lm_eval_contam.report import layout
 from lm_eval_contam.report.html import by_task
 from lm_eval_contam.reportkit.mdkit import md, table
@@ -20,7 +21,8 @@ MATRIX_NOTE = (
 def _verdict_cell(row: layout.MatrixRow) -> str:
     verdict = row.verdict
     decision = f"**{md(verdict.decision.upper())}**" if verdict.flagged else md(verdict.decision)
-    return decision + (f" (Holm {md(pvalue(verdict.pvalue))})" if verdict.pvalue is not None else "")
+    note = f" — {md(clean_bill(verdict))}" if verdict.flagged is False else ""
+    return decision + (f" (Holm {md(pvalue(verdict.pvalue))})" if verdict.pvalue is not None else "") + note
 
 
 def _matrix_cell(cell: layout.MatrixCell) -> str:

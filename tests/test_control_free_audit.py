@@ -1,0 +1,99 @@
+"""``audit --tasks`` on a multiple-choice benchmark with no control: the control-free tests run and decide (issue 24).
+
+A local lm-eval task of items with item-specific options (ARC style: the choices are continuations) and another
+whose items all share one answer set in a fixed order (seasons): the option-order test runs on the first and is not
+planned on the second; the in-context test runs on both; the per-partition verdict is the one without a control and
+says what its "not flagged" is worth.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lm_eval_contam.cli import main as cli_main
+
+ITEMS = [("Which tool cuts wood?", ["saw", "spoon", "pillow", "kettle"], 0),
+         ("Which animal lays eggs?", ["horse", "hen", "goat", "cow"], 1),
+         ("Which metal is liquid at room temperature?", ["iron", "copper", "mercury", "tin"], 2),
+         ("Which planet has rings you can see with a small telescope?", ["Mars", "Venus", "Mercury", "Saturn"], 3),
+         ("Which instrument has keys and hammers?", ["piano", "flute", "drum", "harp"], 0),
+         ("Which organ pumps blood?", ["lung", "heart", "liver", "kidney"], 1),
+         ("Which gas do plants take in?", ["oxygen", "helium", "carbon dioxide", "neon"], 2),
+         ("Which shape has three sides?", ["square", "circle", "pentagon", "triangle"], 3),
+         ("Which season follows winter?", ["spring", "autumn", "monsoon", "dusk"], 0),
+         ("Which bird cannot fly?", ["sparrow", "penguin", "eagle", "swallow"], 1),
+         ("Which fruit is yellow when ripe?", ["cherry", "plum", "banana", "grape"], 2),
+         ("Which ocean lies between Africa and Australia?", ["Arctic", "Atlantic", "Southern", "Indian"], 3)]
+
+TASK_YAML = """task: {name}
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}
+test_split: test
+output_type: multiple_choice
+doc_to_text: "Question: {{{{question}}}}\\nAnswer:"
+doc_to_target: answer
+doc_to_choice: choices
+metric_list:
+  - metric: acc
+    aggregation: mean
+    higher_is_better: true
+"""
+
+
+@pytest.fixture(scope="module")
+def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("control_free")
+    items = root / "items.jsonl"
+    items.write_text("".join(json.dumps({"question": q, "choices": c, "answer": a}) + "\n" for q, c, a in ITEMS))
+    seasons = root / "seasons.jsonl"
+    seasons.write_text("".join(json.dumps({"question": f"In which season was record {i} set?",
+                                           "choices": ["spring", "summer", "autumn", "winter"], "answer": i % 4}) + "\n"
+                               for i in range(8)))
+    tasks = root / "tasks"
+    tasks.mkdir()
+    (tasks / "items_mc.yaml").write_text(TASK_YAML.format(name="items_mc", data=items))
+    (tasks / "seasons_mc.yaml").write_text(TASK_YAML.format(name="seasons_mc", data=seasons))
+    return tasks
+
+
+def test_audit_tasks_without_a_control_runs_the_control_free_tests(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect, partition_verdicts
+
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    out = tmp_path / "audit"
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path", str(task_dir),
+                     "--tasks", "items_mc,seasons_mc", "--max_gen_toks", "4", "--batch_size", "16",
+                     "--output_path", str(out)]) == 0
+    tasks = json.loads((out / "audit.json").read_text())["models"][0]["tasks"]
+    assert "incontext_task_items_mc_test" in tasks and "optionorder_task_items_mc_test" in tasks
+    # One answer set for every item, in the dataset's own order: no item the option-order test can use.
+    assert "incontext_task_seasons_mc_test" in tasks and "optionorder_task_seasons_mc_test" not in tasks
+
+    verdicts = collect(load_run(out))
+    order = next(v for v in verdicts if v.method == "option_order")
+    assert (order.partition, order.n, order.evidence.orders) == ("items_mc test", len(ITEMS), 5)
+    assert 0.0 < order.pvalue <= 1.0 and order.flagged == (order.pvalue <= 0.05)
+    assert order.null.startswith("the model never saw these items")
+    incontext = {v.partition: v for v in verdicts if v.method == "incontext_twin"}
+    assert sorted(incontext) == ["items_mc test", "seasons_mc test"]
+    assert all(0.0 < v.pvalue <= 1.0 and v.n >= 4 for v in incontext.values())
+
+    rows = {row.partition: row for row in partition_verdicts(verdicts)}
+    items = rows["items_mc test"]
+    assert not items.controlled and items.method == "partition_combined_without_control"
+    assert {v.method for v, _ in items.evidence} >= {"option_order", "incontext_twin", "likelihood_lift"}
+    report = (out / "report.md").read_text()
+    assert "Option-order test (ours, after Ni et al.)" in report and "In-context test (ours, after CoDeC)" in report
+    printed = capsys.readouterr().out
+    assert any(line.startswith("tiny / items_mc test: ") for line in printed.splitlines())
+    if not items.flagged:  # a clean bill says what the verdict that was computed finds at the papers' strength
+        assert "this verdict (without a control)" in next(
+            line for line in printed.splitlines() if line.startswith("tiny / items_mc test: "))
