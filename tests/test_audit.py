@@ -14,16 +14,18 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.tiny_model import build_tiny_model
 from lm_eval_contam.partitions import Partition
 
-# The request-count tests count Time Travel and DCQ calls; the likelihood modes have their own tests.
-SETTINGS = AuditSettings(partitions=("toy_news:train",), max_gen_toks=6, batch_size=1, device="cpu", skip_methods=("likelihood",))
+# The request-count tests count Time Travel and DCQ calls; the log-likelihood tests have their own tests.
+SETTINGS = AuditSettings(partitions=("toy_news:train",), max_gen_toks=6, batch_size=1, device="cpu",
+                         skip_methods=("likelihood", "incontext", "optionorder"))
 
 
 def test_partition_tasks_follow_the_task_naming() -> None:
     assert partition_tasks("toy_news:train", ["loglikelihood"]) == [
         "timetravel_toy_news_train", "timetravel_toy_news_train_completion", "dcq_toy_news_train_ll",
-        "likelihood_toy_news_train", "likelihood_toy_news_train_lift", "likelihood_toy_news_train_options"]
+        "likelihood_toy_news_train", "likelihood_toy_news_train_lift", "likelihood_toy_news_train_options",
+        "incontext_toy_news_train"]
     assert partition_tasks("ag_news:test", ["loglikelihood", "generate"], chat=False, skip_methods=("likelihood",)) == [
-        "timetravel_ag_news_test_completion", "dcq_ag_news_test_ll", "dcq_ag_news_test"]
+        "timetravel_ag_news_test_completion", "dcq_ag_news_test_ll", "dcq_ag_news_test", "incontext_ag_news_test"]
     # A chat API can neither continue plain text nor score prompts: instruct Time Travel and the quiz only.
     assert partition_tasks("ag_news:test", ["generate"], plain_text=False) == [
         "timetravel_ag_news_test", "dcq_ag_news_test"]

@@ -163,7 +163,8 @@ def test_partition_verdict_uses_calibrated_tests_only() -> None:
     assert row.flagged and row.pvalue == pytest.approx(0.016) and [v.method for v in row.fired] == [
         "tt_styles_combined", "dcq_loglikelihood"]
     assert [v.method for v in row.papers] == ["tt_alg1", "tt_alg2_judge_a"] and row.over_level == ()
-    assert rate_key(row.as_verdict()) == "partition_combined" and row.as_verdict().flagged
+    # No test against a control among them: the verdict without a control, with its own measured rates.
+    assert rate_key(row.as_verdict()) == "partition_combined_without_control" and row.as_verdict().flagged
     # With the null study's rates the completion-style sign-flip test (14.3 %, CI 6.4-26.2 %) is over its level: it
     # and the styles' combination stop driving, and the instruct-style test stands alone.
     (row,) = partition_verdicts(found, shipped_rates())

@@ -114,11 +114,12 @@ def test_audit_data_runs_every_method_and_lists_instances_left_out_of_the_quiz(t
                      "--label-names", "fix,feature", "--control-data", str(fresh), "--control-split", "fresh",
                      "--max_gen_toks", "4", "--batch_size", "12", "--output_path", str(tmp_path)]) == 0
     audit = json.loads((tmp_path / "audit.json").read_text())
-    assert audit["partitions"] == [str(tmp_path / "partitions" / "release_notes_test.yaml")]
+    assert audit["partitions"] == ["partitions/release_notes_test.yaml"]  # relative: the directory can move
     model = audit["models"][0]
     assert model["tasks"] == ["timetravel_release_notes_test", "timetravel_release_notes_test_completion",
                               "dcq_release_notes_test_ll", "likelihood_release_notes_test",
-                              "likelihood_release_notes_test_lift", "likelihood_release_notes_test_options"]
+                              "likelihood_release_notes_test_lift", "likelihood_release_notes_test_options",
+                              "incontext_release_notes_test"]
     # The offline perturber cannot vary three of the twelve notes: left out of the quiz and listed, never dropped silently.
     left_out = model["quiz_left_out"]["dcq_release_notes_test_ll"]
     assert [entry["instance"] for entry in left_out][-1] == "text: v2.0.1 (2026-03-04)\nlabel: 0 (fix)"

@@ -98,11 +98,13 @@ def test_a_name_registers_once(toy) -> None:
 
 
 def test_builtin_methods_in_report_order() -> None:
-    assert [spec.name for spec in registered_methods()] == ["timetravel", "dcq", "dcr", "likelihood"]
+    assert [spec.name for spec in registered_methods()] == ["timetravel", "dcq", "dcr", "likelihood", "incontext",
+                                                            "optionorder"]
 
 
 def test_every_shipped_rate_belongs_to_a_registered_method() -> None:
-    keys = {key for spec in registered_methods() for key in spec.rate_keys} | {"partition_combined"}
+    keys = ({key for spec in registered_methods() for key in spec.rate_keys}
+            | {"partition_combined", "partition_combined_without_control"})
     for name in ("null_rates.json", "validation_rates.json"):
         document = json.loads((Path(__file__).parent.parent / "lm_eval_contam" / name).read_text())
         assert set(document["methods"]) <= keys, name

@@ -41,6 +41,7 @@ def null_study_rates_only(monkeypatch: pytest.MonkeyPatch) -> None:
     from lm_eval_contam import verdict as verdict_module
 
     monkeypatch.setattr(verdict_module, "shipped_clean_model_rates", lambda: {})
+    monkeypatch.setattr(verdict_module, "shipped_sibling_rates", lambda: {})
 
 @pytest.fixture(scope="module")
 def run_dir(tiny_model_dir, tmp_path_factory) -> Path:
@@ -358,7 +359,8 @@ def measured(monkeypatch):
     rates = {key: verdict_module.MeasuredRate(key, k, fp, fp / k, ConfidenceInterval(low, high), "unseen",
                                               "python scripts/null_study.py", "2026-11-23")
              for key, k, fp, low, high in (("dcq_loglikelihood", 56, 2, 0.0044, 0.1231),
-                                           ("partition_combined", 56, 1, 0.0005, 0.0955))}
+                                           ("partition_combined", 56, 1, 0.0005, 0.0955),
+                                           ("partition_combined_without_control", 56, 1, 0.0005, 0.0955))}
     monkeypatch.setattr(verdict_module, "shipped_rates", lambda: rates)
     monkeypatch.setattr(detection_rates, "shipped_detection", lambda: {})  # whatever the validation study shipped
     return rates
@@ -414,7 +416,7 @@ def test_each_test_is_stated_once_with_its_role(measured, monkeypatch) -> None:
     assert lines[dcq:dcq + 7] == [
         "#### DCQ", "", "- role: drives the per-partition verdict (Holm)",
         "- null hypothesis: Toy News test: no memory; Toy News train: no memory (train)", "- rule: p &lt;= 0.05",
-        "- false-positive rate measured by the null study: 3.6 % (2/56; 95 % CI 0.4–12.3 %)",
+        "- measured false-positive rate: 3.6 % (2/56; 95 % CI 0.4–12.3 %)",
         "- detection measured by the validation study: detects 5/8 = 62 % (95 % CI 24–91 %) at the papers' strength "
         "(lr 5e-05, 3 epochs, 15 % share), on the default model"]
     assert lines.count("#### DCQ") == 1 and len([line for line in lines if line.startswith("#### ")]) == 1 + 7
@@ -422,7 +424,7 @@ def test_each_test_is_stated_once_with_its_role(measured, monkeypatch) -> None:
             in lines[lines.index("#### Alg. 1 (instruct)"):])
     verdict = lines.index("#### Verdict per partition")
     assert lines[verdict + 4:verdict + 6] == [
-        "- false-positive rate measured by the null study: 1.8 % (1/56; 95 % CI 0.1–9.6 %)",
+        "- measured false-positive rate: 1.8 % (1/56; 95 % CI 0.1–9.6 %)",
         "- detection measured by the validation study: not measured"]
     assert lines.count("- detection measured by the validation study: not measured") == 1 + 6
 
@@ -474,7 +476,7 @@ def test_each_measured_rate_is_stated_once_per_test(run_dir, measured, tmp_path)
     sections = ["## Evidence per partition and test", "## One line per cell",
                 "## The tests: null hypothesis, rule, measured rates", "## Models", "## Details"]
     assert [markdown.index(section) for section in sections] == sorted(markdown.index(s) for s in sections)
-    rate_facts = re.findall(r"false-positive rate measured by the null study: (not measured|[^)]*\))", markdown)
+    rate_facts = re.findall(r"measured false-positive rate: (not measured|[^)]*\))", markdown)
     assert len(rate_facts) == 1 + 5  # the per-partition verdict's, then one per test; none in the details
     assert rate_facts[0] == "1.8 % (1/56; 95 % CI 0.1–9.6 %)"
     assert rate_facts.count("3.6 % (2/56; 95 % CI 0.4–12.3 %)") == 1  # DCQ's

@@ -46,73 +46,87 @@ def test_rates_split_injected_from_held_out_partitions() -> None:
 
 
 def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path, tmp_path: Path) -> None:
-    """The K >= 8 study's pipeline at toy size: inject, score both models per partition, tally, load as shipped."""
+    """The study's pipeline at toy size: both shapes injected, every partition scored on both models (the fresh
+    natural-text partitions on the clean one only), tallied per shape, with and without a control, loaded as shipped."""
     import json
 
-    from lm_eval_contam.detection_rates import measured_detection, parse_detection
-    import shutil
-
+    from lm_eval_contam.detection_rates import clean_bill, measured_detection, parse_detection
     from lm_eval_contam.nullstudy.validation import (
-        PASSES, ValidationSettings, collect, compute_seconds, markdown_table, rates_document, run_validation,
-        scored_runs,
+        PRIOR_RATES_FILE, ValidationSettings, collect, compute_seconds, expected_runs, markdown_table, prepare,
+        rates_document, run_validation, scored_runs,
     )
+    from lm_eval_contam.verdict import partition_verdicts
 
-    settings = ValidationSettings(partitions=1, rows_per_partition=10, epochs=1, learning_rate=1e-3, share=0.5,
-                                  max_gen_toks=2, batch_size=10)
-    labelled = run_validation(settings, tmp_path / "study", str(tiny_model_dir), progress=False)
-    runs = sorted(path.relative_to(tmp_path / "study" / "runs").as_posix()
-                  for path in (tmp_path / "study" / "runs").glob("*/*") if path.is_dir())
-    assert runs == ["clean/quick_kettle_0_test", "clean/quick_kettle_0_train", "injected/quick_kettle_0_test",
-                    "injected/quick_kettle_0_train"]
-    assert scored_runs(tmp_path / "study") == {"generation_and_likelihood": 4, "quiz": 4}
-    quiz = sorted(path.name for path in (tmp_path / "study" / "runs" / "clean" / "quick_kettle_0_test" / "quiz")
-                  .rglob("samples_*.jsonl"))
-    assert [name.split("_2")[0] for name in quiz] == ["samples_dcq_quick_kettle_0_test_ll",
-                                                     "samples_likelihood_quick_kettle_0_test_options"]
-    manifest = json.loads((tmp_path / "study" / "model" / "contamination_manifest.json").read_text())
+    settings = ValidationSettings(partitions=1, mc_partitions=1, rows_per_partition=10, epochs=1, learning_rate=1e-3,
+                                  share=0.5, max_gen_toks=2, batch_size=10, mixed_precision="no", fresh_per_shape=1)
+    study_dir = tmp_path / "study"
+    labelled = run_validation(settings, study_dir, str(tiny_model_dir), progress=False)
+    runs = sorted(path.relative_to(study_dir / "runs").as_posix() for path in (study_dir / "runs").glob("*/*")
+                  if path.is_dir() and not path.name.endswith(".cache"))
+    assert runs == ["clean/likelihood_00", "injected/likelihood_00"]
+    partitions, _ = prepare(settings, study_dir, str(tiny_model_dir))
+    assert [(p.partition.label, p.role, p.shape, p.clean_only) for p in partitions] == [
+        ("Quick Kettle 0 train", "injected", "free text", False), ("Quick Kettle 0 test", "sibling", "free text", False),
+        ("Quick Bridge Quiz 0 train", "injected", "multiple choice", False),
+        ("Quick Bridge Quiz 0 test", "sibling", "multiple choice", False),
+        ("Fresh Council a", "unseen", "fresh free text", True), ("Fresh Arith Quiz a", "unseen", "fresh multiple choice", True),
+        ("Fresh Council b", "unseen", "fresh free text", True), ("Fresh Arith Quiz b", "unseen", "fresh multiple choice", True)]
+    assert scored_runs(study_dir)["likelihood"] == expected_runs(partitions)["likelihood"] == 2
+    manifest = json.loads((study_dir / "model" / "contamination_manifest.json").read_text())
+    assert [source["format"] for source in manifest["injected"]["sources"]] == ["timetravel", "lm-eval multiple choice"]
     assert manifest["settings"]["learning_rate"] == 1e-3 and manifest["corpus"]["contaminant_share"] <= 0.5
-    assert not (tmp_path / "study" / "model" / "training_checkpoint.pt").exists()
-    combined = [(v.model, v.partition, role) for v, role in labelled if v.method == "partition_combined"]
-    assert combined == [("injected", "Quick Kettle 0 train", "injected"), ("injected", "Quick Kettle 0 test", "sibling"),
-                        ("clean", "Quick Kettle 0 train", "unseen"), ("clean", "Quick Kettle 0 test", "unseen")]
-    # A second call finds every step done and gives the same verdicts without training or scoring again.
+    # Every partition gets the control-free tests (option order on multiple choice only) and the likelihood modes.
+    tests = {(v.model, v.partition, v.method) for v, _, _ in labelled}
+    assert ("injected", "Quick Bridge Quiz 0 train", "option_order") in tests
+    assert ("injected", "Quick Kettle 0 train", "option_order") not in tests
+    assert {("clean", "Fresh Arith Quiz b", method) for method in ("option_order", "incontext_twin", "likelihood_lift",
+                                                                   "likelihood_control")} <= tests
+    assert not {v.partition for v, _, _ in labelled if v.model == "injected"} & {"Fresh Council a", "Fresh Arith Quiz a"}
+    # Each partition's verdict with its control and without one; the latter leaves out every controlled test.
+    combined = [(v.model, v.partition, v.method, role, shape) for v, role, shape in labelled if v.family == "combined"]
+    assert ("injected", "Quick Bridge Quiz 0 test", "partition_combined_without_control", "sibling",
+            "multiple choice") in combined
+    assert len(combined) == 2 * (4 + 8)
+    without = next(v for v, _, _ in labelled if v.method == "partition_combined_without_control")
+    assert not {t.method for t, _ in without.evidence.evidence} & {"likelihood_control", "likelihood_control_zlib"}
+
     def decisions(found: list) -> list:
-        return [(v.model, v.partition, v.method, v.variant, v.flagged, role) for v, role in found]
+        return [(v.model, v.partition, v.method, v.variant, v.flagged, role, shape) for v, role, shape in found]
 
-    assert decisions(run_validation(settings, tmp_path / "study", str(tiny_model_dir), progress=False)) == \
-        decisions(labelled)
+    # A second call finds every step done and gives the same verdicts without training or scoring again.
+    assert decisions(run_validation(settings, study_dir, str(tiny_model_dir), progress=False)) == decisions(labelled)
+    collected, complete = collect(settings, study_dir, str(tiny_model_dir))
+    assert complete == ["likelihood"] and decisions(collected) == decisions(labelled)
 
-    # Collecting only the first pass: the combined verdict rests on its tests alone.
-    first = run_validation(settings, tmp_path / "study", str(tiny_model_dir), passes=["generation_and_likelihood"],
-                           run_missing=False, progress=False)
-    assert not {v.method for v, _ in first} & {"dcq_loglikelihood", "likelihood_options"}
-    assert {v.method for v, _ in labelled} >= {"dcq_loglikelihood", "likelihood_options", "partition_combined"}
-
-    # A quiz pass scored on one run only: its tests' rates over that run; the combined verdict over the first pass.
-    for run in sorted((tmp_path / "study" / "runs").glob("*/*/quiz"))[1:]:
-        shutil.rmtree(run)
-    partial, combined_passes = collect(settings, tmp_path / "study", str(tiny_model_dir))
-    assert combined_passes == ["generation_and_likelihood"]
-    assert sum(v.method == "dcq_loglikelihood" for v, _ in partial) == 1
-    assert sum(v.method == "partition_combined" for v, _ in partial) == 4
-    assert [v.n for v, _ in partial if v.method == "partition_combined"] == [
-        v.n for v, _ in first if v.method == "partition_combined"]
-
+    prior = json.loads((study_dir / PRIOR_RATES_FILE).read_text())  # the rates shipped when the study began
     document = rates_document(labelled, command="cmd", date="2026-11-25", design=settings.design("tiny"),
-                              scored=scored_runs(tmp_path / "study"), combined_passes=list(PASSES),
-                              compute_seconds=compute_seconds(tmp_path / "study"))
-    assert document["passes"]["quiz"]["model_partition_runs"] == 1
-    assert document["partition_combined_over"] == list(PASSES) and document["compute_seconds"] > 0
-    assert document["design"]["injected_partitions"] == 1 and document["design"]["learning_rate"] == 1e-3
-    entry = document["methods"]["partition_combined"]
-    assert entry["detection"]["k"] == 1 and entry["false_positive_held_out"]["k"] == 1
-    assert entry["false_positive_clean"]["k"] == 2
-    assert "| `partition_combined` |" in markdown_table(document)
+                              scored=scored_runs(study_dir), combined_passes=complete,
+                              compute_seconds=compute_seconds(study_dir), prior=prior)
+    assert document["passes"]["likelihood"]["model_partition_runs"] == 2 and document["compute_seconds"] > 0
+    entry = document["methods"]["partition_combined_without_control"]
+    assert entry["detection"]["k"] == 2 and entry["false_positive_held_out"]["k"] == 2
+    assert entry["false_positive_clean"]["k"] == 8  # 4 study partitions + 4 fresh ones
+    assert entry["by_shape"]["multiple choice"]["detection"]["k"] == 1
+    assert entry["by_shape"]["fresh multiple choice"]["false_positive_clean"]["k"] == 2
+    assert document["methods"]["option_order"]["false_positive_clean"]["k"] == 4  # multiple-choice partitions only
+    # What this study did not score keeps the earlier study's entry, with its own command and date.
+    carried, earlier = document["methods"]["tt_alg1:completion"], prior["methods"]["tt_alg1:completion"]
+    assert carried["date"] == earlier.get("date", prior["date"]) and carried["detection"] == earlier["detection"]
+    table = markdown_table(document)
+    assert "| `partition_combined_without_control` |" in table and "… multiple choice only" in table
+    assert f"— earlier study ({carried['date']})" in table
     rates = parse_detection(document)
-    verdict = next(v for v, _ in labelled if v.method == "partition_combined")
-    found = measured_detection(verdict, rates)
-    assert found is not None and found.text().endswith(
-        "at the papers' strength (lr 0.001, 1 epochs, 50 % share), on the default model")
+    found = measured_detection(without, rates)
+    assert found is not None and found.detection_by_shape["multiple choice"].k == 1
+    rows = [row for row in partition_verdicts([v for v, _, _ in labelled if v.family != "combined"])
+            if not row.controlled]
+    assert rows == []  # every study partition has its control (the sibling split)
+    row = next(row for row in partition_verdicts([v for v, _, _ in labelled if v.family != "combined"
+                                                  and v.method not in ("likelihood_control", "likelihood_control_zlib")])
+               if row.partition == "Quick Bridge Quiz 0 train" and row.model == "injected")
+    assert clean_bill(row, rates) == ("at the papers' injection strength this verdict (without a control) finds "
+                                      f"{entry['by_shape']['multiple choice']['detection']['flagged']} of 1 injected "
+                                      "multiple choice partitions")
 
 
 def test_detection_rate_text_and_bad_document() -> None:
@@ -155,6 +169,7 @@ def test_clean_model_false_positives_take_a_test_out_of_the_verdict(monkeypatch:
     assert rates["tt_alg1_permutation:instruct"].text() == "25.0 % (4/16; 95 % CI 7.3–52.4 %)"
     monkeypatch.setattr(verdict_module, "shipped_rates", lambda: {})
     monkeypatch.setattr(verdict_module, "shipped_clean_model_rates", lambda: rates)
+    monkeypatch.setattr(verdict_module, "shipped_sibling_rates", lambda: {})
 
     def test(method: str, variant: str, pvalue: float) -> Verdict:
         return Verdict(model="m", partition="P", family=method.split("_")[0], method=method, title=method,

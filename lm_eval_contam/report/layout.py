@@ -277,7 +277,7 @@ def partition_facts(rows: Sequence[PartitionVerdict]) -> list[tuple[str, str]]:
     if not kinds:
         return facts + [(FALSE_POSITIVES, NOT_MEASURED), (DETECTION, NOT_MEASURED)]
     for row in kinds.values():
-        kind = f" ({'with' if row.controlled else 'without'} a control)"
+        kind = f" ({'with' if row.controlled else 'without'} a control)" if len(kinds) > 1 else ""
         facts += [(FALSE_POSITIVES + kind, rate_text(row.as_verdict())), (DETECTION + kind, detection_text(row.as_verdict()))]
     return facts
 
