@@ -67,10 +67,12 @@ class NotRun:
     title: str
     partition: str  # as the prompts name it (Partition.label)
     reason: str
+    variant: str | None = None  # Verdict.variant (e.g. the likelihood mode)
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> "NotRun":
-        return cls(**{name: str(record[name]) for name in ("task", "family", "method", "title", "partition", "reason")})
+        named = {name: str(record[name]) for name in ("task", "family", "method", "title", "partition", "reason")}
+        return cls(**named, variant=record.get("variant"))
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,8 @@ def not_run_verdict(model: str, not_run: NotRun) -> Verdict:
     return Verdict(model=model, partition=not_run.partition, family=not_run.family, method=not_run.method,
                    title=not_run.title, task=not_run.task, flagged=None, statistic=None, pvalue=None,
                    confidence_interval=None, n=None, null="none: the method could not run on this partition",
-                   rule="never flags when it cannot run", evidence=NotRunEvidence(not_run.reason))
+                   rule="never flags when it cannot run", evidence=NotRunEvidence(not_run.reason),
+                   variant=not_run.variant)
 
 
 def single_instance_caveats(n: int | None) -> tuple[str, ...]:

@@ -106,3 +106,69 @@ def test_small_samples_say_so_on_the_verdict() -> None:
     assert sample_size_caveats(10, 10) == () and sample_size_caveats(10, None) == ()
     assert single_instance_caveats(1) == ("no test can flag at n = 1",)
     assert single_instance_caveats(2) == () and single_instance_caveats(None) == ()
+
+
+TT = "timetravel_toy_news_train"
+
+
+def _write_tt_run(directory: Path, *, asked: int, effective: int, limit: int | None = None) -> None:
+    """A Time Travel task's lm-eval results: ``asked`` instances in its metadata, ``effective`` docs run."""
+    metrics = {"rougeL_guided": 0.3, "rougeL_general": 0.2, "alg1_pvalue": 0.4, "alg1_contaminated": 0.0,
+               "alg1_permutation_pvalue": 0.5, "alg2_contaminated": 0.0, "exact_matches": 0.0,
+               "near_exact_matches": 0.0}
+    results = {"results": {TT: {f"{key},none": value for key, value in metrics.items()}},
+               "configs": {TT: {"output_type": "generate_until", "test_split": "train",
+                                "metadata": {"method": "timetravel", "dataset": "toy_news", "prompt_style": "instruct",
+                                             "num_instances": asked}}},
+               "n-samples": {TT: {"original": effective, "effective": effective}},
+               "config": {"model": "hf", "model_args": "pretrained=/m", "limit": limit}}
+    directory.mkdir(parents=True)
+    (directory / "results_2024-01-01T00-00-00.json").write_text(json.dumps(results))
+
+
+def _tt_caveats(directory: Path) -> dict[str, tuple[str, ...]]:
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
+
+    return {verdict.method: verdict.caveats for verdict in collect(load_run(directory))}
+
+
+def test_time_travel_asked_for_more_instances_than_the_partition_has_says_so(tmp_path: Path) -> None:
+    _write_tt_run(tmp_path / "small" / "m", asked=1000, effective=5)
+    caveats = _tt_caveats(tmp_path / "small")
+    assert sorted(caveats) == ["tt_alg1", "tt_alg1_permutation", "tt_alg2_judge_a"]
+    assert all(found[0] == "asked for 1000 instances, the partition has 5" for found in caveats.values())
+    _write_tt_run(tmp_path / "whole" / "m", asked=5, effective=5)
+    assert _tt_caveats(tmp_path / "whole")["tt_alg1"] == ()
+    _write_tt_run(tmp_path / "limited" / "m", asked=1000, effective=5, limit=5)  # --limit says why instead
+    assert not any("asked for" in caveat for caveat in _tt_caveats(tmp_path / "limited")["tt_alg1"])
+
+
+def test_one_instance_is_a_caveat_on_every_verdict_not_a_confident_not_flagged(tmp_path: Path) -> None:
+    _write_tt_run(tmp_path / "one" / "m", asked=1, effective=1)
+    caveats = _tt_caveats(tmp_path / "one")
+    assert sorted(caveats) == ["tt_alg1", "tt_alg1_permutation", "tt_alg2_judge_a"]
+    assert all("no test can flag at n = 1" in found for found in caveats.values())
+    _write_tt_run(tmp_path / "two" / "m", asked=2, effective=2)
+    assert not any("no test can flag at n = 1" in found for found in _tt_caveats(tmp_path / "two").values())
+
+
+def test_a_one_row_partition_is_audited_with_the_caveat_on_its_verdicts(tiny_model_dir: Path, tmp_path: Path) -> None:
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
+
+    source = tmp_path / "one.jsonl"
+    source.write_text(json.dumps({"text": "The harbour bridge was rebuilt after the storm. Workers finished it in "
+                                          "the spring of that year."}) + "\n")
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--data", str(source),
+                     "--split", "test", "--name", "One Row", "--text-field", "text", "--max_gen_toks", "4",
+                     "--output_path", str(tmp_path / "audit")]) == 0
+    verdicts = collect(load_run(tmp_path / "audit"))
+    decided = [verdict for verdict in verdicts if verdict.n is not None]
+    assert {verdict.family for verdict in decided} == {"timetravel", "dcq"}
+    assert all(verdict.n == 1 and "no test can flag at n = 1" in verdict.caveats for verdict in decided)
+    # The lift mode compares with another instance's second piece: with one row it cannot run, and says so.
+    (lift,) = [verdict for verdict in verdicts if verdict.family == "likelihood"]
+    assert (lift.method, lift.variant, lift.flagged, lift.pvalue, lift.evidence.summary()) == (
+        "likelihood_lift", "lift", None, None, "not tested: 1 text(s) long enough to cut, the lift needs at least 2")
+    assert "no test can flag at n = 1" in (tmp_path / "audit" / "report.md").read_text()
