@@ -180,6 +180,9 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     prepare_quiz_options(tasks, task_manager, settings.dcq_generator)
     not_run = tasks_not_run(tasks, task_manager)
     tasks = [task for task in tasks if task not in not_run]
+    if not tasks:  # lm-eval cannot run an empty task list: say why each method could not run instead
+        raise ContamError("no method can run on the partitions: " + "; ".join(
+            f"{entry.task}: {entry.reason}" for entry in not_run.values()), field="partitions")
     for entry in not_run.values():
         print(f"{entry.partition}: {entry.task} not tested: {entry.reason}")
     run_dir = Path("runs") / label

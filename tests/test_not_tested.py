@@ -172,3 +172,16 @@ def test_a_one_row_partition_is_audited_with_the_caveat_on_its_verdicts(tiny_mod
     assert (lift.method, lift.variant, lift.flagged, lift.pvalue, lift.evidence.summary()) == (
         "likelihood_lift", "lift", None, None, "not tested: 1 text(s) long enough to cut, the lift needs at least 2")
     assert "no test can flag at n = 1" in (tmp_path / "audit" / "report.md").read_text()
+
+
+def test_an_audit_no_method_can_run_is_one_line_naming_each_reason(tiny_model_dir: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    source = tmp_path / "words.jsonl"  # one word per row: nothing to cut, no word the perturber can vary alone
+    source.write_text("".join(json.dumps({"text": word}) + "\n" for word in ("zzyzx", "qwxv", "xkcdq")))
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--data", str(source),
+                     "--split", "test", "--name", "Words", "--text-field", "text",
+                     "--output_path", str(tmp_path / "audit")]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "no method can run on the partitions: " in error
+    assert "timetravel_words_test: texts too short to cut" in error
+    assert "likelihood_words_test_lift: 0 text(s) long enough to cut, the lift needs at least 2" in error
