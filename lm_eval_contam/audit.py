@@ -21,7 +21,15 @@ from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.lm_eval_compat import built_tasks, index_task_folders, task_index
 from lm_eval_contam.partitions import Partition, resolve_partition
-from lm_eval_contam.registry import QUIZ_LEFT_OUT_KEY, AuditedModel, QuizSample, method_of, registered_methods
+from lm_eval_contam.method_verdict import NotRun
+from lm_eval_contam.registry import (
+    NOT_RUN_KEY,
+    QUIZ_LEFT_OUT_KEY,
+    AuditedModel,
+    QuizSample,
+    method_of,
+    registered_methods,
+)
 
 PLAIN_TEXT_BACKENDS = ("hf", "vllm")  # lm-eval backends that can continue plain text (Time Travel's completion style)
 AUDIT_FILE = "audit.json"
@@ -170,6 +178,13 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         tasks += adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     prepare_quiz_options(tasks, task_manager, settings.dcq_generator)
+    not_run = tasks_not_run(tasks, task_manager)
+    tasks = [task for task in tasks if task not in not_run]
+    if not tasks:  # lm-eval cannot run an empty task list: say why each method could not run instead
+        raise ContamError("no method can run on the partitions: " + "; ".join(
+            f"{entry.task}: {entry.reason}" for entry in not_run.values()), field="partitions")
+    for entry in not_run.values():
+        print(f"{entry.partition}: {entry.task} not tested: {entry.reason}")
     run_dir = Path("runs") / label
     cache_dir = out_dir / "cache"
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -204,6 +219,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         results[BENCHMARK_SCORING_KEY] = benchmark_scoring(
             results, benchmarks, spec.backend, spec.model_args,
             chat if not separate else settings.benchmark_chat_template, settings.limit)
+    results[NOT_RUN_KEY] = {task: asdict(entry) for task, entry in not_run.items()}
     results = harness.post_process(results)
     samples = results.pop("samples")
     tracker.save_results_aggregated(results=results, samples=samples)
@@ -361,9 +377,8 @@ def quiz_samples(tasks: Sequence[str], task_manager: Any) -> list[QuizSample]:
     """Every quiz sample the tasks read options for (``MethodSpec.quiz_samples``), each once."""
     found: dict[tuple[str, int, int, str], QuizSample] = {}
     for task in tasks:
-        entry = task_index(task_manager).get(task)
-        config = entry.cfg if entry is not None else {}
-        metadata = {**(config.get("metadata") or {}), "config_source": str(getattr(entry, "yaml_path", ""))}
+        config = task_config(task, task_manager)
+        metadata = config["metadata"]
         family = metadata.get("method")
         spec = method_of(str(family)) if family else None
         if spec is None or spec.quiz_samples is None:
@@ -371,6 +386,29 @@ def quiz_samples(tasks: Sequence[str], task_manager: Any) -> list[QuizSample]:
         for sample in spec.quiz_samples(metadata, str(config.get("test_split"))):
             found.setdefault((sample.partition.name, sample.num_instances, sample.seed, str(sample.options_path)), sample)
     return list(found.values())
+
+
+def task_config(task: str, task_manager: Any) -> dict[str, Any]:
+    """A task's indexed config, its metadata carrying ``config_source`` (relative paths resolve against it)."""
+    entry = task_index(task_manager).get(task)
+    config = dict(entry.cfg) if entry is not None else {}
+    config["metadata"] = {**(config.get("metadata") or {}), "config_source": str(getattr(entry, "yaml_path", ""))}
+    return config
+
+
+def tasks_not_run(tasks: Sequence[str], task_manager: Any) -> dict[str, NotRun]:
+    """The tasks whose method cannot run on their partition (``MethodSpec.cannot_run``), each with why.
+
+    Asked once the quiz options exist: the audit leaves these out, says "not tested: <why>", and runs the rest.
+    """
+    found: dict[str, NotRun] = {}
+    for task in tasks:
+        config = task_config(task, task_manager)
+        family = config["metadata"].get("method")
+        spec = method_of(str(family)) if family else None
+        if spec is not None and spec.cannot_run is not None and (entry := spec.cannot_run(task, config)) is not None:
+            found[task] = entry
+    return found
 
 
 def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str, *, progress: bool = True) -> None:

@@ -52,3 +52,58 @@ class Verdict:
         if self.flagged is None:
             return "no decision"
         return "contaminated" if self.flagged else "not flagged"
+
+
+@dataclass(frozen=True)
+class NotRun:
+    """A task the audit plan left out because its method cannot run on the partition, and why.
+
+    Written to the run's results (``registry.NOT_RUN_KEY``) so the verdicts say "not tested: <why>".
+    """
+
+    task: str
+    family: str
+    method: str  # the decision rule the task would have given (Verdict.method)
+    title: str
+    partition: str  # as the prompts name it (Partition.label)
+    reason: str
+    variant: str | None = None  # Verdict.variant (e.g. the likelihood mode)
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> "NotRun":
+        named = {name: str(record[name]) for name in ("task", "family", "method", "title", "partition", "reason")}
+        return cls(**named, variant=record.get("variant"))
+
+
+@dataclass(frozen=True)
+class NotRunEvidence:
+    """Why a method gave no verdict on a partition: it could not run there."""
+
+    reason: str
+
+    def facts(self) -> list[tuple[str, str]]:
+        return [("result", self.summary())]
+
+    def summary(self) -> str:
+        return f"not tested: {self.reason}"
+
+
+def not_run_verdict(model: str, not_run: NotRun) -> Verdict:
+    """The verdict of a task the audit left out: no decision, no p-value, the reason as its evidence."""
+    return Verdict(model=model, partition=not_run.partition, family=not_run.family, method=not_run.method,
+                   title=not_run.title, task=not_run.task, flagged=None, statistic=None, pvalue=None,
+                   confidence_interval=None, n=None, null="none: the method could not run on this partition",
+                   rule="never flags when it cannot run", evidence=NotRunEvidence(not_run.reason),
+                   variant=not_run.variant)
+
+
+def single_instance_caveats(n: int | None) -> tuple[str, ...]:
+    """One instance leaves nothing to compare: say so on the verdict rather than a confident "not flagged"."""
+    return ("no test can flag at n = 1",) if n == 1 else ()
+
+
+def sample_size_caveats(asked: int, got: int | None) -> tuple[str, ...]:
+    """A sample smaller than asked for (the partition is smaller): said on the verdict, never used silently."""
+    if got is None or got >= asked:
+        return ()
+    return (f"asked for {asked} instances, the partition has {got}",)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.method_verdict import Verdict
+from lm_eval_contam.method_verdict import NotRun, Verdict
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.rundir import ModelRun
 
@@ -24,6 +24,8 @@ from lm_eval_contam.rundir import ModelRun
 Need = Literal["quiz_options", "control", "logprobs", "generation"]
 # Task metadata key under which a quiz records the sampled instances it left out (no valid options), with why.
 QUIZ_LEFT_OUT_KEY = "quiz_left_out"
+# Results key (task -> NotRun record) of the tasks the audit left out because their method cannot run on the partition.
+NOT_RUN_KEY = "not_run"
 # lm-eval output types a benchmark task audited with --tasks can have (benchmark_docs renders these).
 OUTPUT_TYPES = frozenset({"generate_until", "multiple_choice", "loglikelihood", "loglikelihood_rolling"})
 
@@ -88,6 +90,9 @@ class MethodSpec:
     generate_alternative: Callable[[str], str | None] | None = None
     # Adds its derived rows to lm-eval's results before they are saved (e.g. DCR's adjusted accuracy).
     post_process: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # (task name, its config) -> why it cannot run on its partition (None: it can); asked once the quiz options
+    # exist, before the run, so an untestable partition is "not tested: <why>" and the rest of the audit runs.
+    cannot_run: Callable[[str, Mapping[str, Any]], NotRun | None] | None = None
     # Why the null study leaves one of its task configs out (None: it runs).
     null_study_exclusion: Callable[[Mapping[str, Any]], str | None] | None = None
 

@@ -223,7 +223,8 @@ def load_model_dir(directory: Path, *, label: str | None = None, model: str | No
     samples = _samples_by_task(directory)
     merged: dict[str, dict[str, Any]] = {
         "results": {}, "configs": {}, "n-samples": {}, "group_subtasks": {}, "higher_is_better": {}, "config": {},
-        "benchmark_scoring": {}}  # how an audit scored its benchmark tasks (audit.benchmark_scoring)
+        "benchmark_scoring": {},  # how an audit scored its benchmark tasks (audit.benchmark_scoring)
+        "not_run": {}}  # the tasks an audit left out, their method unable to run on the partition (registry.NOT_RUN_KEY)
     task_files: dict[str, TaskFiles] = {}
     latest: dict[str, Any] = {}
     for path in files:

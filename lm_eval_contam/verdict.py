@@ -20,8 +20,8 @@ from typing import Any
 from lm_eval_contam.context_window import TRUNCATED_METRIC, truncation_caveat
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import p_equals
-from lm_eval_contam.method_verdict import Evidence, Verdict
-from lm_eval_contam.registry import controlled_methods, method_of, papers_own_methods
+from lm_eval_contam.method_verdict import Evidence, NotRun, Verdict, not_run_verdict, single_instance_caveats
+from lm_eval_contam.registry import NOT_RUN_KEY, controlled_methods, method_of, papers_own_methods
 from lm_eval_contam.rundir import ModelRun, Run
 from lm_eval_contam.stats import ALPHA, ConfidenceInterval
 
@@ -47,7 +47,15 @@ def model_verdicts(model: ModelRun) -> list[Verdict]:
                       if model.metadata(task).get("method")}, key=lambda spec: (spec.order, spec.name))
     found = [verdict for spec in methods for verdict in spec.verdicts(model)]
     caveats = run_caveats(model)
-    return [replace(verdict, caveats=verdict.caveats + caveats + task_caveats(model, verdict.task)) for verdict in found]
+    tested = [replace(verdict, caveats=verdict.caveats + single_instance_caveats(verdict.n) + caveats
+                      + task_caveats(model, verdict.task)) for verdict in found]
+    return tested + not_run_verdicts(model)
+
+
+def not_run_verdicts(model: ModelRun) -> list[Verdict]:
+    """The "not tested: <why>" verdicts of the tasks the audit left out (their method cannot run on the partition)."""
+    return [not_run_verdict(model.label, NotRun.from_record(record))
+            for record in (model.results.get(NOT_RUN_KEY) or {}).values()]
 
 
 def task_caveats(model: ModelRun, task: str) -> tuple[str, ...]:

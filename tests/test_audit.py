@@ -52,7 +52,7 @@ def test_audited_rows_are_the_union_of_both_samples_and_deterministic() -> None:
     assert 100 <= len(chosen) <= 110  # DCQ's 100 plus Time Travel's 10 (overlap possible)
     # Exactly what the two tasks sample with their own defaults (seed 0, 10 and 100 instances).
     assert chosen == sorted({doc["row_index"] for doc in sample_docs(big, ag_news, num_instances=10, seed=0)}
-                            | set(sample_indices(ag_news, len(big), 100, seed=0)))
+                            | set(sample_indices(ag_news, big, 100, seed=0)))
 
 
 def test_dcr_injection_blocks() -> None:

@@ -69,21 +69,32 @@ def quiz_instance(partition: Partition, row: Mapping[str, object], *, source: st
     return QuizInstance("\n".join(lines), label_field)
 
 
-def sample_indices(partition: Partition, n_rows: int, num_instances: int, seed: int) -> list[int]:
-    """``num_instances`` row indices drawn by a seeded shuffle (all rows when fewer), ascending."""
+def sample_indices(partition: Partition, rows: Sequence[Mapping[str, object]], num_instances: int,
+                   seed: int) -> list[int]:
+    """``num_instances`` row indices of distinct instance texts drawn by a seeded shuffle (all when fewer), ascending.
+
+    The shuffle walks the rows in a seeded order and keeps each instance text's first row: identical rows are one
+    instance, never quizzed (or scored) as several. Without duplicates this is the first ``num_instances`` of the
+    order, as it always was, so earlier samples and their numbers are unchanged.
+    """
     if num_instances < 1:
         raise ContamError(f"num_instances must be positive, got {num_instances}", field="num_instances")
-    order = rng_for(seed, "dcq", partition.dataset.display_name, partition.split).permutation(n_rows)
-    return sorted(int(i) for i in order[:num_instances])
+    order = rng_for(seed, "dcq", partition.dataset.display_name, partition.split).permutation(len(rows))
+    kept: dict[str, int] = {}
+    for index in order:
+        if len(kept) == num_instances:
+            break
+        kept.setdefault(quiz_instance(partition, rows[int(index)]).text, int(index))
+    return sorted(kept.values())
 
 
 def sample_instances(partition: Partition, rows: Sequence[Mapping[str, object]], num_instances: int,
                      seed: int) -> list[QuizInstance]:
     """The instances the quiz asks about, in ascending row order."""
-    return [quiz_instance(partition, rows[i]) for i in sample_indices(partition, len(rows), num_instances, seed)]
+    return [quiz_instance(partition, rows[i]) for i in sample_indices(partition, rows, num_instances, seed)]
 
 
 def audited_rows(partition: Partition, rows: Sequence[Mapping[str, object]], *,
                  num_instances: int = DEFAULT_NUM_INSTANCES, seed: int = 0) -> list[int]:
     """The row indices the partition's DCQ task quizzes (its default ``num_instances`` and seed)."""
-    return sample_indices(partition, len(rows), num_instances, seed)
+    return sample_indices(partition, rows, num_instances, seed)

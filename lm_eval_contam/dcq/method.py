@@ -7,9 +7,13 @@ from typing import Any
 
 from lm_eval_contam.dcq import report_section
 from lm_eval_contam.dcq.configs import ANSWER_MODES, METHOD, MODES, render_task_config
+from lm_eval_contam.dcq.instances import sample_instances
+from lm_eval_contam.dcq.options import read_failures, read_options
 from lm_eval_contam.dcq.task import DCQSettings
+from lm_eval_contam.dcq.verdicts import MODES as VERDICT_TITLES
 from lm_eval_contam.dcq.verdicts import verdicts
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, MethodSpec, QuizSample, RenderTarget
 
@@ -40,6 +44,25 @@ def generate_alternative(task: str) -> str | None:
     return task.removesuffix("_ll") if task.startswith(f"{METHOD}_") and task.endswith("_ll") else None
 
 
+def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
+    """Not run when no sampled instance got valid quiz options (asked after the options are made): lm-eval refuses
+    a task without docs, which would stop the whole audit."""
+    settings = DCQSettings.from_metadata(config.get("metadata"), str(config.get("test_split")))
+    instances = sample_instances(settings.partition, settings.partition.rows(), settings.num_instances, settings.seed)
+    cached = read_options(settings.options_path)
+    if any(instance.key in cached for instance in instances):
+        return None
+    failures = read_failures(settings.options_path)
+    problems = dict.fromkeys(problem for instance in instances if instance.key in failures
+                             for problem in failures[instance.key].problems)
+    if not problems:  # options not made yet: the quiz itself names the command that makes them
+        return None
+    output_type = str(config.get("output_type", "generate_until"))
+    return NotRun(task=task, family=METHOD, method="dcq_" + output_type.removesuffix("_until"),
+                  title=VERDICT_TITLES.get(output_type, "DCQ"), partition=settings.partition.label,
+                  reason=f"no valid quiz options ({'; '.join(list(problems)[:3])})")
+
+
 def null_study_exclusion(config: Mapping[str, Any]) -> str | None:
     # A tiny model trained from scratch replies with unparseable text, so its rate would measure the parser.
     if config.get("output_type") == "loglikelihood":
@@ -61,5 +84,6 @@ SPEC = MethodSpec(
     evidence_kind="quiz",
     quiz_samples=quiz_samples,
     generate_alternative=generate_alternative,
+    cannot_run=cannot_run,
     null_study_exclusion=null_study_exclusion,
 )

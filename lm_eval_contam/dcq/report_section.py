@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 from lm_eval_contam.dcq.quiz import LETTERS, POSITIONS
 from lm_eval_contam.formatting import number
+from lm_eval_contam.method_verdict import NotRunEvidence
 from lm_eval_contam.reportkit import charts, htmlkit, mdkit
 from lm_eval_contam.reportkit.htmlkit import e
 from lm_eval_contam.reportkit.mdkit import md
@@ -15,9 +16,12 @@ from lm_eval_contam.verdict import Verdict
 def html(verdicts: Sequence[Verdict], anchor: Callable[[Verdict], str]) -> str:
     verdict = verdicts[0]
     evidence = verdict.evidence
+    heading = f'<h5 id="{anchor(verdict)}">{e(verdict.title)} — <code>{e(verdict.task)}</code></h5>'
+    if isinstance(evidence, NotRunEvidence):  # the quiz did not run: its reason, no charts
+        return heading + htmlkit.facts_table([verdict])
     bdq_labels = [f"{letter} (none)" if letter == LETTERS[-1] else letter for letter in LETTERS]
     return (
-        f'<h5 id="{anchor(verdict)}">{e(verdict.title)} — <code>{e(verdict.task)}</code></h5>'
+        heading
         + htmlkit.facts_table([verdict])
         + '<div class="charts">'
         + charts.bar_chart(bdq_labels, evidence.bdq_pick_rates, title="BDQ: share of picks per option",
@@ -36,7 +40,10 @@ def html(verdicts: Sequence[Verdict], anchor: Callable[[Verdict], str]) -> str:
 def markdown(verdicts: Sequence[Verdict]) -> list[str]:
     verdict = verdicts[0]
     evidence = verdict.evidence
+    heading = [f"##### {md(verdict.title)} — {md(verdict.task)}", "", *mdkit.facts_table([verdict])]
+    if isinstance(evidence, NotRunEvidence):  # the quiz did not run: its reason, no rates
+        return heading
     rates = mdkit.table(["quiz", *LETTERS],
                         [["BDQ pick rate", *(number(v) for v in evidence.bdq_pick_rates)],
                          ["BCQ hit rate (original in slot)", *(number(v) for v in evidence.bcq_hit_rates), "—"]])
-    return [f"##### {md(verdict.title)} — {md(verdict.task)}", "", *mdkit.facts_table([verdict]), *rates]
+    return [*heading, *rates]

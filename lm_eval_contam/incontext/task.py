@@ -60,7 +60,7 @@ class InContextSettings:
 def build_docs(settings: InContextSettings, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The sampled instances with their twins (DCQ's offline perturber, its first perturbation) and contexts."""
     partition = settings.partition
-    indices = sample_indices(partition, len(rows), settings.num_instances, settings.seed)
+    indices = sample_indices(partition, rows, settings.num_instances, settings.seed)
     texts = [instance_text(partition, rows[i], source=f"{partition.label} row {i}") for i in indices]
     wordnet = load_wordnet()
 

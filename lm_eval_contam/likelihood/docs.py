@@ -70,7 +70,7 @@ def control_partition(partition: Partition, control: str) -> Partition:
 def sampled_rows(partition: Partition, rows: Sequence[Mapping[str, Any]], num_instances: int,
                  seed: int) -> list[int]:
     """The row indices scored: DCQ's sample of the partition."""
-    return sample_indices(partition, len(rows), num_instances, seed)
+    return sample_indices(partition, rows, num_instances, seed)
 
 
 def text_docs(partition: Partition, rows: Sequence[Mapping[str, Any]], group: str, *, num_instances: int,
@@ -98,16 +98,25 @@ def option_docs(partition: Partition, rows: Sequence[Mapping[str, Any]], group: 
     return docs
 
 
+LIFT_MIN_DOCS = 2  # the lift's reference is another sampled instance's second piece
+
+
+def cut_sample(partition: Partition, rows: Sequence[Mapping[str, Any]], *, num_instances: int,
+               seed: int) -> list[dict[str, Any]]:
+    """The sampled rows cut into two pieces (completion-style prompts); rows too short to cut are left out."""
+    built = [build_doc(rows[index], index, partition, seed=seed, style="completion")
+             for index in sampled_rows(partition, rows, num_instances, seed)]
+    return [doc for doc in built if doc is not None]
+
+
 def lift_docs(partition: Partition, rows: Sequence[Mapping[str, Any]], *, num_instances: int,
               seed: int) -> list[dict[str, Any]]:
     """Time Travel likelihood docs: completion-style guided and general prompts, the instance's own second piece,
     and another sampled instance's second piece (a seeded cyclic shift of the sample) as the control.
     """
-    built = [build_doc(rows[index], index, partition, seed=seed, style="completion")
-             for index in sampled_rows(partition, rows, num_instances, seed)]
-    docs = [doc for doc in built if doc is not None]
-    if len(docs) < 2:
-        raise ContamError(f"{len(docs)} row(s) long enough to cut; the control needs at least 2",
+    docs = cut_sample(partition, rows, num_instances=num_instances, seed=seed)
+    if len(docs) < LIFT_MIN_DOCS:
+        raise ContamError(f"{len(docs)} row(s) long enough to cut; the control needs at least {LIFT_MIN_DOCS}",
                           source=partition.label, field=partition.dataset.text_field)
     shift = int(rng_for(seed, "likelihood-lift-other", partition.dataset.display_name, partition.split)
                 .integers(1, len(docs)))

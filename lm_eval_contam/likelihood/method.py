@@ -7,8 +7,10 @@ from typing import Any
 
 from lm_eval_contam.likelihood import report_section
 from lm_eval_contam.likelihood.configs import METHOD, controlled_modes, render_task_config, task_name
+from lm_eval_contam.likelihood.docs import LIFT_MIN_DOCS, cut_sample
 from lm_eval_contam.likelihood.task import LikelihoodSettings
 from lm_eval_contam.likelihood.verdicts import verdicts
+from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, MethodSpec, QuizSample, RenderTarget
 
@@ -34,6 +36,23 @@ def quiz_samples(metadata: Mapping[str, Any], split: str) -> list[QuizSample]:
             for partition in (scored.partition, scored.control) if partition is not None]
 
 
+def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
+    """The lift mode is not run when fewer than two sampled texts can be cut: its reference is another instance's
+    second piece."""
+    metadata = dict(config.get("metadata") or {})
+    if metadata.get("mode") != "lift":
+        return None
+    settings = LikelihoodSettings.from_metadata(metadata, str(config.get("test_split")))
+    cut = cut_sample(settings.partition, settings.partition.rows(), num_instances=settings.num_instances,
+                     seed=settings.seed)
+    if len(cut) >= LIFT_MIN_DOCS:
+        return None
+    return NotRun(task=task, family=METHOD, method="likelihood_lift", title="Time Travel, likelihood (ours)",
+                  partition=settings.partition.label,
+                  reason=f"{len(cut)} text(s) long enough to cut, the lift needs at least {LIFT_MIN_DOCS}",
+                  variant="lift")
+
+
 SPEC = MethodSpec(
     name=METHOD,
     title="Likelihood modes (ours)",
@@ -48,4 +67,5 @@ SPEC = MethodSpec(
                "likelihood_options:options"),
     quiz_samples=quiz_samples,
     controlled_methods=("likelihood_control", "likelihood_control_zlib", "likelihood_options"),
+    cannot_run=cannot_run,
 )

@@ -87,7 +87,7 @@ def order_docs(settings: OptionOrderSettings, rows: Sequence[Mapping[str, Any]])
     """
     partition = settings.partition
     text_field = partition.dataset.text_field
-    indices = sample_indices(partition, len(rows), settings.num_instances, settings.seed)
+    indices = sample_indices(partition, rows, settings.num_instances, settings.seed)
     items = [item_from_row(rows[index], text_field) for index in indices]
     shared = shared_option_sets(items)
     docs, reasons = [], []

@@ -82,6 +82,12 @@ def sample_docs(
     return docs
 
 
+def has_cuttable_row(rows: Sequence[Mapping[str, Any]], partition: Partition, *, seed: int = 0) -> bool:
+    """Whether any row's text can be cut into two pieces (stops at the first that can)."""
+    return any(build_doc(row, index, partition, seed=seed, style="instruct") is not None
+               for index, row in enumerate(rows))
+
+
 def default_num_instances(partition: Partition) -> int:
     """The task's sample size: a shipped sample partition is small enough to use whole, else the paper's 10."""
     shipped_sample = partition.dataset.registered and partition.dataset.hf_path is None

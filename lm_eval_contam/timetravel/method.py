@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from lm_eval_contam.partitions import Partition
+from collections.abc import Mapping
+from typing import Any
+
+from lm_eval_contam.method_verdict import NotRun
+from lm_eval_contam.partitions import Partition, metadata_number
 from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
 from lm_eval_contam.timetravel import report_section
 from lm_eval_contam.timetravel.configs import METHOD, STYLES, render_partition, task_name
+from lm_eval_contam.timetravel.instances import has_cuttable_row
 from lm_eval_contam.timetravel.verdicts import verdicts
 
 
@@ -28,6 +33,16 @@ def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str,
     return {task_name(partition, style): render_partition(partition, style, include=include) for style in STYLES}
 
 
+def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
+    """Not run when no row's text can be cut into two pieces: there is nothing to complete."""
+    metadata = dict(config.get("metadata") or {})
+    partition = Partition.from_task_metadata(metadata, str(config.get("test_split")))
+    if has_cuttable_row(partition.rows(), partition, seed=metadata_number(metadata, "seed", 0)):
+        return None
+    return NotRun(task=task, family=METHOD, method="tt_alg1_permutation", title="Time Travel Alg. 1, permutation (ours)",
+                  partition=partition.label, reason="texts too short to cut")
+
+
 SPEC = MethodSpec(
     name=METHOD,
     title="Time Travel",
@@ -45,4 +60,5 @@ SPEC = MethodSpec(
     papers_own_methods=("tt_alg1", "tt_alg2_judge_a", "tt_judge_b"),
     evidence_kind="generation",
     caps_generation=True,
+    cannot_run=cannot_run,
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from lm_eval_contam.formatting import number
+from lm_eval_contam.method_verdict import NotRunEvidence
 from lm_eval_contam.reportkit import charts, htmlkit, mdkit
 from lm_eval_contam.reportkit.htmlkit import e
 from lm_eval_contam.reportkit.mdkit import md
@@ -15,7 +16,8 @@ MATCH_NAMES = {"exact": "exact", "near_exact": "near-exact", "inexact": "inexact
 
 
 def _instances(verdicts: Sequence[Verdict]) -> tuple[Instance, ...]:
-    return verdicts[0].evidence.instances
+    evidence = verdicts[0].evidence
+    return () if isinstance(evidence, NotRunEvidence) else evidence.instances  # not run: no instances
 
 
 def _match(value: str | None) -> str:

@@ -7,15 +7,17 @@ samples (the per-instance table); the report only renders them
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import number, p_equals, pvalue
 from lm_eval_contam.lm_eval_compat import logged_responses
-from lm_eval_contam.partitions import Partition
+from lm_eval_contam.method_verdict import sample_size_caveats
+from lm_eval_contam.partitions import Partition, metadata_number
 from lm_eval_contam.rundir import FILTER, ModelRun
 from lm_eval_contam.stats import ALPHA, sign_flip_caveats
+from lm_eval_contam.timetravel.instances import DEFAULT_NUM_INSTANCES
 from lm_eval_contam.timetravel.judge_b import judge_a_match, latest_per_judge
 from lm_eval_contam.verdict import Verdict
 
@@ -136,7 +138,10 @@ def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
                                   verdicts.get("judge_model"), rows),
             **{**common, "n": len(verdicts["instances"])},
         ))
-    return found
+    # Fewer docs than asked for (a small partition) is said on each verdict; under --limit, run_caveats say why.
+    asked = metadata_number(metadata, "num_instances", DEFAULT_NUM_INSTANCES, minimum=1)
+    smaller = sample_size_caveats(asked, n) if model.limit is None else ()
+    return [replace(verdict, caveats=smaller + verdict.caveats) for verdict in found]
 
 
 @dataclass(frozen=True)

@@ -169,11 +169,39 @@ def test_instance_string_and_sampling() -> None:
         "question: 2+2?"
     rte = quiz_instance(Partition.parse("rte:validation"), {"sentence1": "s1", "sentence2": "s2", "label": 0})
     assert rte.text == "sentence1: s1\nsentence2: s2\nlabel: 0 (entailment)"
-    indices = sample_indices(partition, 1000, 100, seed=0)
+    rows = [{"text": f"Story number {i}.", "label": i % 4} for i in range(1000)]
+    indices = sample_indices(partition, rows, 100, seed=0)
     assert len(set(indices)) == 100 and indices == sorted(indices)
-    assert indices == sample_indices(partition, 1000, 100, seed=0)
-    assert indices != sample_indices(partition, 1000, 100, seed=1)
-    assert sample_indices(partition, 7, 100, seed=0) == list(range(7))
+    assert indices == sample_indices(partition, rows, 100, seed=0)
+    assert indices != sample_indices(partition, rows, 100, seed=1)
+    assert sample_indices(partition, rows[:7], 100, seed=0) == list(range(7))
+
+
+def test_sampling_without_duplicates_is_the_seeded_shuffle_as_before() -> None:
+    """A shipped sample partition has no identical rows: every sample is the first n of the seeded order, exactly the
+    rows sampled before identical rows were merged, so the measured numbers stay as they were."""
+    from lm_eval_contam.seeding import rng_for
+
+    for name in ("toy_news:train", "toy_reviews:test", "toy_pairs:train", "toy_dialogues:test"):
+        partition = Partition.parse(name)
+        rows = partition.rows()
+        assert len({quiz_instance(partition, row).text for row in rows}) == len(rows)  # no duplicates to merge
+        for seed in (0, 1, 7):
+            order = rng_for(seed, "dcq", partition.dataset.display_name, partition.split).permutation(len(rows))
+            for num_instances in (1, 3, len(rows) - 1, len(rows), 100):
+                assert sample_indices(partition, rows, num_instances, seed) == \
+                    sorted(int(i) for i in order[:num_instances])
+
+
+def test_identical_rows_are_one_instance_in_the_sample() -> None:
+    partition = Partition.parse("ag_news:train")
+    rows = [{"text": "The same story.", "label": 1}] * 10_000 + [{"text": f"Story {i}.", "label": 2} for i in range(3)]
+    indices = sample_indices(partition, rows, 100, seed=0)
+    texts = [quiz_instance(partition, rows[i]).text for i in indices]
+    assert len(indices) == 4 and len(set(texts)) == 4  # one of the 10,000 copies and the three others
+    assert indices[1:] == [10_000, 10_001, 10_002]
+    two = [instance.text for instance in sample_instances(partition, rows, 2, seed=0)]
+    assert len(set(two)) == 2  # asked for two, given two distinct texts, whatever the copies' share
 
 
 def test_offline_perturber_yields_valid_deterministic_options() -> None:

@@ -1,0 +1,187 @@
+"""A method that cannot run on a partition says "not tested: <why>" on its verdict, and the audit goes on (issue 23,
+item 6); small samples say what they are on the verdict (issue 23, item 1)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lm_eval_contam.cli import main as cli_main
+from lm_eval_contam.method_verdict import NotRun, not_run_verdict, sample_size_caveats, single_instance_caveats
+from lm_eval_contam.own_data import OwnData, write_card
+from lm_eval_contam.partitions import Partition
+
+# One-line questions with one replaceable word: the offline perturber cannot make four distinct options of them.
+PLANETS = ["Mars", "Venus", "Earth", "Jupiter"]
+QUESTIONS = ["Which planet is red?", "Which planet is hot?", "Which planet is ours?", "Which planet is big?"] * 3
+
+MC_YAML = """task: planets_mc
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {test}
+test_split: test
+output_type: multiple_choice
+doc_to_text: "{{{{question}}}}"
+doc_to_target: answer
+doc_to_choice: choices
+metric_list:
+  - metric: acc
+    aggregation: mean
+    higher_is_better: true
+"""
+
+
+def write_planets_task(root: Path) -> Path:
+    """A 12-item multiple-choice task over local JSONL, one short question per item; its folder."""
+    root.mkdir(parents=True)
+    data = root / "test.jsonl"
+    data.write_text("".join(json.dumps({"question": question, "choices": PLANETS, "answer": i % 4}) + "\n"
+                            for i, question in enumerate(QUESTIONS)))
+    (root / "planets_mc.yaml").write_text(MC_YAML.format(test=data))
+    return root
+
+
+def test_audit_tasks_on_one_line_questions_says_dcq_not_tested_and_scores_the_benchmark(
+        tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
+
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    tasks = write_planets_task(tmp_path / "tasks")
+    out = tmp_path / "audit"
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path", str(tasks),
+                     "--max_gen_toks", "4", "--batch_size", "12", "--output_path", str(out),
+                     "--tasks", "planets_mc"]) == 0
+    verdicts = collect(load_run(out))
+    dcq = [v for v in verdicts if v.family == "dcq"]
+    assert [(v.partition, v.task, v.method, v.flagged, v.pvalue) for v in dcq] == [
+        ("planets_mc test", "dcq_task_planets_mc_test_ll", "dcq_loglikelihood", None, None)]
+    summary = dcq[0].evidence.summary()
+    assert summary == ("not tested: no valid quiz options (no options produced (a completion that is not four A) .. D) "
+                       "blocks, or no replaceable word))")
+    # The rest of the audit ran: Time Travel and the lift mode decided, the benchmark has its score.
+    assert {v.method for v in verdicts if v.family == "timetravel" and v.flagged is not None} >= {"tt_alg1_permutation"}
+    assert any(v.method == "likelihood_lift" and v.pvalue is not None for v in verdicts)
+    results = json.loads(sorted((out / "runs" / "tiny").rglob("results_*.json"))[-1].read_text())
+    assert 0.0 <= results["results"]["planets_mc"]["acc,none"] <= 1.0
+    assert "dcq_task_planets_mc_test_ll" not in results["results"]
+    assert list(results["not_run"]) == ["dcq_task_planets_mc_test_ll"]
+    assert summary in (out / "report.md").read_text()
+
+
+def _words_card(tmp_path: Path, words: list[str]) -> Partition:
+    tmp_path.mkdir(parents=True)
+    source = tmp_path / "words.jsonl"
+    source.write_text("".join(json.dumps({"text": word}) + "\n" for word in words))
+    return Partition.from_card(write_card(OwnData(str(source), "test", "Words", "text"), tmp_path / "audit"))
+
+
+def test_time_travel_cannot_run_on_texts_too_short_to_cut(tmp_path: Path) -> None:
+    from lm_eval_contam.timetravel.method import cannot_run
+
+    one_word = _words_card(tmp_path / "one", ["alpha", "beta", "gamma"])
+    config = {"test_split": "test", "metadata": one_word.dataset.task_metadata()}
+    assert cannot_run("timetravel_words_test", config) == NotRun(
+        task="timetravel_words_test", family="timetravel", method="tt_alg1_permutation",
+        title="Time Travel Alg. 1, permutation (ours)", partition="Words test", reason="texts too short to cut")
+    two_words = _words_card(tmp_path / "two", ["alpha", "beta gamma"])  # one row can be cut: it runs
+    assert cannot_run("timetravel_words_test", {"test_split": "test",
+                                                "metadata": two_words.dataset.task_metadata()}) is None
+
+
+def test_a_not_run_verdict_decides_nothing_and_says_why() -> None:
+    verdict = not_run_verdict("tiny", NotRun("timetravel_words_test", "timetravel", "tt_alg1_permutation",
+                                             "Time Travel Alg. 1, permutation (ours)", "Words test",
+                                             "texts too short to cut"))
+    assert (verdict.flagged, verdict.pvalue, verdict.n, verdict.decision) == (None, None, None, "no decision")
+    assert verdict.evidence.summary() == "not tested: texts too short to cut"
+    assert verdict.evidence.facts() == [("result", "not tested: texts too short to cut")]
+
+
+def test_small_samples_say_so_on_the_verdict() -> None:
+    assert sample_size_caveats(1000, 5) == ("asked for 1000 instances, the partition has 5",)
+    assert sample_size_caveats(10, 10) == () and sample_size_caveats(10, None) == ()
+    assert single_instance_caveats(1) == ("no test can flag at n = 1",)
+    assert single_instance_caveats(2) == () and single_instance_caveats(None) == ()
+
+
+TT = "timetravel_toy_news_train"
+
+
+def _write_tt_run(directory: Path, *, asked: int, effective: int, limit: int | None = None) -> None:
+    """A Time Travel task's lm-eval results: ``asked`` instances in its metadata, ``effective`` docs run."""
+    metrics = {"rougeL_guided": 0.3, "rougeL_general": 0.2, "alg1_pvalue": 0.4, "alg1_contaminated": 0.0,
+               "alg1_permutation_pvalue": 0.5, "alg2_contaminated": 0.0, "exact_matches": 0.0,
+               "near_exact_matches": 0.0}
+    results = {"results": {TT: {f"{key},none": value for key, value in metrics.items()}},
+               "configs": {TT: {"output_type": "generate_until", "test_split": "train",
+                                "metadata": {"method": "timetravel", "dataset": "toy_news", "prompt_style": "instruct",
+                                             "num_instances": asked}}},
+               "n-samples": {TT: {"original": effective, "effective": effective}},
+               "config": {"model": "hf", "model_args": "pretrained=/m", "limit": limit}}
+    directory.mkdir(parents=True)
+    (directory / "results_2024-01-01T00-00-00.json").write_text(json.dumps(results))
+
+
+def _tt_caveats(directory: Path) -> dict[str, tuple[str, ...]]:
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
+
+    return {verdict.method: verdict.caveats for verdict in collect(load_run(directory))}
+
+
+def test_time_travel_asked_for_more_instances_than_the_partition_has_says_so(tmp_path: Path) -> None:
+    _write_tt_run(tmp_path / "small" / "m", asked=1000, effective=5)
+    caveats = _tt_caveats(tmp_path / "small")
+    assert sorted(caveats) == ["tt_alg1", "tt_alg1_permutation", "tt_alg2_judge_a"]
+    assert all(found[0] == "asked for 1000 instances, the partition has 5" for found in caveats.values())
+    _write_tt_run(tmp_path / "whole" / "m", asked=5, effective=5)
+    assert _tt_caveats(tmp_path / "whole")["tt_alg1"] == ()
+    _write_tt_run(tmp_path / "limited" / "m", asked=1000, effective=5, limit=5)  # --limit says why instead
+    assert not any("asked for" in caveat for caveat in _tt_caveats(tmp_path / "limited")["tt_alg1"])
+
+
+def test_one_instance_is_a_caveat_on_every_verdict_not_a_confident_not_flagged(tmp_path: Path) -> None:
+    _write_tt_run(tmp_path / "one" / "m", asked=1, effective=1)
+    caveats = _tt_caveats(tmp_path / "one")
+    assert sorted(caveats) == ["tt_alg1", "tt_alg1_permutation", "tt_alg2_judge_a"]
+    assert all("no test can flag at n = 1" in found for found in caveats.values())
+    _write_tt_run(tmp_path / "two" / "m", asked=2, effective=2)
+    assert not any("no test can flag at n = 1" in found for found in _tt_caveats(tmp_path / "two").values())
+
+
+def test_a_one_row_partition_is_audited_with_the_caveat_on_its_verdicts(tiny_model_dir: Path, tmp_path: Path) -> None:
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
+
+    source = tmp_path / "one.jsonl"
+    source.write_text(json.dumps({"text": "The harbour bridge was rebuilt after the storm. Workers finished it in "
+                                          "the spring of that year."}) + "\n")
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--data", str(source),
+                     "--split", "test", "--name", "One Row", "--text-field", "text", "--max_gen_toks", "4",
+                     "--output_path", str(tmp_path / "audit")]) == 0
+    verdicts = collect(load_run(tmp_path / "audit"))
+    decided = [verdict for verdict in verdicts if verdict.n is not None]
+    assert {verdict.family for verdict in decided} == {"timetravel", "dcq"}
+    assert all(verdict.n == 1 and "no test can flag at n = 1" in verdict.caveats for verdict in decided)
+    # The lift mode compares with another instance's second piece: with one row it cannot run, and says so.
+    (lift,) = [verdict for verdict in verdicts if verdict.family == "likelihood"]
+    assert (lift.method, lift.variant, lift.flagged, lift.pvalue, lift.evidence.summary()) == (
+        "likelihood_lift", "lift", None, None, "not tested: 1 text(s) long enough to cut, the lift needs at least 2")
+    assert "no test can flag at n = 1" in (tmp_path / "audit" / "report.md").read_text()
+
+
+def test_an_audit_no_method_can_run_is_one_line_naming_each_reason(tiny_model_dir: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    source = tmp_path / "words.jsonl"  # one word per row: nothing to cut, no word the perturber can vary alone
+    source.write_text("".join(json.dumps({"text": word}) + "\n" for word in ("zzyzx", "qwxv", "xkcdq")))
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--data", str(source),
+                     "--split", "test", "--name", "Words", "--text-field", "text",
+                     "--output_path", str(tmp_path / "audit")]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "no method can run on the partitions: " in error
+    assert "timetravel_words_test: texts too short to cut" in error
+    assert "likelihood_words_test_lift: 0 text(s) long enough to cut, the lift needs at least 2" in error
