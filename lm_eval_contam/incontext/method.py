@@ -2,11 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from lm_eval_contam.dcq.instances import sample_indices
 from lm_eval_contam.incontext import report_section
 from lm_eval_contam.incontext.configs import METHOD, render_task_config, task_name
+from lm_eval_contam.incontext.task import InContextSettings, build_docs
 from lm_eval_contam.incontext.verdicts import verdicts
+from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
+
+
+def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
+    """Not run when fewer instances than a context plus the scored one, or none with a twin (no replaceable word)."""
+    settings = InContextSettings.from_metadata(config.get("metadata"), str(config.get("test_split")))
+    rows = settings.partition.rows()
+    sampled = len(sample_indices(settings.partition, rows, settings.num_instances, settings.seed))
+    if sampled <= settings.context_instances:
+        reason = f"{sampled} instance(s); a context of {settings.context_instances} others needs at least " \
+                 f"{settings.context_instances + 1}"
+    elif not build_docs(settings, rows):
+        reason = "no instance has a perturbed twin (no word with a WordNet synonym)"
+    else:
+        return None
+    return NotRun(task=task, family=METHOD, method="incontext_twin", title="In-context vs twin (ours, after CoDeC)",
+                  partition=settings.partition.label, reason=reason)
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -29,4 +51,5 @@ SPEC = MethodSpec(
     render_markdown=report_section.markdown,
     rate_keys=("incontext_twin",),
     evidence_kind="in-context",
+    cannot_run=cannot_run,
 )
