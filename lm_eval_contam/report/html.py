@@ -86,7 +86,7 @@ def _verdict_cell(row: layout.MatrixRow) -> str:
     kind = "undecided" if verdict.flagged is None else "flag" if verdict.flagged else "ok"
     small = "no calibrated test" if verdict.pvalue is None else f"Holm {pvalue(verdict.pvalue)}"
     if verdict.flagged is False:
-        small += f" — {clean_bill(verdict)}"
+        small += f" — {clean_bill(verdict, short=True)}"
     return (f'<td class="verdict {kind}" title="{e(layout.partition_line(verdict))}">{e(verdict.decision)}'
             f"<small>{e(small)}</small></td>")
 

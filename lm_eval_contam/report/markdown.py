@@ -21,7 +21,7 @@ MATRIX_NOTE = (
 def _verdict_cell(row: layout.MatrixRow) -> str:
     verdict = row.verdict
     decision = f"**{md(verdict.decision.upper())}**" if verdict.flagged else md(verdict.decision)
-    note = f" — {md(clean_bill(verdict))}" if verdict.flagged is False else ""
+    note = f" — {md(clean_bill(verdict, short=True))}" if verdict.flagged is False else ""
     return decision + (f" (Holm {md(pvalue(verdict.pvalue))})" if verdict.pvalue is not None else "") + note
 
 
