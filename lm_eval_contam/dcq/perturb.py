@@ -246,6 +246,19 @@ def perturb(
     return fewest_change_options(instance, every_slot, seed=seed, attempt=attempt) if every_slot else None
 
 
+def synonym_variants(instance: QuizInstance, *, seed: int, wordnet: WordNet | None = None,
+                     rate: float = DEFAULT_SUBSTITUTION_RATE) -> tuple[str, ...]:
+    """The distinct synonym perturbations the quiz's first seeded draws give (up to four; fewer when the text allows
+    fewer): a twin needs one, where a quiz needs four (:func:`perturb`)."""
+    wordnet = wordnet or load_wordnet()
+    slots = substitution_slots(instance, wordnet)
+    if not slots:
+        return ()
+    original = normalize_whitespace(instance.text)
+    drawn = _drawn_options(instance, slots, seed=seed, attempt=1, rate=rate)
+    return tuple(dict.fromkeys(option for option in drawn if normalize_whitespace(option) != original))
+
+
 def _drawn_options(instance: QuizInstance, slots: Sequence[_Slot], *, seed: int, attempt: int,
                    rate: float) -> tuple[str, ...]:
     """Four options, each swapping a seeded ``rate`` of the slots (more after collisions); may repeat one."""

@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lm_eval_contam.dcq.instances import QuizInstance
-from lm_eval_contam.dcq.perturb import WordNet, load_wordnet, perturb
+from lm_eval_contam.dcq.perturb import WordNet, load_wordnet, synonym_variants
 
 
 def perturbed_twin(text: str, *, seed: int, usable: Callable[[str], bool] = lambda twin: True,
                    wordnet: WordNet | None = None) -> str | None:
     """The instance with a seeded share of its content words replaced by synonyms: the perturber's first option
     that is ``usable``; None when no word has a synonym or no option is usable."""
-    options = perturb(QuizInstance(text), seed=seed, wordnet=wordnet or load_wordnet()) or ()
+    options = synonym_variants(QuizInstance(text), seed=seed, wordnet=wordnet or load_wordnet())
     return next((option for option in options if usable(option)), None)
