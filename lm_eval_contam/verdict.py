@@ -179,6 +179,11 @@ def shipped_sibling_rates() -> dict[str, MeasuredRate]:
     return sibling_rates(_shipped_validation(), str(VALIDATION_RATES_FILE))
 
 
+def clean_model_rate(verdict: Verdict) -> MeasuredRate | None:
+    """The validation study's false-positive rate of this verdict's method on the clean default model, if measured."""
+    return shipped_clean_model_rates().get(rate_key(verdict))
+
+
 def measured_rate(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = None) -> MeasuredRate | None:
     """The null study's false-positive rate of this verdict's method (None: not measured)."""
     return (shipped_rates() if rates is None else rates).get(rate_key(verdict))

@@ -120,16 +120,19 @@ def test_audit_data_runs_every_method_and_lists_instances_left_out_of_the_quiz(t
                               "dcq_release_notes_test_ll", "likelihood_release_notes_test",
                               "likelihood_release_notes_test_lift", "likelihood_release_notes_test_options",
                               "incontext_release_notes_test"]
-    # The offline perturber cannot vary three of the twelve notes: left out of the quiz and listed, never dropped silently.
+    # The offline perturber cannot vary two of the twelve notes (one replaceable word each; the version line's
+    # numbers may change): left out of the quiz and listed, never dropped silently.
     left_out = model["quiz_left_out"]["dcq_release_notes_test_ll"]
-    assert [entry["instance"] for entry in left_out][-1] == "text: v2.0.1 (2026-03-04)\nlabel: 0 (fix)"
-    assert len(left_out) == 3
-    # 9 quizzable notes + the 8 control notes (the likelihood options mode scores the control's sample too).
-    assert len((tmp_path / "dcq_options" / "release_notes_test.jsonl").read_text().splitlines()) == 9 + 8
+    assert [entry["instance"] for entry in left_out][-1] == (
+        "text: Teams can now share saved filters, and each filter shows who created it and when it was last "
+        "changed.\nlabel: 1 (feature)")
+    assert len(left_out) == 2
+    # 10 quizzable notes + the 8 control notes (the likelihood options mode scores the control's sample too).
+    assert len((tmp_path / "dcq_options" / "release_notes_test.jsonl").read_text().splitlines()) == 10 + 8
     verdicts = {(v.method, v.variant): v for v in collect(load_run(tmp_path))}
     quiz = verdicts[("dcq_loglikelihood", None)]
-    assert quiz.n == 9 and quiz.partition == "Release Notes test"
-    assert quiz.caveats[0].startswith("3 sampled instance(s) left out of the quiz, no valid options could be made")
+    assert quiz.n == 10 and quiz.partition == "Release Notes test"
+    assert quiz.caveats[0].startswith("2 sampled instance(s) left out of the quiz, no valid options could be made")
     assert verdicts[("tt_alg1", "completion")].n == 10  # the paper's sample size for any partition not shipped
     assert "left out of the quiz" in (tmp_path / "report.md").read_text()
     control = [v for v in verdicts.values() if v.family == "likelihood" and v.method == "likelihood_control"]

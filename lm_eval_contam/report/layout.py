@@ -20,12 +20,12 @@ from lm_eval_contam.verdict import (
     PARTITION_RULE,
     PartitionVerdict,
     Verdict,
+    clean_model_rate,
     measured_rate,
     method_order,
     over_level,
     over_level_rate,
     rate_key,
-    shipped_clean_model_rates,
 )
 
 NOT_MEASURED = "not measured"
@@ -56,7 +56,7 @@ def rate_text(verdict: Verdict) -> str:
     found = measured_rate(verdict)
     if found is not None:
         return found.text()
-    clean = shipped_clean_model_rates().get(rate_key(verdict))
+    clean = clean_model_rate(verdict)
     return f"{clean.text()} in {clean.study}" if clean is not None else NOT_MEASURED
 
 
