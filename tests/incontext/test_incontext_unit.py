@@ -45,7 +45,7 @@ def test_result_numbers() -> None:
     assert result.pvalue == pytest.approx(2 / 8)  # exact: 8 sign flips, 2 with a mean >= 0.2
 
 
-SIMULATIONS = 200
+SIMULATIONS = 200  # the sign-flip test itself is level-checked in tests/timetravel and tests/likelihood
 
 
 def _rejection_rate(shift: float, n: int, simulations: int = SIMULATIONS) -> float:
@@ -59,7 +59,7 @@ def _rejection_rate(shift: float, n: int, simulations: int = SIMULATIONS) -> flo
     return float(np.mean(flagged))
 
 
-@pytest.mark.parametrize("n", [16])
+@pytest.mark.parametrize("n", [10])
 def test_sign_flip_holds_its_level_when_instance_and_twin_gain_alike(n: int) -> None:
     rate = _rejection_rate(0.0, n)
     assert rate <= ALPHA + 3 * (ALPHA * (1 - ALPHA) / SIMULATIONS) ** 0.5, rate
