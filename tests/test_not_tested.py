@@ -68,7 +68,8 @@ def test_audit_tasks_on_one_line_questions_says_dcq_not_tested_and_scores_the_be
     results = json.loads(sorted((out / "runs" / "tiny").rglob("results_*.json"))[-1].read_text())
     assert 0.0 <= results["results"]["planets_mc"]["acc,none"] <= 1.0
     assert "dcq_task_planets_mc_test_ll" not in results["results"]
-    assert list(results["not_run"]) == ["dcq_task_planets_mc_test_ll"]
+    # The in-context test has no twin for these one-line questions either: not run, and said so.
+    assert list(results["not_run"]) == ["dcq_task_planets_mc_test_ll", "incontext_task_planets_mc_test"]
     assert summary in (out / "report.md").read_text()
 
 

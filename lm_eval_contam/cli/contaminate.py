@@ -48,6 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default = getattr(DEFAULTS, name)
         parser.add_argument(f"--{name.replace('_', '-')}", type=type(default), default=default,
                             help=f"{help_text} (default: {default})")
+    parser.add_argument("--mixed-precision", choices=("no", "bf16", "fp16"), default=DEFAULTS.mixed_precision,
+                        help="accelerate's mixed precision: bf16 trains under bf16 autocast with fp32 weights "
+                             f"(default: {DEFAULTS.mixed_precision})")
     parser.set_defaults(func=_main)
 
 
