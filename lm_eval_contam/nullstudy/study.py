@@ -16,6 +16,7 @@ from lm_eval_contam.nullstudy import configs
 from lm_eval_contam.nullstudy.corpus import SyntheticDataset, background_texts, make_dataset, vocabulary
 from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings, world_roles
 from lm_eval_contam.partitions import DatasetSpec, Partition, dataset_from_task_metadata
+from lm_eval_contam.registry import method_of
 from lm_eval_contam.verdict import Verdict
 
 TRAINING_FILE = "training.json"
@@ -157,9 +158,10 @@ def evaluate(task_dir: Path, tasks: list[str], model_dir: Path, run_dir: Path, s
 
     manager = harness.task_manager(str(task_dir))
     built = get_task_dict(tasks, manager)
-    for name, task in built.items():
-        if name.startswith("timetravel_"):
-            # lm-eval's gen_kwargs would reach every generate task; the cap is for Time Travel's completions.
+    for task in built.values():
+        family = (task.config.metadata or {}).get("method")
+        if family and method_of(str(family)).caps_generation:
+            # lm-eval's gen_kwargs would reach every generate task; the cap is for the methods that ask for it.
             task.set_config("generation_kwargs", {"max_gen_toks": settings.max_gen_toks}, update=True)
     tracker = EvaluationTracker(output_path=str(run_dir))
     results = lm_eval.simple_evaluate(
