@@ -13,9 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import datasets
 from lm_eval.api.instance import Instance
-from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, QuizInstance, sample_indices
 from lm_eval_contam.dcq.perturb import load_wordnet, perturb
@@ -24,11 +22,11 @@ from lm_eval_contam.incontext.stats import gain, incontext_test
 from lm_eval_contam.likelihood.docs import instance_text
 from lm_eval_contam.likelihood.scores import utf8_bytes
 from lm_eval_contam.lm_eval_compat import (
-    aggregate_without_bootstrapping_task_statistics,
     rolling_arguments,
     rolling_loglikelihood,
     task_request,
 )
+from lm_eval_contam.partition_task import PartitionTestTask
 from lm_eval_contam.partitions import Partition, metadata_number
 
 METRICS: dict[str, Callable[[Any], float]] = {
@@ -88,26 +86,23 @@ def partition_statistics(records: Sequence[Mapping[str, Any]], seed: int) -> Any
     return _statistics(json.dumps(list(records), sort_keys=True), seed)
 
 
-class InContextTask(ConfigurableTask):
+class InContextTask(PartitionTestTask):
     """One partition's in-context test; its YAML's ``metadata`` names the partition."""
 
-    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        config = {key: value for key, value in (config or {}).items() if key != "class"}
-        self._docs: datasets.Dataset | None = None
-        super().__init__(config=config, **kwargs)
+    metrics = METRICS
 
     @property
     def settings(self) -> InContextSettings:
         return InContextSettings.from_metadata(self.config.metadata, self.config.test_split)
 
-    def test_docs(self) -> datasets.Dataset:
-        if self._docs is None:
-            settings = self.settings
-            split = settings.partition.split
-            rows = (self.dataset[split].to_list() if self.dataset is not None and split in self.dataset
-                    else settings.partition.rows())
-            self._docs = datasets.Dataset.from_list(build_docs(settings, rows))
-        return self._docs
+    def build_docs(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return build_docs(self.settings, rows)
+
+    def doc_record(self, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, float]:
+        return doc_record(doc, results)
+
+    def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> Any:
+        return partition_statistics(records, self.settings.seed)
 
     def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
         return doc["context"]
@@ -122,21 +117,6 @@ class InContextTask(ConfigurableTask):
             requests.append(("loglikelihood", (doc["context"], text)))
         return [task_request(self, doc, arguments, number, request_type=kind, **kwargs)
                 for number, (kind, arguments) in enumerate(requests)]
-
-    def process_results(self, doc: dict, results: list[Any]) -> dict[str, Any]:
-        record = doc_record(doc, results)
-        return {metric: record for metric in METRICS}
-
-    def aggregation(self) -> dict[str, Callable[..., float]]:
-        seed = self.settings.seed
-
-        def reader(read: Callable[[Any], float]) -> Callable[[Sequence[Mapping[str, Any]]], float]:
-            return lambda records: float(read(partition_statistics(records, seed)))
-
-        return {metric: reader(read) for metric, read in METRICS.items()}
-
-    def aggregate(self, bootstrap_iters: int | None = 100_000) -> tuple[dict[str, Any], int]:
-        return aggregate_without_bootstrapping_task_statistics(self, bootstrap_iters)
 
     def higher_is_better(self) -> dict[str, bool]:
         return {metric: metric in ("incontext_difference", "codec_score") for metric in METRICS}

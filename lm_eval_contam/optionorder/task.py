@@ -15,14 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import datasets
 from lm_eval.api.instance import Instance
-from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_indices
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.lm_eval_compat import (
-    aggregate_without_bootstrapping_task_statistics,
     rolling_arguments,
     rolling_loglikelihood,
     task_request,
@@ -37,6 +34,7 @@ from lm_eval_contam.optionorder.orders import (
     render,
 )
 from lm_eval_contam.optionorder.stats import original_rank, rank_test
+from lm_eval_contam.partition_task import PartitionTestTask
 from lm_eval_contam.partitions import Partition, metadata_number
 
 METRICS: dict[str, Callable[[Any], float]] = {
@@ -133,26 +131,23 @@ def partition_statistics(records: Sequence[Mapping[str, Any]]) -> Any:
     return _statistics(json.dumps(list(records), sort_keys=True))
 
 
-class OptionOrderTask(ConfigurableTask):
+class OptionOrderTask(PartitionTestTask):
     """One partition's option-order test; its YAML's ``metadata`` names the partition."""
 
-    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        config = {key: value for key, value in (config or {}).items() if key != "class"}
-        self._docs: datasets.Dataset | None = None
-        super().__init__(config=config, **kwargs)
+    metrics = METRICS
 
     @property
     def settings(self) -> OptionOrderSettings:
         return OptionOrderSettings.from_metadata(self.config.metadata, self.config.test_split)
 
-    def test_docs(self) -> datasets.Dataset:
-        if self._docs is None:
-            settings = self.settings
-            split = settings.partition.split
-            rows = (self.dataset[split].to_list() if self.dataset is not None and split in self.dataset
-                    else settings.partition.rows())
-            self._docs = datasets.Dataset.from_list(order_docs(settings, rows))
-        return self._docs
+    def build_docs(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return order_docs(self.settings, rows)
+
+    def doc_record(self, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+        return doc_record(doc, results, self.settings.seed)
+
+    def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> Any:
+        return partition_statistics(records)
 
     def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
         return doc["texts"][0]
@@ -163,19 +158,6 @@ class OptionOrderTask(ConfigurableTask):
     def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> list[Instance]:
         return [task_request(self, doc, rolling_arguments(text), number, request_type="loglikelihood_rolling",
                              **kwargs) for number, text in enumerate(doc["texts"])]
-
-    def process_results(self, doc: dict, results: list[Any]) -> dict[str, Any]:
-        record = doc_record(doc, results, self.settings.seed)
-        return {metric: record for metric in METRICS}
-
-    def aggregation(self) -> dict[str, Callable[..., float]]:
-        def reader(read: Callable[[Any], float]) -> Callable[[Sequence[Mapping[str, Any]]], float]:
-            return lambda records: float(read(partition_statistics(records)))
-
-        return {metric: reader(read) for metric, read in METRICS.items()}
-
-    def aggregate(self, bootstrap_iters: int | None = 100_000) -> tuple[dict[str, Any], int]:
-        return aggregate_without_bootstrapping_task_statistics(self, bootstrap_iters)
 
     def higher_is_better(self) -> dict[str, bool]:
         return {metric: metric != "order_pvalue" for metric in METRICS}

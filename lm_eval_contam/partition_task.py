@@ -1,0 +1,47 @@
+"""The lm-eval task shape of a partition-level test: docs built once, one record per doc, metrics from the test.
+
+A subclass gives ``metrics`` (name -> reader of its test's result), ``settings`` (with the ``partition``),
+``build_docs(rows)``, ``doc_record(doc, results)`` and ``partition_statistics(records)``; lm-eval logs each doc's
+record under every metric and each metric reads the test over all records, computed once (no bootstrap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import datasets
+from lm_eval.api.task import ConfigurableTask
+
+from lm_eval_contam.lm_eval_compat import aggregate_without_bootstrapping_task_statistics
+
+
+class PartitionTestTask(ConfigurableTask):
+    metrics: Mapping[str, Callable[[Any], float]] = {}
+
+    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        config = {key: value for key, value in (config or {}).items() if key != "class"}
+        self._docs: datasets.Dataset | None = None
+        super().__init__(config=config, **kwargs)
+
+    def test_docs(self) -> datasets.Dataset:
+        if self._docs is None:
+            partition = self.settings.partition
+            rows = (self.dataset[partition.split].to_list()
+                    if self.dataset is not None and partition.split in self.dataset else partition.rows())
+            self._docs = datasets.Dataset.from_list(self.build_docs(rows))
+        return self._docs
+
+    def process_results(self, doc: dict, results: list[Any]) -> dict[str, Any]:
+        record = self.doc_record(doc, results)
+        return {metric: record for metric in self.metrics}
+
+    def aggregation(self) -> dict[str, Callable[..., float]]:
+        def reader(read: Callable[[Any], float]) -> Callable[[Sequence[Mapping[str, Any]]], float]:
+            return lambda records: float(read(self.partition_statistics(records)))
+
+        return {metric: reader(read) for metric, read in self.metrics.items()}
+
+    def aggregate(self, bootstrap_iters: int | None = 100_000) -> tuple[dict[str, Any], int]:
+        """lm-eval 0.5's aggregation entry point: no bootstrap of the partition statistics (see lm_eval_compat)."""
+        return aggregate_without_bootstrapping_task_statistics(self, bootstrap_iters)
