@@ -1,8 +1,10 @@
 """The lm-eval task shape of a partition-level test: docs built once, one record per doc, metrics from the test.
 
-A subclass gives ``metrics`` (name -> reader of its test's result), ``settings`` (with the ``partition``),
-``build_docs(rows)``, ``doc_record(doc, results)`` and ``partition_statistics(records)``; lm-eval logs each doc's
-record under every metric and each metric reads the test over all records, computed once (no bootstrap).
+A subclass gives ``metrics`` (name -> reader of its test's result; a property where the settings choose them),
+``settings`` (with the ``partition``), ``build_docs(rows)``, ``doc_record(doc, results)`` and
+``partition_statistics(records)``; lm-eval logs each doc's record under every metric and each metric reads the test
+over all records, computed once (no bootstrap). A test that reads a second partition too (a control) gets its rows
+from ``partition_rows``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import datasets
 from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_contam.lm_eval_compat import aggregate_without_bootstrapping_task_statistics
+from lm_eval_contam.partitions import Partition
 
 
 class PartitionTestTask(ConfigurableTask):
@@ -24,12 +27,16 @@ class PartitionTestTask(ConfigurableTask):
         self._docs: datasets.Dataset | None = None
         super().__init__(config=config, **kwargs)
 
+    def partition_rows(self, partition: Partition) -> list[dict[str, Any]]:
+        """A partition's rows: the split lm-eval loaded when it is of this task's dataset, else read from its source
+        (a control of another dataset, or a split the task's YAML does not load)."""
+        loaded = (partition.dataset == self.settings.partition.dataset and self.dataset is not None
+                  and partition.split in self.dataset)
+        return self.dataset[partition.split].to_list() if loaded else partition.rows()
+
     def test_docs(self) -> datasets.Dataset:
         if self._docs is None:
-            partition = self.settings.partition
-            rows = (self.dataset[partition.split].to_list()
-                    if self.dataset is not None and partition.split in self.dataset else partition.rows())
-            self._docs = datasets.Dataset.from_list(self.build_docs(rows))
+            self._docs = datasets.Dataset.from_list(self.build_docs(self.partition_rows(self.settings.partition)))
         return self._docs
 
     def process_results(self, doc: dict, results: list[Any]) -> dict[str, Any]:

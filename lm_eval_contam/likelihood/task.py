@@ -24,9 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import datasets
 from lm_eval.api.instance import Instance
-from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES
 from lm_eval_contam.dcq.options import read_options
@@ -36,11 +34,11 @@ from lm_eval_contam.likelihood.docs import CONTROL, PARTITION, control_partition
 from lm_eval_contam.likelihood.scores import option_gap, per_byte, utf8_bytes, zlib_ratio
 from lm_eval_contam.likelihood.stats import control_tests, lift_from_records, lift_test, option_test
 from lm_eval_contam.lm_eval_compat import (
-    aggregate_without_bootstrapping_task_statistics,
     rolling_arguments,
     rolling_loglikelihood,
     task_request,
 )
+from lm_eval_contam.partition_task import PartitionTestTask
 from lm_eval_contam.partitions import Partition, metadata_number, resolve_path
 
 MODES = ("control", "lift", "options")
@@ -143,47 +141,44 @@ def doc_record(mode: str, doc: Mapping[str, Any], results: Sequence[Any]) -> dic
             "other_lift": per_byte(other_guided - other_general, doc["other_reference"])}
 
 
-class LikelihoodTask(ConfigurableTask):
+class LikelihoodTask(PartitionTestTask):
     """One partition in one likelihood mode; its YAML's ``metadata`` names the partition, mode and control."""
 
-    def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        config = {key: value for key, value in (config or {}).items() if key != "class"}
-        self._docs: datasets.Dataset | None = None
-        super().__init__(config=config, **kwargs)
+    @property
+    def metrics(self) -> Mapping[str, Callable[[Any], float]]:  # type: ignore[override]
+        return METRICS[self.settings.mode]
 
     @property
     def settings(self) -> LikelihoodSettings:
         return LikelihoodSettings.from_metadata(self.config.metadata, self.config.test_split)
 
-    def _rows(self, partition: Partition) -> list[dict[str, Any]]:
-        same_dataset = partition.dataset == self.settings.partition.dataset
-        if same_dataset and self.dataset is not None and partition.split in self.dataset:
-            return self.dataset[partition.split].to_list()
-        return partition.rows()
-
-    def test_docs(self) -> datasets.Dataset:
-        if self._docs is None:
-            self._docs = datasets.Dataset.from_list(self._build_docs())
-        return self._docs
-
-    def _build_docs(self) -> list[dict[str, Any]]:
+    def build_docs(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         settings = self.settings
-        sides = [(PARTITION, settings.partition)] + ([(CONTROL, settings.control)] if settings.control else [])
         sample = {"num_instances": settings.num_instances, "seed": settings.seed}
         if settings.mode == "lift":
-            return lift_docs(settings.partition, self._rows(settings.partition), **sample)
+            return lift_docs(settings.partition, rows, **sample)
+        sides = [(PARTITION, settings.partition, rows)]
+        if settings.control:
+            sides.append((CONTROL, settings.control, self.partition_rows(settings.control)))
         if settings.mode == "control":
-            return interleave([text_docs(partition, self._rows(partition), group, **sample)
-                               for group, partition in sides])
+            return interleave([text_docs(partition, side_rows, group, **sample)
+                               for group, partition, side_rows in sides])
         options = read_options(settings.options_path)
         groups = []
-        for group, partition in sides:
-            found = option_docs(partition, self._rows(partition), group, options, **sample)
+        for group, partition, side_rows in sides:
+            found = option_docs(partition, side_rows, group, options, **sample)
             if not found:
                 raise ContamError(f"no DCQ options cached for {partition.label}; make them with "
                                   f"`{options_command(partition.task_name('dcq'))}`", source=str(settings.options_path))
             groups.append(found)
         return interleave(groups)
+
+    def doc_record(self, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+        return doc_record(self.settings.mode, doc, results)
+
+    def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> Any:
+        settings = self.settings
+        return partition_statistics(settings.mode, records, settings.seed)
 
     def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
         return doc.get("guided_prompt") or doc.get("text") or doc["original"]
@@ -203,23 +198,6 @@ class LikelihoodTask(ConfigurableTask):
             request_type = "loglikelihood_rolling"
         return [task_request(self, doc, argument, number, request_type=request_type, **kwargs)
                 for number, argument in enumerate(arguments)]
-
-    def process_results(self, doc: dict, results: list[Any]) -> dict[str, Any]:
-        mode = self.settings.mode
-        record = doc_record(mode, doc, results)
-        return {metric: record for metric in METRICS[mode]}
-
-    def aggregation(self) -> dict[str, Callable[..., float]]:
-        settings = self.settings
-
-        def reader(read: Callable[[Any], float]) -> Callable[[Sequence[Mapping[str, Any]]], float]:
-            return lambda records: float(read(partition_statistics(settings.mode, records, settings.seed)))
-
-        return {metric: reader(read) for metric, read in METRICS[settings.mode].items()}
-
-    def aggregate(self, bootstrap_iters: int | None = 100_000) -> tuple[dict[str, Any], int]:
-        """lm-eval 0.5's aggregation entry point: no bootstrap of the partition statistics (see lm_eval_compat)."""
-        return aggregate_without_bootstrapping_task_statistics(self, bootstrap_iters)
 
     def higher_is_better(self) -> dict[str, bool]:
         return {metric: not metric.endswith(("_pvalue", "_control")) for metric in METRICS[self.settings.mode]}
