@@ -19,7 +19,8 @@ from typing import Any
 from lm_eval_contam.benchmark_docs import LoadedBenchmark
 from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.lm_eval_compat import built_tasks, index_task_folders, task_index
+from lm_eval_contam.harness import generation_capped_tasks
+from lm_eval_contam.lm_eval_compat import index_task_folders, task_index
 from lm_eval_contam.partitions import Partition, resolve_partition
 from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.registry import (
@@ -419,20 +420,9 @@ def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str
 def evaluation_tasks(tasks: list[str], task_manager: Any, max_gen_toks: int | None,
                      benchmarks: Mapping[str, LoadedBenchmark]) -> list[Any]:
     """What ``simple_evaluate`` runs for the task names: the ``--tasks`` benchmarks as the audit built them (not built
-    again), and the tasks of methods that cap their generation (``MethodSpec.caps_generation``) built with the cap.
-
-    lm-eval's ``gen_kwargs`` would reach every generate task, DCQ's one-letter
-    answers included, so the cap goes on those methods' task objects only.
+    again), and the tasks of methods that cap their generation built with the cap (``harness.generation_capped_tasks``).
     """
-    capped: dict[str, Any] = {}
-    if max_gen_toks is not None:
-        index = task_index(task_manager)
-        names = [task for task in tasks if (entry := index.get(task)) is not None
-                 and (family := (entry.cfg.get("metadata") or {}).get("method"))
-                 and method_of(str(family)).caps_generation]
-        capped = built_tasks(task_manager, names) if names else {}
-        for task in capped.values():
-            task.set_config("generation_kwargs", {"max_gen_toks": max_gen_toks}, update=True)
+    capped = generation_capped_tasks(task_manager, tasks, max_gen_toks) if max_gen_toks is not None else {}
     return [built for task in tasks
             for built in (benchmarks[task].evaluated if task in benchmarks else (capped.get(task, task),))]
 

@@ -7,14 +7,22 @@ jobs (audit) and the CLI call it, never the other way round.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from lm_eval_contam import task_dir
 from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 from lm_eval_contam.context_window import count_truncation
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.lm_eval_compat import is_api_model, model_class, post_scoring_request, selected_task_configs
-from lm_eval_contam.registry import registered_methods
+from lm_eval_contam.lm_eval_compat import (
+    built_tasks,
+    is_api_model,
+    model_class,
+    post_scoring_request,
+    selected_task_configs,
+    task_index,
+)
+from lm_eval_contam.registry import method_of, registered_methods
 
 log = logging.getLogger("lm_eval_contam")
 
@@ -33,6 +41,23 @@ def task_manager(include_path: str | list[str] | tuple[str, ...] | None = None, 
     from lm_eval.tasks import TaskManager
 
     return TaskManager(include_path=include_paths(include_path), include_defaults=include_defaults)
+
+
+def generation_capped_tasks(task_manager: Any, tasks: Sequence[str], max_gen_toks: int) -> dict[str, Any]:
+    """The tasks among ``tasks`` whose method caps its generation (``MethodSpec.caps_generation``), built with
+    ``max_gen_toks`` as their cap, by name.
+
+    lm-eval's ``gen_kwargs`` would reach every generate task, DCQ's one-letter
+    answers included, so the cap goes on those methods' task objects only.
+    """
+    index = task_index(task_manager)
+    names = [task for task in tasks if (entry := index.get(task)) is not None
+             and (family := (entry.cfg.get("metadata") or {}).get("method"))
+             and method_of(str(family)).caps_generation]
+    capped = built_tasks(task_manager, names) if names else {}
+    for task in capped.values():
+        task.set_config("generation_kwargs", {"max_gen_toks": max_gen_toks}, update=True)
+    return capped
 
 
 # Request types that need the prompt's token log-probabilities.

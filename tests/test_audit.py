@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from lm_eval_contam import harness
 from lm_eval_contam.audit import AuditSettings, partition_tasks, run_model
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.contaminate import audited_rows, contaminant_texts
@@ -95,6 +96,14 @@ class _CountingCalls:
 def _results(run_dir: Path) -> dict:
     files = sorted(run_dir.rglob("results_*.json"))
     return json.loads(files[-1].read_text())
+
+
+def test_generation_cap_goes_to_the_methods_that_ask_for_it_only() -> None:
+    names = ["timetravel_toy_news_train", "dcq_toy_news_train", "timetravel_toy_news_train_completion"]
+    capped = harness.generation_capped_tasks(harness.task_manager(), names, 3)
+    # DCQ's generated one-letter answers keep their own setting: only Time Travel asks for the cap.
+    assert list(capped) == ["timetravel_toy_news_train", "timetravel_toy_news_train_completion"]
+    assert [task.config.generation_kwargs["max_gen_toks"] for task in capped.values()] == [3, 3]
 
 
 def test_audit_writes_lm_eval_results_and_audit_json(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:

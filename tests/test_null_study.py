@@ -115,6 +115,16 @@ def test_tasks_are_the_shipped_families_retargeted(world) -> None:
                                                f"{sibling.display_name} dataset.")
 
 
+def test_generation_cap_goes_to_the_world_tasks_of_the_methods_that_ask_for_it(world) -> None:
+    from lm_eval_contam import harness
+
+    _, found = world
+    tasks = write_task_configs(found, write_options(found))
+    capped = harness.generation_capped_tasks(harness.task_manager(str(found.directory / "tasks")), list(tasks), 3)
+    assert set(capped) == {name for name in tasks if name.startswith("timetravel_")}
+    assert {task.config.generation_kwargs["max_gen_toks"] for task in capped.values()} == {3}
+
+
 def _verdict(method: str, partition: str, flagged: bool | None, pvalue: float | None = None,
              variant: str | None = None, family: str = "timetravel", task: str | None = None) -> Verdict:
     return Verdict(model="m", partition=partition, family=family, method=method, title=method.upper(),

@@ -12,11 +12,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from lm_eval_contam import harness
+from lm_eval_contam.jsonl import write_jsonl
 from lm_eval_contam.nullstudy import configs
 from lm_eval_contam.nullstudy.corpus import SyntheticDataset, background_texts, make_dataset, vocabulary
 from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings, world_roles
 from lm_eval_contam.partitions import DatasetSpec, Partition, dataset_from_task_metadata
-from lm_eval_contam.registry import method_of
 from lm_eval_contam.verdict import Verdict
 
 TRAINING_FILE = "training.json"
@@ -56,9 +57,7 @@ def write_world_data(settings: StudySettings, index: int, study_dir: Path) -> Wo
         dataset = make_dataset(settings.seed, dataset_index, nouns, adjectives, rows_per_split=settings.rows_per_split)
         files = {}
         for split, rows in dataset.splits.items():
-            path = directory / "data" / f"{dataset.key}_{split}.jsonl"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+            path = write_jsonl(directory / "data" / f"{dataset.key}_{split}.jsonl", rows)
             files[split] = str(path.resolve())
         datasets[dataset_index] = dataset
         specs[dataset_index] = dataset_from_task_metadata({
@@ -152,22 +151,15 @@ def evaluate(task_dir: Path, tasks: list[str], model_dir: Path, run_dir: Path, s
         return done
     import lm_eval
     from lm_eval.loggers import EvaluationTracker
-    from lm_eval.tasks import get_task_dict
-
-    from lm_eval_contam import harness
 
     manager = harness.task_manager(str(task_dir))
-    built = get_task_dict(tasks, manager)
-    for task in built.values():
-        family = (task.config.metadata or {}).get("method")
-        if family and method_of(str(family)).caps_generation:
-            # lm-eval's gen_kwargs would reach every generate task; the cap is for the methods that ask for it.
-            task.set_config("generation_kwargs", {"max_gen_toks": settings.max_gen_toks}, update=True)
+    capped = harness.generation_capped_tasks(manager, tasks, settings.max_gen_toks)
     tracker = EvaluationTracker(output_path=str(run_dir))
     results = lm_eval.simple_evaluate(
-        model="hf", model_args=f"pretrained={model_dir},dtype=float32", tasks=[built[name] for name in tasks],
-        batch_size=settings.batch_size, device="cpu", use_cache=str(run_dir.with_name(run_dir.name + ".cache")),
-        log_samples=True, evaluation_tracker=tracker, apply_chat_template=True, task_manager=manager)
+        model="hf", model_args=f"pretrained={model_dir},dtype=float32",
+        tasks=[capped.get(name, name) for name in tasks], batch_size=settings.batch_size, device="cpu",
+        use_cache=str(run_dir.with_name(run_dir.name + ".cache")), log_samples=True, evaluation_tracker=tracker,
+        apply_chat_template=True, task_manager=manager)
     results = harness.post_process(results)
     samples = results.pop("samples")
     tracker.save_results_aggregated(results=results, samples=samples)
