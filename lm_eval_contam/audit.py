@@ -1,4 +1,5 @@
-"""The audit: Time Travel + DCQ (+ a DCR sheet with its benchmark) for one model, through lm-eval.
+"""The audit: every registered method's tasks for one model (and a method's own input, e.g. a DCR sheet with its
+benchmark), through lm-eval.
 
 One ``simple_evaluate`` call per model over every partition's tasks, with lm-eval's
 request cache (``use_cache``) under the audit directory: an interrupted audit
@@ -27,6 +28,7 @@ from lm_eval_contam.registry import (
     NOT_RUN_KEY,
     QUIZ_LEFT_OUT_KEY,
     AuditedModel,
+    PlannedTasks,
     QuizSample,
     method_of,
     registered_methods,
@@ -39,8 +41,9 @@ AUDIT_FILE = "audit.json"
 @dataclass(frozen=True)
 class AuditSettings:
     partitions: tuple[str, ...]  # "<dataset key>:<split>", or a partition card (own data; see own_data.py)
-    dcq_modes: tuple[str, ...] = ("loglikelihood",)  # how quizzes are answered (AuditedModel.quiz_modes)
-    dcr_sheet: str | None = None  # a shipped sheet name or a sheet file; its benchmark tasks run too
+    quiz_modes: tuple[str, ...] = ("loglikelihood",)  # how quizzes are answered (AuditedModel.quiz_modes; --dcq-mode)
+    # (registered method, its own input: MethodSpec.explicit_input), e.g. ("dcr", "sst2") for --dcr-sheet sst2
+    method_inputs: tuple[tuple[str, str], ...] = ()
     max_gen_toks: int | None = None  # Time Travel completions; None keeps each task's own
     batch_size: int | str = 1
     device: str | None = None
@@ -48,7 +51,7 @@ class AuditSettings:
     include_path: tuple[str, ...] = ()
     limit: int | None = None  # lm-eval's --limit, for smoke runs
     seed: int = 0  # recorded; task seeds live in the task configs
-    dcq_generator: str = "offline"  # makes the quiz options a partition lacks, before the run
+    quiz_option_generator: str = "offline"  # makes the quiz options a partition lacks, before the run
     skip_methods: tuple[str, ...] = ()  # registered methods left out of this audit (e.g. --no-likelihood)
     # lm-eval tasks/groups audited with --tasks (their partitions' cards are in ``partitions``); they run too, so the
     # results carry each benchmark's own metric (and the DCR hook's adjusted one) beside the audit's.
@@ -92,33 +95,48 @@ def partition_tasks(name: str | Partition, quiz_modes: Sequence[str], *, chat: b
 @dataclass(frozen=True)
 class AuditPlan:
     tasks: tuple[str, ...]
-    dcr: dict[str, Any] | None  # the DCR sheet's group and the benchmark tasks it adjusts, when one runs
+    # method -> the tasks its own input planned (MethodSpec.explicit_input, e.g. a DCR sheet's group and benchmarks)
+    method_inputs: Mapping[str, PlannedTasks] = field(default_factory=dict)
     benchmark_tasks: tuple[str, ...] = ()  # the lm-eval tasks/groups audited with --tasks, run as themselves too
 
     @property
     def needs_builtins(self) -> bool:
-        """A DCR benchmark (e.g. lm-eval's sst2) or a --tasks benchmark may be one of lm-eval's own tasks."""
-        return self.dcr is not None or bool(self.benchmark_tasks)
+        """A method's own input (e.g. a DCR sheet adjusting lm-eval's sst2) or a --tasks benchmark may name one of
+        lm-eval's own tasks."""
+        return bool(self.method_inputs) or bool(self.benchmark_tasks)
+
+    @property
+    def scored_benchmarks(self) -> list[str]:
+        """The benchmark tasks run as lm-eval runs them: --tasks, then those the methods' own inputs need."""
+        return [*self.benchmark_tasks, *(task for planned in self.method_inputs.values()
+                                         for task in planned.benchmark_tasks)]
+
+
+def planned_inputs(method_inputs: Sequence[tuple[str, str]]) -> dict[str, PlannedTasks]:
+    """Each method's own input (``MethodSpec.explicit_input``) planned: method -> the tasks it adds."""
+    planned = {}
+    for name, given in method_inputs:
+        explicit = method_of(name).explicit_input
+        if explicit is None:
+            raise ContamError(f"method {name!r} takes no input of its own", field="method_inputs")
+        planned[name] = explicit.plan(given)
+    return planned
 
 
 def plan_audit(settings: AuditSettings, *, chat: bool = True, plain_text: bool = True) -> AuditPlan:
-    """Every task name of the audit: partitions first, then the DCR sheet's group and benchmarks, then the
-    benchmark tasks audited with ``--tasks`` (run as lm-eval runs them: their raw metrics in the results)."""
-    if not settings.partitions and not settings.dcr_sheet:
-        raise ContamError("nothing to audit: give partitions and/or a DCR sheet", field="partitions")
+    """Every task name of the audit: partitions first, then the tasks the methods' own inputs add (e.g. a DCR
+    sheet's group and benchmarks), then the benchmark tasks audited with ``--tasks`` (run as lm-eval runs them: their
+    raw metrics in the results)."""
+    if not settings.partitions and not settings.method_inputs:
+        inputs = ["partitions", *(spec.explicit_input.what for spec in registered_methods() if spec.explicit_input)]
+        raise ContamError(f"nothing to audit: give {' and/or '.join(inputs)}", field="partitions")
     tasks = [task for partition in settings.partitions
-             for task in partition_tasks(partition, settings.dcq_modes, chat=chat, plain_text=plain_text,
+             for task in partition_tasks(partition, settings.quiz_modes, chat=chat, plain_text=plain_text,
                                          skip_methods=settings.skip_methods)]
-    dcr = None
-    if settings.dcr_sheet:
-        from lm_eval_contam.dcr.sheet import load_sheet
-
-        sheet = load_sheet(settings.dcr_sheet)
-        benchmarks = list(dict.fromkeys(target.task for target in sheet.adjusts))
-        tasks += [sheet.group, *benchmarks]
-        dcr = {"sheet": sheet.group, "benchmark_tasks": benchmarks}
+    method_inputs = planned_inputs(settings.method_inputs)
+    tasks += [task for planned in method_inputs.values() for task in (*planned.tasks, *planned.benchmark_tasks)]
     tasks += settings.benchmark_tasks
-    return AuditPlan(tuple(dict.fromkeys(tasks)), dcr, settings.benchmark_tasks)
+    return AuditPlan(tuple(dict.fromkeys(tasks)), method_inputs, settings.benchmark_tasks)
 
 
 def _has_chat_template(backend: str, model_args: dict[str, Any]) -> bool:
@@ -178,7 +196,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
 
         tasks += adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
-    prepare_quiz_options(tasks, task_manager, settings.dcq_generator)
+    prepare_quiz_options(tasks, task_manager, settings.quiz_option_generator)
     not_run = tasks_not_run(tasks, task_manager)
     tasks = [task for task in tasks if task not in not_run]
     if not tasks:  # lm-eval cannot run an empty task list: say why each method could not run instead
@@ -206,8 +224,9 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
             limit=settings.limit,
         )
 
-    # The benchmarks (--tasks, a DCR sheet's) get their own call when their chat setting differs from the audit's.
-    benchmarks = [*plan.benchmark_tasks, *((plan.dcr or {}).get("benchmark_tasks") or [])]
+    # The benchmarks (--tasks, a method's own input's) get their own call when their chat setting differs from the
+    # audit's.
+    benchmarks = plan.scored_benchmarks
     separate = [task for task in tasks if task in benchmarks] if chat != settings.benchmark_chat_template else []
     started = time.perf_counter()
     results = evaluate([task for task in tasks if task not in separate], chat, tracker)
@@ -231,7 +250,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         print(make_table(results, "groups"))
     run = ModelRun(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(model_args),
                    tuple(tasks), seconds, quiz_left_out(results["configs"]), results.get(BENCHMARK_SCORING_KEY))
-    record_run(out_dir, run, settings, plan.dcr)
+    record_run(out_dir, run, settings, plan.method_inputs)
     return run
 
 
@@ -433,8 +452,9 @@ def quiz_left_out(configs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return {task: left_out for task, left_out in sorted(found.items()) if left_out}
 
 
-def record_run(out_dir: Path, run: ModelRun, settings: AuditSettings, dcr: dict[str, Any] | None = None) -> Path:
-    """Add (or replace, by label) the model's entry in ``audit.json``."""
+def record_run(out_dir: Path, run: ModelRun, settings: AuditSettings,
+               method_inputs: Mapping[str, PlannedTasks] | None = None) -> Path:
+    """Add (or replace, by label) the model's entry in ``audit.json``, with what the methods' own inputs planned."""
     from lm_eval_contam.audit_identity import relative_to_audit
 
     path = out_dir / AUDIT_FILE
@@ -445,6 +465,7 @@ def record_run(out_dir: Path, run: ModelRun, settings: AuditSettings, dcr: dict[
     partitions = [relative_to_audit(partition, out_dir) for partition in settings.partitions]
     audit["partitions"] = list(dict.fromkeys([*audit.get("partitions", []), *partitions]))
     audit["settings"] = {key: value for key, value in asdict(settings).items() if key != "partitions"}
-    audit["dcr"] = dcr or audit.get("dcr")
+    planned = {name: asdict(tasks) for name, tasks in (method_inputs or {}).items()}
+    audit["method_inputs"] = planned or audit.get("method_inputs")
     path.write_text(json.dumps(audit, indent=2, default=str) + "\n")
     return path

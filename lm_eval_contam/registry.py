@@ -58,6 +58,22 @@ class QuizSample:
 
 
 @dataclass(frozen=True)
+class PlannedTasks:
+    """What a method's own audit input adds to the audit plan."""
+
+    tasks: tuple[str, ...]  # its own tasks (e.g. a DCR sheet's group)
+    benchmark_tasks: tuple[str, ...] = ()  # the lm-eval tasks they need run beside them, scored as lm-eval scores them
+
+
+@dataclass(frozen=True)
+class ExplicitInput:
+    """A method's own audit input beside the partitions (e.g. DCR's ``--dcr-sheet``: a sheet name or file)."""
+
+    what: str  # in words, for messages ("a DCR sheet")
+    plan: Callable[[str], PlannedTasks]  # the input as the user gave it -> what it adds to the audit plan
+
+
+@dataclass(frozen=True)
 class MethodSpec:
     """Everything the core needs to know about one method family; the functions live in the family's package."""
 
@@ -95,6 +111,8 @@ class MethodSpec:
     cannot_run: Callable[[str, Mapping[str, Any]], NotRun | None] | None = None
     # Why the null study leaves one of its task configs out (None: it runs).
     null_study_exclusion: Callable[[Mapping[str, Any]], str | None] | None = None
+    # Its own audit input beside the partitions (AuditSettings.method_inputs), and the tasks that input plans.
+    explicit_input: ExplicitInput | None = None
 
     @property
     def kind(self) -> str:

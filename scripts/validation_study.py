@@ -227,7 +227,7 @@ def main() -> None:
     injected = [p.strip() for p in args.injected.split(",") if p.strip()]
     held_out = [p.strip() for p in args.held_out.split(",") if p.strip()]
     audit = AuditSettings(partitions=tuple(injected + held_out),
-                          dcq_modes=("loglikelihood", "generate") if args.dcq_mode == "both" else (args.dcq_mode,),
+                          quiz_modes=("loglikelihood", "generate") if args.dcq_mode == "both" else (args.dcq_mode,),
                           max_gen_toks=args.max_gen_toks or 48, batch_size=args.batch_size)
     started = time.perf_counter()
     models = [("clean", base, "none")]

@@ -18,7 +18,9 @@ from lm_eval_contam.own_data import write_task_configs
 from lm_eval_contam.partitions import Partition, resolve_partition
 from lm_eval_contam.registry import (
     AuditedModel,
+    ExplicitInput,
     MethodSpec,
+    PlannedTasks,
     RenderTarget,
     method_of,
     register_method,
@@ -75,9 +77,14 @@ def toy_markdown(verdicts: Sequence[Verdict]) -> list[str]:
     return [f"#### Toy section: {v.evidence.summary()}" for v in verdicts]
 
 
+def toy_planned(wordlist: str) -> PlannedTasks:
+    return PlannedTasks(tasks=(f"toymethod_{wordlist}",), benchmark_tasks=("toy_benchmark",))
+
+
 TOY_SPEC = MethodSpec(name=TOY, title="Toy method", order=99, needs=frozenset({"logprobs"}),
                       task_names=toy_task_names, render_task_configs=toy_task_configs, verdicts=toy_verdicts,
-                      render_html=toy_html, render_markdown=toy_markdown, rate_keys=("toy_perplexity",))
+                      render_html=toy_html, render_markdown=toy_markdown, rate_keys=("toy_perplexity",),
+                      explicit_input=ExplicitInput(what="a toy word list", plan=toy_planned))
 
 
 @pytest.fixture
@@ -132,3 +139,23 @@ def test_toy_method_in_plan_task_configs_verdicts_and_report(toy, tmp_path) -> N
     report = write_report(tmp_path / "run", tmp_path / "report")
     assert "Toy section: perplexity 4" in report.html_path.read_text()
     assert "#### Toy section: perplexity 4" in report.md_path.read_text()
+
+
+def test_a_methods_own_input_adds_its_tasks_and_benchmarks_to_the_plan(toy) -> None:
+    plan = plan_audit(AuditSettings(partitions=("toy_news:train",), method_inputs=((TOY, "words"),),
+                                    benchmark_tasks=("arc_easy",)))
+    assert plan.tasks[-3:] == ("toymethod_words", "toy_benchmark", "arc_easy")
+    assert plan.method_inputs == {TOY: PlannedTasks(("toymethod_words",), ("toy_benchmark",))}
+    assert plan.scored_benchmarks == ["arc_easy", "toy_benchmark"] and plan.needs_builtins
+    assert not plan_audit(AuditSettings(partitions=("toy_news:train",))).needs_builtins
+    with pytest.raises(ContamError, match="^field 'partitions': nothing to audit: give partitions and/or a DCR sheet "
+                                          "and/or a toy word list$"):
+        plan_audit(AuditSettings(partitions=()))
+    with pytest.raises(ContamError, match="method 'timetravel' takes no input of its own"):
+        plan_audit(AuditSettings(partitions=(), method_inputs=(("timetravel", "words"),)))
+
+
+def test_dcr_sheet_is_dcrs_own_input_its_group_and_the_benchmark_it_adjusts() -> None:
+    plan = plan_audit(AuditSettings(partitions=(), method_inputs=(("dcr", "toy_sentiment"),)))
+    assert plan.tasks == ("dcr_toy_sentiment", "contam_toy_sentiment")
+    assert plan.scored_benchmarks == ["contam_toy_sentiment"] and plan.needs_builtins

@@ -18,6 +18,7 @@ from typing import get_args
 
 from lm_eval_contam.audit import AuditSettings, LoadedBenchmarks
 from lm_eval_contam.dcq.configs import ANSWER_MODES as DCQ_MODES
+from lm_eval_contam.dcr.configs import METHOD as DCR_METHOD
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import TaskType
 
@@ -89,8 +90,8 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
     batch_size = int(args.batch_size) if str(args.batch_size).isdigit() else args.batch_size
     return AuditSettings(
         partitions=partitions,
-        dcq_modes=DCQ_MODES if args.dcq_mode == "both" else (args.dcq_mode,),
-        dcr_sheet=args.dcr_sheet,
+        quiz_modes=DCQ_MODES if args.dcq_mode == "both" else (args.dcq_mode,),
+        method_inputs=((DCR_METHOD, args.dcr_sheet),) if args.dcr_sheet else (),
         max_gen_toks=args.max_gen_toks,
         batch_size=batch_size,
         device=args.device,
@@ -188,7 +189,7 @@ def _main(args: argparse.Namespace) -> int:
 
     label = args.label or default_label(args.model)
     identity = check_args(args, label)
-    settings = replace(settings_from_args(args), dcq_generator=args.dcq_generator)
+    settings = replace(settings_from_args(args), quiz_option_generator=args.dcq_generator)
     loaded = None
     if args.tasks is not None:
         settings, loaded = task_settings(args, settings)

@@ -1,14 +1,15 @@
-"""DCR's registry entry: no per-partition tasks (a DCR sheet runs as its own group); its verdicts, report section and
-the post-processing that adds the DCR Factor and adjusted metrics to lm-eval's results."""
+"""DCR's registry entry: no per-partition tasks (a DCR sheet runs as its own group, planned from ``--dcr-sheet``); its
+verdicts, report section and the post-processing that adds the DCR Factor and adjusted metrics to lm-eval's results."""
 
 from __future__ import annotations
 
 from lm_eval_contam.dcr import report_section
 from lm_eval_contam.dcr.configs import METHOD
 from lm_eval_contam.dcr.hook import post_process_results
+from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.dcr.verdicts import verdicts
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
+from lm_eval_contam.registry import AuditedModel, ExplicitInput, MethodSpec, PlannedTasks, RenderTarget
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -17,6 +18,13 @@ def task_names(partition: Partition, model: AuditedModel) -> list[str]:
 
 def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
     return {}
+
+
+def planned_sheet(sheet: str) -> PlannedTasks:
+    """``--dcr-sheet``: the sheet's group, and the benchmark tasks it adjusts (run as lm-eval runs them)."""
+    loaded = load_sheet(sheet)
+    return PlannedTasks(tasks=(loaded.group,),
+                        benchmark_tasks=tuple(dict.fromkeys(target.task for target in loaded.adjusts)))
 
 
 SPEC = MethodSpec(
@@ -30,4 +38,5 @@ SPEC = MethodSpec(
     render_html=report_section.html,
     render_markdown=report_section.markdown,
     post_process=post_process_results,
+    explicit_input=ExplicitInput(what="a DCR sheet", plan=planned_sheet),
 )
