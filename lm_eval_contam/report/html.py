@@ -173,7 +173,7 @@ def details(report: Report) -> str:
 
 def _sections(report: Report) -> Sequence[str]:
     if not layout.decided(report.verdicts):
-        return ('<p class="note">No Time Travel, DCQ or likelihood task in this run: nothing to decide.</p>',)
+        return (f'<p class="note">{e(layout.nothing_to_decide())}</p>',)
     return (f'<h2 id="matrix">Evidence per partition and test</h2>{evidence_matrix(report)}',
             '<h2 id="cells">One line per cell</h2>' + cell_table(report),
             '<h2 id="tests">The tests: null hypothesis, rule, measured rates</h2>'

@@ -12,7 +12,7 @@ from typing import Any
 
 from lm_eval_contam.detection_rates import clean_bill, measured_detection
 from lm_eval_contam.formatting import p_equals, pvalue
-from lm_eval_contam.registry import papers_own_methods
+from lm_eval_contam.registry import papers_own_methods, registered_methods
 from lm_eval_contam.reportkit.facts import test_anchor
 from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.verdict import (
@@ -29,6 +29,12 @@ from lm_eval_contam.verdict import (
 )
 
 NOT_MEASURED = "not measured"
+
+
+def nothing_to_decide() -> str:
+    """Said in place of the evidence when no verdict says yes or no: which tests would have (the registry's)."""
+    titles = "; ".join(spec.title for spec in registered_methods() if spec.rate_keys)
+    return f"No partition-level test in this run ({titles}): nothing to decide."
 
 
 def decided(verdicts: Sequence[Verdict]) -> list[Verdict]:

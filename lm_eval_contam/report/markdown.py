@@ -98,7 +98,7 @@ def render_markdown(report: Report) -> str:
         lines += ["## One line per cell", "", *cell_table(report)]
         lines += ["## The tests: null hypothesis, rule, measured rates", "", *tests_section(report)]
     else:
-        lines += ["_No Time Travel, DCQ or likelihood task in this run: nothing to decide._", ""]
+        lines += [f"_{md(layout.nothing_to_decide())}_", ""]
     lines += ["## Models", ""]
     lines += table(["label", "model", "contamination injected"],
                    [[md(m.label), md(m.model), md(layout.model_description(dict(m.injection or {})) or "—")]
