@@ -399,6 +399,18 @@ def test_matrix_shows_each_test_p_and_marks_what_drives_the_verdict(measured) ->
     assert '<th><a href="#t-likelihood-control-control">Control<small>control</small></a></th>' in page
 
 
+def test_a_test_flagged_alone_but_not_after_holm_says_so_in_the_compact_table(measured) -> None:
+    from lm_eval_contam.report import markdown as markdown_report
+    from lm_eval_contam.report.model import Report
+
+    # Holm over 0.03 and 0.5: the smaller is adjusted to 0.06, over the level (the partition is not flagged).
+    verdicts = (_verdict("dcq_loglikelihood", "dcq", "dcq_ll", 0.03, True, None, "DCQ"),
+                _verdict("likelihood_control", "likelihood", "lk", 0.5, False, "control", "Control"))
+    lines = markdown_report.cell_table(Report(source=Path("/run"), models=(), verdicts=verdicts))
+    assert lines[2:] == ["| m / Toy News test | DCQ |  | p = 0.0600 | p ≤ 0.05 alone; not after Holm |",
+                         "| m / Toy News test | Control (control) |  | p = 0.5000 | not flagged |", ""]
+
+
 def test_each_test_is_stated_once_with_its_role(measured, monkeypatch) -> None:
     from lm_eval_contam import detection_rates
     from lm_eval_contam.report import markdown as markdown_report

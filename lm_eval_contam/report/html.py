@@ -126,7 +126,7 @@ def cell_table(report: Report) -> str:
     columns = layout.test_columns(report.verdicts, rows)
     lines = [(f"{e(row.label)}", f'<a href="#{column.anchor}">{e(layout.titled(verdict))}</a>',
               f'<a href="#{anchor(verdict)}">{e(layout.cell_detail(verdict))}</a>', e(layout.holm_text(cell)),
-              e(verdict.decision))
+              e(layout.decision_text(verdict, cell)))
              for row, column, verdict, cell in layout.cell_lines(layout.matrix(rows, columns), columns)]
     return scroll(table(("model / partition", "test", "result", "Holm p", "decision"), lines, raw=True), tall=True)
 

@@ -251,6 +251,14 @@ def holm_text(cell: MatrixCell) -> str:
     return p_equals(cell.holm) if cell.holm is not None else "not driving"
 
 
+def decision_text(verdict: Verdict, cell: MatrixCell) -> str:
+    """A compact-table line's decision: a driving test flagged on its own p but not after Holm says so, so the line
+    never reads "contaminated" beside a Holm p over the level."""
+    if verdict.flagged and cell.holm is not None and not cell.fired:
+        return f"p ≤ {ALPHA:g} alone; not after Holm"
+    return verdict.decision
+
+
 def _distinct(column: TestColumn, field: str) -> str:
     """A statement of the test, once; where it names the partition, once per partition."""
     texts: dict[str, list[str]] = {}

@@ -49,7 +49,7 @@ def cell_table(report: Report) -> list[str]:
     columns = layout.test_columns(report.verdicts, rows)
     return table(["model / partition", "test", "result", "Holm p", "decision"],
                  [[md(row.label), md(layout.titled(verdict)), md(layout.cell_detail(verdict)),
-                   md(layout.holm_text(cell)), md(verdict.decision)]
+                   md(layout.holm_text(cell)), md(layout.decision_text(verdict, cell))]
                   for row, column, verdict, cell in layout.cell_lines(layout.matrix(rows, columns), columns)])
 
 
