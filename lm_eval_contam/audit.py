@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lm_eval_contam.audit_identity import AUDIT_FILE
 from lm_eval_contam.benchmark_docs import LoadedBenchmark
 from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER
 from lm_eval_contam.errors import ContamError
@@ -32,7 +33,6 @@ from lm_eval_contam.registry import (
 )
 
 PLAIN_TEXT_BACKENDS = ("hf", "vllm")  # lm-eval backends that can continue plain text (Time Travel's completion style)
-AUDIT_FILE = "audit.json"
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,9 @@ class AuditSettings:
 
 
 @dataclass(frozen=True)
-class ModelRun:
+class ModelRunRecord:
+    """One model's entry in ``audit.json``: what ran, where its lm-eval outputs are, and how long it took."""
+
     label: str
     model: str  # lm-eval backend
     model_args: str
@@ -137,7 +139,7 @@ def _injection_manifest(model_args: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSettings,
-              loaded: LoadedBenchmarks | None = None) -> ModelRun:
+              loaded: LoadedBenchmarks | None = None) -> ModelRunRecord:
     """Audit one model; write lm-eval's results and samples under ``out_dir/runs/<label>``.
 
     ``loaded``: the ``--tasks`` benchmarks as :func:`task_partitions` built them; their TaskManager serves the whole
@@ -214,7 +216,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         results = merge_results(results, evaluate(separate, settings.benchmark_chat_template, None))
     seconds = round(time.perf_counter() - started, 1)
     if results is None:  # a non-zero rank under accelerate: rank 0 writes
-        return ModelRun(label, spec.backend, spec.model_args, str(run_dir), tasks=tuple(tasks), seconds=seconds)
+        return ModelRunRecord(label, spec.backend, spec.model_args, str(run_dir), tasks=tuple(tasks), seconds=seconds)
     if benchmarks:
         results[BENCHMARK_SCORING_KEY] = benchmark_scoring(
             results, benchmarks, spec.backend, spec.model_args,
@@ -228,7 +230,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     print(make_table(results))
     if "groups" in results:
         print(make_table(results, "groups"))
-    run = ModelRun(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(model_args),
+    run = ModelRunRecord(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(model_args),
                    tuple(tasks), seconds, quiz_left_out(results["configs"]), results.get(BENCHMARK_SCORING_KEY))
     record_run(out_dir, run, settings, plan.dcr)
     return run
@@ -358,7 +360,7 @@ def group_summaries(out_dir: Path) -> list[GroupSummary]:
 
 def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
     """Task YAMLs for every card partition (one's own data), written under the audit directory."""
-    from lm_eval_contam.own_data import check_rows, write_task_configs
+    from lm_eval_contam.own_data import check_partition_rows, write_task_configs
 
     partitions = [resolve_partition(name) for name in settings.partitions]
     folders: dict[str, str] = {}
@@ -369,7 +371,7 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
                               source=name, field="--partitions")
     for partition in partitions:  # an empty or malformed data file stops the audit before any task YAML is written
         if not partition.dataset.registered and partition.data_file is not None:
-            check_rows(partition, partition.rows(), str(partition.data_file))
+            check_partition_rows(partition, partition.rows(), str(partition.data_file))
     return [str(write_task_configs(partition, out_dir)) for partition in partitions if not partition.dataset.registered]
 
 
@@ -443,7 +445,7 @@ def quiz_left_out(configs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return {task: left_out for task, left_out in sorted(found.items()) if left_out}
 
 
-def record_run(out_dir: Path, run: ModelRun, settings: AuditSettings, dcr: dict[str, Any] | None = None) -> Path:
+def record_run(out_dir: Path, run: ModelRunRecord, settings: AuditSettings, dcr: dict[str, Any] | None = None) -> Path:
     """Add (or replace, by label) the model's entry in ``audit.json``."""
     from lm_eval_contam.audit_identity import relative_to_audit
 

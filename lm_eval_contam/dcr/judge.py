@@ -40,7 +40,7 @@ def judge_prompt(level: int, question: str, answer: str) -> str:
     return f"{JUDGE_SYSTEM}\n\n{user}"
 
 
-def parse_judge_reply(reply: str) -> bool | None:
+def parse_bdc_result(reply: str) -> bool | None:
     """``{"result": "yes"}`` → True, ``"no"`` → False; anything else → None (left for a person)."""
     match = re.search(r"\{.*?\}", reply, flags=re.DOTALL)
     if match:
@@ -65,4 +65,4 @@ def judge_response(model: str, level: int, question: str, answer: str) -> bool |
     from lm_eval_contam.generation import generate
 
     reply = generate(_judge_model(model), [judge_prompt(level, question, answer)], max_gen_toks=32)[0]
-    return parse_judge_reply(reply)
+    return parse_bdc_result(reply)

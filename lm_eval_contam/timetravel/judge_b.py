@@ -18,7 +18,7 @@ from lm_eval_contam.jsonl import read_jsonl_objects
 from lm_eval_contam.lm_eval_compat import logged_responses
 from lm_eval_contam.partitions import slug
 from lm_eval_contam.rundir import derived_path, read_json, samples_files
-from lm_eval_contam.timetravel.judge import parse_judge_reply, partition_verdict
+from lm_eval_contam.timetravel.judge import algorithm2_verdict, parse_judge_b_match
 from lm_eval_contam.timetravel.prompts import render_judge_prompt
 
 JUDGE_MAX_NEW_TOKENS = 10
@@ -53,7 +53,7 @@ def judge_samples(samples: Sequence[dict[str, Any]], generate: Generate) -> list
             "reference": reference,
             "candidate": candidate,
             "judge_reply": reply,
-            "judge_b_match": parse_judge_reply(reply),
+            "judge_b_match": parse_judge_b_match(reply),
             "judge_a_match": judge_a_match(sample),
         }
         for sample, reference, candidate, reply in zip(samples, references, candidates, replies)
@@ -61,7 +61,7 @@ def judge_samples(samples: Sequence[dict[str, Any]], generate: Generate) -> list
 
 
 def write_verdicts(samples_path: Path, verdicts: list[dict[str, Any]], judge_model: str) -> Path:
-    decision = partition_verdict(v["judge_b_match"] for v in verdicts)
+    decision = algorithm2_verdict(v["judge_b_match"] for v in verdicts)
     out = derived_path(samples_path, f"{SUFFIX}.{slug(judge_model)}")
     summary = {
         "samples_file": samples_path.name,

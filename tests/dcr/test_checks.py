@@ -57,7 +57,7 @@ def test_judge_check_runs_the_appendix_prompt_through_a_model(monkeypatch) -> No
 @pytest.mark.parametrize(("reply", "expected"), [('{"result": "yes"}', True), ('```json\n{"result": "No"}\n```', False),
                                                   ("yes", None), ('{"result": "maybe"}', None)])
 def test_parse_judge_reply(reply, expected) -> None:
-    assert judge.parse_judge_reply(reply) is expected
+    assert judge.parse_bdc_result(reply) is expected
 
 
 @pytest.mark.parametrize(("spec", "field"), [
