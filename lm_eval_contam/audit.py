@@ -142,8 +142,8 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
               loaded: LoadedBenchmarks | None = None) -> ModelRunRecord:
     """Audit one model; write lm-eval's results and samples under ``out_dir/runs/<label>``.
 
-    ``loaded``: the ``--tasks`` benchmarks as :func:`task_partitions` built them; their TaskManager serves the whole
-    audit, and the DCR sheets and the evaluation take the built tasks and rendered docs as they are.
+    ``loaded``: the ``--tasks`` benchmarks as :func:`write_benchmark_partitions` built them; their TaskManager serves
+    the whole audit, and the DCR sheets and the evaluation take the built tasks and rendered docs as they are.
     """
     import lm_eval
     from lm_eval.loggers import EvaluationTracker
@@ -282,16 +282,16 @@ class LoadedBenchmarks:
 
 
 @dataclass(frozen=True)
-class TaskPartitions:
-    """The partitions ``audit --tasks`` derived, written under the audit directory."""
+class BenchmarkPartitionCards:
+    """The cards of the partitions ``audit --tasks`` derived from its benchmarks, written under the audit directory."""
 
     cards: tuple[str, ...]  # partition card paths, one per (sub)task
     groups: tuple[tuple[str, str], ...]  # (--tasks name, partition label), in the same order
     loaded: LoadedBenchmarks  # what the partitions were derived from, for the rest of the audit (run_model)
 
 
-def task_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: Path,
-                    control: Any = None) -> TaskPartitions:
+def write_benchmark_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: Path,
+                               control: Any = None) -> BenchmarkPartitionCards:
     """Load the lm-eval tasks, derive every (sub)task's partition (and control), then write their cards and rows.
 
     Every task is loaded and rendered, and every control derived, before the first file is written: bad input
@@ -300,7 +300,7 @@ def task_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: 
     from lm_eval_contam import harness
     from lm_eval_contam.benchmark_docs import load_tasks
     from lm_eval_contam.input_checks import broken_task_yaml, check_tasks_named_once
-    from lm_eval_contam.task_partitions import derive_partitions, write_partition
+    from lm_eval_contam.benchmark_partitions import derive_partitions, write_partition
 
     try:
         task_manager = harness.task_manager(tuple(include_path), include_defaults=True)
@@ -313,8 +313,8 @@ def task_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: 
     check_tasks_named_once(loaded)
     derived = derive_partitions(loaded, control)
     cards = tuple(str(write_partition(partition, out_dir)) for partition in derived)
-    return TaskPartitions(cards, tuple((p.group, f"{p.task} {p.split}") for p in derived),
-                          LoadedBenchmarks(task_manager, loaded))
+    return BenchmarkPartitionCards(cards, tuple((p.group, f"{p.task} {p.split}") for p in derived),
+                                   LoadedBenchmarks(task_manager, loaded))
 
 
 @dataclass(frozen=True)

@@ -216,15 +216,15 @@ def _main(args: argparse.Namespace) -> int:
 def task_settings(args: argparse.Namespace, settings: AuditSettings) -> tuple[AuditSettings, LoadedBenchmarks]:
     """The audit of ``--tasks``: every (sub)task's derived partition card (written under the audit directory), and
     the benchmarks as they were built and rendered, for the rest of the audit."""
-    from lm_eval_contam.audit import task_partitions
+    from lm_eval_contam.audit import write_benchmark_partitions
     from lm_eval_contam.input_checks import name_list
-    from lm_eval_contam.task_partitions import TaskControl
+    from lm_eval_contam.benchmark_partitions import BenchmarkControl
 
     if args.data:
         raise ContamError("give --tasks or --data, not both (each takes its own --control-split)", field="--tasks")
     names = list(name_list(args.tasks, "--tasks") or ())
-    derived = task_partitions(names, args.include_path, args.output_path,
-                              TaskControl(split=args.control_split, data=args.control_data))
+    derived = write_benchmark_partitions(names, args.include_path, args.output_path,
+                                         BenchmarkControl(split=args.control_split, data=args.control_data))
     for card in derived.cards:
         print(f"partition card: {card}")
     listed = settings.partitions if args.partitions else ()
