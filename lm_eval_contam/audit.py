@@ -16,13 +16,21 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.audit_identity import AUDIT_FILE
-from lm_eval_contam.benchmark_docs import LoadedBenchmark
+from lm_eval_contam import harness
+from lm_eval_contam.audit_identity import AUDIT_FILE, relative_to_audit
+from lm_eval_contam.benchmark_dcr import adjustment_tasks
+from lm_eval_contam.benchmark_docs import LoadedBenchmark, load_tasks
+from lm_eval_contam.benchmark_partitions import derive_partitions, write_partition
 from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER
+from lm_eval_contam.contaminate import MANIFEST_FILE
+from lm_eval_contam.default_model import default_model_path
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.generation import ModelSpec, default_device
+from lm_eval_contam.input_checks import broken_task_yaml, check_label, check_tasks_named_once
 from lm_eval_contam.lm_eval_compat import built_tasks, index_task_folders, task_index
-from lm_eval_contam.partitions import Partition, resolve_partition
 from lm_eval_contam.method_verdict import NotRun
+from lm_eval_contam.own_data import check_partition_rows, write_task_configs
+from lm_eval_contam.partitions import Partition, resolve_partition
 from lm_eval_contam.registry import (
     NOT_RUN_KEY,
     QUIZ_LEFT_OUT_KEY,
@@ -31,6 +39,8 @@ from lm_eval_contam.registry import (
     method_of,
     registered_methods,
 )
+from lm_eval_contam.rundir import load_run
+from lm_eval_contam.verdict import collect, partition_verdicts
 
 PLAIN_TEXT_BACKENDS = ("hf", "vllm")  # lm-eval backends that can continue plain text (Time Travel's completion style)
 
@@ -132,8 +142,6 @@ def _has_chat_template(backend: str, model_args: dict[str, Any]) -> bool:
 
 
 def _injection_manifest(model_args: dict[str, Any]) -> dict[str, Any] | None:
-    from lm_eval_contam.contaminate import MANIFEST_FILE
-
     manifest = Path(str(model_args.get("pretrained", "")), MANIFEST_FILE)
     return json.loads(manifest.read_text()) if manifest.is_file() else None
 
@@ -148,11 +156,6 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     import lm_eval
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.utils import make_table, simple_parse_args_string
-
-    from lm_eval_contam import harness
-    from lm_eval_contam.generation import ModelSpec, default_device
-    from lm_eval_contam.default_model import default_model_path
-    from lm_eval_contam.input_checks import check_label
 
     check_label(label)
     spec = ModelSpec.parse(model or str(default_model_path()))
@@ -175,8 +178,6 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
                           field="tasks")
     if plan.benchmark_tasks:  # each benchmark gets a DCR sheet built from it: <metric>_adj beside its raw metric
-        from lm_eval_contam.benchmark_dcr import adjustment_tasks
-
         tasks += adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     prepare_quiz_options(tasks, task_manager, settings.dcq_generator)
@@ -297,11 +298,6 @@ def write_benchmark_partitions(names: Sequence[str], include_path: Sequence[str]
     Every task is loaded and rendered, and every control derived, before the first file is written: bad input
     (an unknown task, a task without docs, a group with a failing subtask) leaves nothing behind.
     """
-    from lm_eval_contam import harness
-    from lm_eval_contam.benchmark_docs import load_tasks
-    from lm_eval_contam.input_checks import broken_task_yaml, check_tasks_named_once
-    from lm_eval_contam.benchmark_partitions import derive_partitions, write_partition
-
     try:
         task_manager = harness.task_manager(tuple(include_path), include_defaults=True)
         loaded = load_tasks(names, include_path, task_manager=task_manager)
@@ -336,9 +332,6 @@ class GroupSummary:
 
 def group_summaries(out_dir: Path) -> list[GroupSummary]:
     """Per ``--tasks`` name and model: how many of its subtasks' partitions the per-partition verdict flags."""
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect, partition_verdicts
-
     audit = json.loads((out_dir / AUDIT_FILE).read_text())
     groups: dict[str, list[str]] = {}
     for group, label in (audit.get("settings") or {}).get("task_groups") or []:
@@ -360,8 +353,6 @@ def group_summaries(out_dir: Path) -> list[GroupSummary]:
 
 def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
     """Task YAMLs for every card partition (one's own data), written under the audit directory."""
-    from lm_eval_contam.own_data import check_partition_rows, write_task_configs
-
     partitions = [resolve_partition(name) for name in settings.partitions]
     folders: dict[str, str] = {}
     for name, partition in zip(settings.partitions, partitions):  # one card per task folder: none overwrites another
@@ -447,8 +438,6 @@ def quiz_left_out(configs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 def record_run(out_dir: Path, run: ModelRunRecord, settings: AuditSettings, dcr: dict[str, Any] | None = None) -> Path:
     """Add (or replace, by label) the model's entry in ``audit.json``."""
-    from lm_eval_contam.audit_identity import relative_to_audit
-
     path = out_dir / AUDIT_FILE
     audit = json.loads(path.read_text()) if path.is_file() else {"version": 1, "models": []}
     audit["models"] = [entry for entry in audit.get("models", []) if entry.get("label") != run.label]

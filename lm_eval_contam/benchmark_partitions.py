@@ -25,6 +25,7 @@ from typing import Any
 
 from lm_eval_contam.benchmark_docs import BenchmarkDoc, LoadedBenchmark, eval_split, rows_docs, split_docs
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.input_checks import check_control_overlap
 from lm_eval_contam.jsonl import jsonl_text, read_jsonl_objects
 from lm_eval_contam.own_data import CARDS_DIR, DATA_DIR, write_new
 from lm_eval_contam.partitions import Control, Partition, slug
@@ -119,7 +120,6 @@ def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkD
         if control_split == split:
             raise ContamError(f"the task evaluates a split named {split!r}; use --control-split", source=name,
                               field="--control-data")
-    from lm_eval_contam.input_checks import check_control_overlap
 
     control_rows = tuple(doc_row(doc) for doc in docs)
     check_control_overlap([row[TEXT_FIELD] for row in rows], [row[TEXT_FIELD] for row in control_rows], source=name,

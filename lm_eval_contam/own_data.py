@@ -19,6 +19,7 @@ from typing import Any
 from lm_eval_contam import task_dir
 from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.input_checks import check_control_overlap
 from lm_eval_contam.jsonl import jsonl_text
 from lm_eval_contam.partitions import Control, Partition, slug
 from lm_eval_contam.registry import RenderTarget, registered_methods
@@ -156,8 +157,6 @@ def write_card(own: OwnData, out_dir: Path) -> Path:
             else:
                 check_partition_rows(partition, data.rows, data.source, first_line=2)
         if own.control_split is not None:
-            from lm_eval_contam.input_checks import check_control_overlap
-
             texts = {name: [str(row.get(own.text_field)) for row in (data.rows if data.rows is not None
                                                                         else dataset.partition(name).rows())]
                      for name, data in splits.items()}

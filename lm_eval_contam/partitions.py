@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from lm_eval_contam import task_dir
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import read_jsonl_objects
 
@@ -461,8 +462,6 @@ def resolve_partition(name: str) -> Partition:
 
 
 def sample_data_dir() -> Path:
-    from lm_eval_contam import task_dir
-
     return task_dir() / SAMPLES_DIR
 
 

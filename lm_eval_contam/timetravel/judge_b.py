@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.generation import ModelSpec, generate
 from lm_eval_contam.jsonl import read_jsonl_objects
 from lm_eval_contam.lm_eval_compat import logged_responses
 from lm_eval_contam.partitions import slug
@@ -42,11 +43,11 @@ def timetravel_rows(samples_path: Path) -> list[dict[str, Any]]:
     ]
 
 
-def judge_samples(samples: Sequence[dict[str, Any]], generate: Generate) -> list[dict[str, Any]]:
+def judge_samples(samples: Sequence[dict[str, Any]], ask_judge: Generate) -> list[dict[str, Any]]:
     """One verdict per sample: reference, guided completion, judge reply, both judges' classes."""
     references = [sample["doc"]["reference"] for sample in samples]
     candidates = [str(logged_responses(sample)[0]).strip() for sample in samples]
-    replies = generate([render_judge_prompt(ref, cand) for ref, cand in zip(references, candidates)])
+    replies = ask_judge([render_judge_prompt(ref, cand) for ref, cand in zip(references, candidates)])
     return [
         {
             "doc_id": sample["doc_id"],
@@ -104,8 +105,6 @@ def latest_per_judge(samples_path: Path) -> list[dict[str, Any]]:
 def judge_output_path(output_path: Path, judge_model: str, *, device: str | None = None,
                       batch_size: int | str = 1, chat_template: bool = True) -> list[Path]:
     """Judge B over every Time Travel samples file under ``output_path``; the verdict files written."""
-    from lm_eval_contam.generation import ModelSpec, generate
-
     work = [(path, rows) for path in samples_files(output_path) if (rows := timetravel_rows(path))]
     if not work:
         raise ContamError("no Time Travel samples found (run with --log_samples)", source=str(output_path))
