@@ -15,9 +15,9 @@ from typing import Any
 
 from lm_eval_contam.dcr.check_spec import parse_check, with_answer_key
 from lm_eval_contam.dcr.checks import Check, LabelCheck, NumberCheck, OverlapCheck, RegexCheck, numbers_in
-from lm_eval_contam.dcr.twins import perturbed_twin
 from lm_eval_contam.dcr.schema import DataSource, Generator, Sheet, SheetItem, Twin
 from lm_eval_contam.dcr.sheet import valid_check_mode
+from lm_eval_contam.dcr.twins import perturbed_twin
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.seeding import rng_for
 

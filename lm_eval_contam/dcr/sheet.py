@@ -259,8 +259,8 @@ def _parse_level(raw: Any, number: int, source: str, judge_model: str | None, se
 
 
 def _parse_twin(raw: Any, check: Check, level: int, judge_model: str | None, source: str, field: str) -> Twin:
-    """A static item's ``control`` (its twin): the same question about something the model cannot have seen in the benchmark
-    (``prompt``), checked with the item's own check unless it names one."""
+    """A static item's ``control`` (its twin): the same question about something the model cannot have seen in the
+    benchmark (``prompt``), checked with the item's own check unless it names one."""
     if not isinstance(raw, dict):
         raise ContamError(f"expected a mapping with prompt and source, got {raw!r}", source=source, field=field)
     _no_unknown(raw, {"prompt", "check", "source", "reference"}, source, field)
