@@ -17,13 +17,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.benchmark_docs import LoadedBenchmark
+from lm_eval_contam import harness
+from lm_eval_contam.audit_identity import AUDIT_FILE, relative_to_audit
+from lm_eval_contam.benchmark_dcr import adjustment_tasks
+from lm_eval_contam.benchmark_docs import LoadedBenchmark, load_tasks
+from lm_eval_contam.benchmark_partitions import derive_partitions, write_partition
 from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER
+from lm_eval_contam.contaminate import MANIFEST_FILE
+from lm_eval_contam.default_model import default_model_path
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.generation import ModelSpec, default_device
 from lm_eval_contam.harness import generation_capped_tasks
+from lm_eval_contam.input_checks import broken_task_yaml, check_label, check_tasks_named_once
 from lm_eval_contam.lm_eval_compat import index_task_folders, task_index
-from lm_eval_contam.partitions import Partition, resolve_partition
 from lm_eval_contam.method_verdict import NotRun
+from lm_eval_contam.own_data import check_partition_rows, write_task_configs
+from lm_eval_contam.partitions import Partition, resolve_partition
 from lm_eval_contam.registry import (
     NOT_RUN_KEY,
     QUIZ_LEFT_OUT_KEY,
@@ -33,9 +42,10 @@ from lm_eval_contam.registry import (
     method_of,
     registered_methods,
 )
+from lm_eval_contam.rundir import load_run
+from lm_eval_contam.verdict import collect, partition_verdicts
 
 PLAIN_TEXT_BACKENDS = ("hf", "vllm")  # lm-eval backends that can continue plain text (Time Travel's completion style)
-AUDIT_FILE = "audit.json"
 
 
 @dataclass(frozen=True)
@@ -63,7 +73,9 @@ class AuditSettings:
 
 
 @dataclass(frozen=True)
-class ModelRun:
+class ModelRunRecord:
+    """One model's entry in ``audit.json``: what ran, where its lm-eval outputs are, and how long it took."""
+
     label: str
     model: str  # lm-eval backend
     model_args: str
@@ -149,27 +161,20 @@ def _has_chat_template(backend: str, model_args: dict[str, Any]) -> bool:
 
 
 def _injection_manifest(model_args: dict[str, Any]) -> dict[str, Any] | None:
-    from lm_eval_contam.contaminate import MANIFEST_FILE
-
     manifest = Path(str(model_args.get("pretrained", "")), MANIFEST_FILE)
     return json.loads(manifest.read_text()) if manifest.is_file() else None
 
 
 def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSettings,
-              loaded: LoadedBenchmarks | None = None) -> ModelRun:
+              loaded: LoadedBenchmarks | None = None) -> ModelRunRecord:
     """Audit one model; write lm-eval's results and samples under ``out_dir/runs/<label>``.
 
-    ``loaded``: the ``--tasks`` benchmarks as :func:`task_partitions` built them; their TaskManager serves the whole
-    audit, and the DCR sheets and the evaluation take the built tasks and rendered docs as they are.
+    ``loaded``: the ``--tasks`` benchmarks as :func:`write_benchmark_partitions` built them; their TaskManager serves
+    the whole audit, and the DCR sheets and the evaluation take the built tasks and rendered docs as they are.
     """
     import lm_eval
     from lm_eval.loggers import EvaluationTracker
     from lm_eval.utils import make_table, simple_parse_args_string
-
-    from lm_eval_contam import harness
-    from lm_eval_contam.generation import ModelSpec, default_device
-    from lm_eval_contam.default_model import default_model_path
-    from lm_eval_contam.input_checks import check_label
 
     check_label(label)
     spec = ModelSpec.parse(model or str(default_model_path()))
@@ -192,8 +197,6 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
                           field="tasks")
     if plan.benchmark_tasks:  # each benchmark gets a DCR sheet built from it: <metric>_adj beside its raw metric
-        from lm_eval_contam.benchmark_dcr import adjustment_tasks
-
         tasks += adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     prepare_quiz_options(tasks, task_manager, settings.quiz_option_generator)
@@ -234,7 +237,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         results = merge_results(results, evaluate(separate, settings.benchmark_chat_template, None))
     seconds = round(time.perf_counter() - started, 1)
     if results is None:  # a non-zero rank under accelerate: rank 0 writes
-        return ModelRun(label, spec.backend, spec.model_args, str(run_dir), tasks=tuple(tasks), seconds=seconds)
+        return ModelRunRecord(label, spec.backend, spec.model_args, str(run_dir), tasks=tuple(tasks), seconds=seconds)
     if benchmarks:
         results[BENCHMARK_SCORING_KEY] = benchmark_scoring(
             results, benchmarks, spec.backend, spec.model_args,
@@ -248,7 +251,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     print(make_table(results))
     if "groups" in results:
         print(make_table(results, "groups"))
-    run = ModelRun(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(model_args),
+    run = ModelRunRecord(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(model_args),
                    tuple(tasks), seconds, quiz_left_out(results["configs"]), results.get(BENCHMARK_SCORING_KEY))
     record_run(out_dir, run, settings, plan.method_inputs)
     return run
@@ -300,26 +303,21 @@ class LoadedBenchmarks:
 
 
 @dataclass(frozen=True)
-class TaskPartitions:
-    """The partitions ``audit --tasks`` derived, written under the audit directory."""
+class BenchmarkPartitionCards:
+    """The cards of the partitions ``audit --tasks`` derived from its benchmarks, written under the audit directory."""
 
     cards: tuple[str, ...]  # partition card paths, one per (sub)task
     groups: tuple[tuple[str, str], ...]  # (--tasks name, partition label), in the same order
     loaded: LoadedBenchmarks  # what the partitions were derived from, for the rest of the audit (run_model)
 
 
-def task_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: Path,
-                    control: Any = None) -> TaskPartitions:
+def write_benchmark_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: Path,
+                               control: Any = None) -> BenchmarkPartitionCards:
     """Load the lm-eval tasks, derive every (sub)task's partition (and control), then write their cards and rows.
 
     Every task is loaded and rendered, and every control derived, before the first file is written: bad input
     (an unknown task, a task without docs, a group with a failing subtask) leaves nothing behind.
     """
-    from lm_eval_contam import harness
-    from lm_eval_contam.benchmark_docs import load_tasks
-    from lm_eval_contam.input_checks import broken_task_yaml, check_tasks_named_once
-    from lm_eval_contam.task_partitions import derive_partitions, write_partition
-
     try:
         task_manager = harness.task_manager(tuple(include_path), include_defaults=True)
         loaded = load_tasks(names, include_path, task_manager=task_manager)
@@ -331,8 +329,8 @@ def task_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: 
     check_tasks_named_once(loaded)
     derived = derive_partitions(loaded, control)
     cards = tuple(str(write_partition(partition, out_dir)) for partition in derived)
-    return TaskPartitions(cards, tuple((p.group, f"{p.task} {p.split}") for p in derived),
-                          LoadedBenchmarks(task_manager, loaded))
+    return BenchmarkPartitionCards(cards, tuple((p.group, f"{p.task} {p.split}") for p in derived),
+                                   LoadedBenchmarks(task_manager, loaded))
 
 
 @dataclass(frozen=True)
@@ -354,9 +352,6 @@ class GroupSummary:
 
 def group_summaries(out_dir: Path) -> list[GroupSummary]:
     """Per ``--tasks`` name and model: how many of its subtasks' partitions the per-partition verdict flags."""
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect, partition_verdicts
-
     audit = json.loads((out_dir / AUDIT_FILE).read_text())
     groups: dict[str, list[str]] = {}
     for group, label in (audit.get("settings") or {}).get("task_groups") or []:
@@ -378,8 +373,6 @@ def group_summaries(out_dir: Path) -> list[GroupSummary]:
 
 def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
     """Task YAMLs for every card partition (one's own data), written under the audit directory."""
-    from lm_eval_contam.own_data import check_rows, write_task_configs
-
     partitions = [resolve_partition(name) for name in settings.partitions]
     folders: dict[str, str] = {}
     for name, partition in zip(settings.partitions, partitions):  # one card per task folder: none overwrites another
@@ -389,7 +382,7 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
                               source=name, field="--partitions")
     for partition in partitions:  # an empty or malformed data file stops the audit before any task YAML is written
         if not partition.dataset.registered and partition.data_file is not None:
-            check_rows(partition, partition.rows(), str(partition.data_file))
+            check_partition_rows(partition, partition.rows(), str(partition.data_file))
     return [str(write_task_configs(partition, out_dir)) for partition in partitions if not partition.dataset.registered]
 
 
@@ -452,11 +445,9 @@ def quiz_left_out(configs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return {task: left_out for task, left_out in sorted(found.items()) if left_out}
 
 
-def record_run(out_dir: Path, run: ModelRun, settings: AuditSettings,
+def record_run(out_dir: Path, run: ModelRunRecord, settings: AuditSettings,
                method_inputs: Mapping[str, PlannedTasks] | None = None) -> Path:
     """Add (or replace, by label) the model's entry in ``audit.json``, with what the methods' own inputs planned."""
-    from lm_eval_contam.audit_identity import relative_to_audit
-
     path = out_dir / AUDIT_FILE
     audit = json.loads(path.read_text()) if path.is_file() else {"version": 1, "models": []}
     audit["models"] = [entry for entry in audit.get("models", []) if entry.get("label") != run.label]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.lm_eval_compat import is_api_model
+from lm_eval_contam.lm_eval_compat import is_api_model, model_request
 from lm_eval_contam.request_parts import with_api_stop
 
 
@@ -132,8 +132,6 @@ def generate(
     a chat template, each prompt is rendered as one user message with the
     generation prompt appended, exactly as ``lm_eval --apply_chat_template`` does.
     """
-    from lm_eval_contam.lm_eval_compat import model_request
-
     gen_kwargs: dict[str, Any] = {"until": list(until), "max_gen_toks": max_gen_toks}
     if temperature > 0:
         gen_kwargs.update(do_sample=True, temperature=temperature)

@@ -19,6 +19,7 @@ from typing import Any
 from lm_eval_contam import task_dir
 from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.input_checks import check_control_overlap
 from lm_eval_contam.jsonl import jsonl_text
 from lm_eval_contam.partitions import Control, Partition, slug
 from lm_eval_contam.registry import RenderTarget, registered_methods
@@ -152,12 +153,10 @@ def write_card(own: OwnData, out_dir: Path) -> Path:
         for name, data in splits.items():
             partition = dataset.partition(name)
             if data.rows is None:
-                check_rows(partition, partition.rows(), data.source)
+                check_partition_rows(partition, partition.rows(), data.source)
             else:
-                check_rows(partition, data.rows, data.source, first_line=2)
+                check_partition_rows(partition, data.rows, data.source, first_line=2)
         if own.control_split is not None:
-            from lm_eval_contam.input_checks import check_control_overlap
-
             texts = {name: [str(row.get(own.text_field)) for row in (data.rows if data.rows is not None
                                                                         else dataset.partition(name).rows())]
                      for name, data in splits.items()}
@@ -178,7 +177,8 @@ def _card_relative(path: Path, out_dir: Path) -> str:
     return str(path)
 
 
-def check_rows(partition: Partition, rows: Sequence[Mapping[str, Any]], source: str, first_line: int = 1) -> None:
+def check_partition_rows(partition: Partition, rows: Sequence[Mapping[str, Any]], source: str,
+                         first_line: int = 1) -> None:
     """Every row has the partition's columns, with text where text is expected and a known label.
 
     Errors name ``source`` and the row's line there (a CSV's first row is line 2, under its header).

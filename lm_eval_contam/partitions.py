@@ -11,7 +11,7 @@ registered key), or for one's own data ``dataset_name`` + ``data_files`` (split
 ``label_names``, ``columns``, ``companion_field``, ``key`` (the key in task names; default: the name's slug)]; a Hub
 dataset of one's own gives ``hf_path`` [+ ``hf_name``] instead of ``data_files``. An lm-eval task audited with
 ``audit --tasks`` is one's own data too: its rendered docs are written as JSONL under the audit directory and
-described by a card (``lm_eval_contam.task_partitions``). A *partition card* (:meth:`Partition.from_card`) is a YAML file with the same keys plus
+described by a card (``lm_eval_contam.benchmark_partitions``). A *partition card* (:meth:`Partition.from_card`) is a YAML file with the same keys plus
 ``split`` and ``control`` (:class:`Control`: ``{kind: split, source: <split>}``, ``{kind: file, source: <file>, split:
 <split>}`` or ``{kind: none}``; required when the card has splits besides ``split``): the one way every command takes
 one's own data.
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from lm_eval_contam import task_dir
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import read_jsonl_objects
 
@@ -461,8 +462,6 @@ def resolve_partition(name: str) -> Partition:
 
 
 def sample_data_dir() -> Path:
-    from lm_eval_contam import task_dir
-
     return task_dir() / SAMPLES_DIR
 
 

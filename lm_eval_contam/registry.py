@@ -17,7 +17,7 @@ from typing import Any, Literal
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.method_verdict import NotRun, Verdict
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.rundir import ModelRun
+from lm_eval_contam.rundir import ModelResults
 
 # What a method needs of the model and the data: quiz options made before the run, a control partition, prompt
 # log-probabilities (local backends), or generated text.
@@ -85,7 +85,7 @@ class MethodSpec:
     task_names: Callable[[Partition, AuditedModel], Sequence[str]]
     # Task name -> YAML text for every task of a card partition (own data, --tasks); registered datasets ship theirs.
     render_task_configs: Callable[[Partition, RenderTarget], Mapping[str, str]]
-    verdicts: Callable[[ModelRun], Sequence[Verdict]]  # its verdicts from one model's run
+    verdicts: Callable[[ModelResults], Sequence[Verdict]]  # its verdicts from one model's run
     render_html: Callable[[Sequence[Verdict], Callable[[Verdict], str]], str]  # one task's verdicts; anchor(verdict)
     render_markdown: Callable[[Sequence[Verdict]], list[str]]
     # Keys of its verdicts' rates in null_rates.json / validation_rates.json (verdict.rate_key), for the studies.

@@ -19,10 +19,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from lm_eval_contam.audit_identity import AUDIT_FILE
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import read_jsonl_objects
 
-AUDIT_FILE = "audit.json"
 ADJUSTED_SUFFIX = ".dcr_adjusted"
 FILTER = "none"  # the project's tasks define no filters
 # lm-eval's date ids ("2024-05-01T12-00-00.123456") hold no underscore, so the task is
@@ -110,7 +110,7 @@ class TaskFiles:
 
 
 @dataclass(frozen=True)
-class ModelRun:
+class ModelResults:
     """One model's merged lm-eval results (the shape of one ``results_*.json``) and its files per task."""
 
     label: str
@@ -161,7 +161,7 @@ class ModelRun:
 @dataclass(frozen=True)
 class Run:
     path: Path
-    models: tuple[ModelRun, ...]
+    models: tuple[ModelResults, ...]
     audit: Mapping[str, Any] | None = None  # audit.json's settings/partitions, when it is an audit
 
 
@@ -215,7 +215,7 @@ def _model_description(results: Mapping[str, Any]) -> str:
 
 
 def load_model_dir(directory: Path, *, label: str | None = None, model: str | None = None,
-                   injection: Mapping[str, Any] | None = None) -> ModelRun:
+                   injection: Mapping[str, Any] | None = None) -> ModelResults:
     """One model's results files merged, the latest file winning per task."""
     files = results_by_date(directory)
     if not files:
@@ -233,7 +233,7 @@ def load_model_dir(directory: Path, *, label: str | None = None, model: str | No
             entries.update(latest.get(section) or {})
         for task in latest["results"]:
             task_files[task] = _task_files(path, task, samples)
-    return ModelRun(
+    return ModelResults(
         label=label or str(latest.get("model_name") or directory.name),
         model=model or _model_description(latest),
         directory=directory,

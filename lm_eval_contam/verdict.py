@@ -22,7 +22,7 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import p_equals
 from lm_eval_contam.method_verdict import Evidence, NotRun, Verdict, not_run_verdict, single_instance_caveats
 from lm_eval_contam.registry import NOT_RUN_KEY, controlled_methods, method_of, papers_own_methods
-from lm_eval_contam.rundir import ModelRun, Run
+from lm_eval_contam.rundir import ModelResults, Run
 from lm_eval_contam.stats import ALPHA, ConfidenceInterval
 
 __all__ = ["Evidence", "Verdict", "collect", "model_verdicts", "partition_verdicts"]  # Verdict's home for callers
@@ -33,7 +33,7 @@ def method_order(verdicts: Sequence[Verdict]) -> list[str]:
     return list(dict.fromkeys(verdict.method for verdict in verdicts))
 
 
-def run_caveats(model: ModelRun) -> tuple[str, ...]:
+def run_caveats(model: ModelResults) -> tuple[str, ...]:
     """What about the run itself weakens every verdict it gives."""
     if model.limit is None:
         return ()
@@ -41,7 +41,7 @@ def run_caveats(model: ModelRun) -> tuple[str, ...]:
             "a smoke run, not a verdict to report",)
 
 
-def model_verdicts(model: ModelRun) -> list[Verdict]:
+def model_verdicts(model: ModelResults) -> list[Verdict]:
     """Every verdict of one model: each task's ``metadata.method`` names the registered method that decides it."""
     methods = sorted({method_of(str(model.metadata(task)["method"])) for task in (model.results.get("results") or {})
                       if model.metadata(task).get("method")}, key=lambda spec: (spec.order, spec.name))
@@ -52,13 +52,13 @@ def model_verdicts(model: ModelRun) -> list[Verdict]:
     return tested + not_run_verdicts(model)
 
 
-def not_run_verdicts(model: ModelRun) -> list[Verdict]:
+def not_run_verdicts(model: ModelResults) -> list[Verdict]:
     """The "not tested: <why>" verdicts of the tasks the audit left out (their method cannot run on the partition)."""
     return [not_run_verdict(model.label, NotRun.from_record(record))
             for record in (model.results.get(NOT_RUN_KEY) or {}).values()]
 
 
-def task_caveats(model: ModelRun, task: str) -> tuple[str, ...]:
+def task_caveats(model: ModelResults, task: str) -> tuple[str, ...]:
     """What about one task's run weakens its verdicts: docs cut to the model's context window."""
     if task not in (model.results.get("results") or {}):
         return ()

@@ -27,7 +27,7 @@ from lm_eval_contam.cli.run import _with_hook
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.generation import ModelSpec
 from lm_eval_contam.request_parts import API_STOP, with_api_stop
-from lm_eval_contam.timetravel.judge import MATCH_CLASSES, parse_judge_reply
+from lm_eval_contam.timetravel.judge import MATCH_CLASSES, parse_judge_b_match
 
 SERVER_LIFETIME_S = 900
 READY_TIMEOUT_S = 180
@@ -153,7 +153,7 @@ def test_judge_b_with_an_api_judge_classifies_every_guided_completion(audit: tup
     assert [v["candidate"] for v in verdicts["instances"]] == [s["filtered_resps"][0].strip() for s in samples]
     for instance in verdicts["instances"]:
         assert instance["judge_reply"].strip()
-        assert instance["judge_b_match"] == parse_judge_reply(instance["judge_reply"])
+        assert instance["judge_b_match"] == parse_judge_b_match(instance["judge_reply"])
 
 
 def test_dcr_level_runs_through_lm_eval_contam_run_on_the_chat_api(server: str, default_model_dir: Path) -> None:

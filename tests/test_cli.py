@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -87,16 +88,38 @@ def test_probe_end_to_end_through_cli(entry: str, tiny_model_dir: Path, tmp_path
     assert results["n-samples"]["contam_probe"]["effective"] == 6
 
 
+SHIPPED_SUFFIXES = (".py", ".yaml", ".jsonl", ".json", ".md", ".jinja")
+
+
+def _package_files(repo: Path) -> set[str]:
+    """The package's files as the wheel names them (``task_configs/`` installs as ``lm_eval_contam/task_configs/``)."""
+    found = set()
+    for folder, package in (("lm_eval_contam", "lm_eval_contam"), ("task_configs", "lm_eval_contam/task_configs")):
+        found |= {f"{package}/{path.relative_to(repo / folder).as_posix()}" for path in (repo / folder).rglob("*")
+                  if path.is_file() and "__pycache__" not in path.parts
+                  and (path.suffix in SHIPPED_SUFFIXES or path.name == "_template_yaml")}
+    return found
+
+
 @pytest.mark.slow
 def test_task_dir_survives_non_editable_install(tmp_path: Path) -> None:
     repo = Path(__file__).resolve().parent.parent
     wheel_dir, target = tmp_path / "wheel", tmp_path / "site"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheel_dir), str(repo)],
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(wheel_dir), str(repo)],
         check=True,
         capture_output=True,
+        text=True,
     )
     (wheel,) = wheel_dir.glob("lm_eval_contam-*.whl")
+    # Packages are discovered, none listed by hand: every folder is a package (setuptools ships an unlisted one as
+    # data, with this warning), and every module and task config of the tree ships, data-only folders included.
+    assert "absent from the `packages` configuration" not in built.stdout + built.stderr
+    shipped = set(zipfile.ZipFile(wheel).namelist())
+    sources = _package_files(repo)
+    assert {"lm_eval_contam/dcr/twins.py", "lm_eval_contam/task_configs/dcr/_template_yaml",
+            "lm_eval_contam/nullstudy/fresh/mc_geo_a.jsonl"} <= sources
+    assert sources - shipped == set()
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
         check=True,

@@ -28,7 +28,7 @@ from lm_eval_contam.registry import (
     unregister_method,
 )
 from lm_eval_contam.report import write_report
-from lm_eval_contam.rundir import ModelRun, load_run
+from lm_eval_contam.rundir import ModelResults, load_run
 from lm_eval_contam.verdict import collect
 
 TOY = "toymethod"
@@ -56,7 +56,7 @@ def toy_task_configs(partition: Partition, target: RenderTarget) -> dict[str, st
     return {partition.task_name(TOY): yaml.safe_dump(config, sort_keys=False)}
 
 
-def toy_verdicts(model: ModelRun) -> list[Verdict]:
+def toy_verdicts(model: ModelResults) -> list[Verdict]:
     found = []
     for task in model.results.get("results") or {}:
         if model.metadata(task).get("method") != TOY:

@@ -22,6 +22,7 @@ from lm_eval_contam.report.html import render_html
 from lm_eval_contam.report.markdown import render_markdown
 from lm_eval_contam.reportkit.mdkit import md
 from lm_eval_contam.rundir import load_run
+from lm_eval_contam.verdict import Verdict
 from lm_eval_contam.timetravel.judge_b import (
     judge_samples,
     timetravel_rows,
@@ -332,9 +333,7 @@ class _Numbers:
 
 
 def _verdict(method: str, family: str, task: str, pvalue: float | None, flagged: bool, variant: str | None = None,
-             title: str | None = None, summary: str = "") -> "Verdict":
-    from lm_eval_contam.verdict import Verdict
-
+             title: str | None = None, summary: str = "") -> Verdict:
     return Verdict(model="m", partition="Toy News test", family=family, method=method, title=title or method,
                    task=task, flagged=flagged, statistic=None, pvalue=pvalue, confidence_interval=None, n=10,
                    null="no memory", rule="p <= 0.05", evidence=_Numbers(summary), variant=variant)

@@ -19,7 +19,7 @@ from lm_eval_contam.benchmark_docs import BenchmarkDoc, benchmark_docs, load_tas
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.task_partitions import TaskControl, derive_partitions
+from lm_eval_contam.benchmark_partitions import BenchmarkControl, derive_partitions
 
 SUBJECTS = ["river", "mountain", "forest", "harbour", "village", "desert", "island", "valley", "castle", "market",
             "garden", "bridge", "library", "station"]
@@ -124,10 +124,10 @@ def _rendered_rows(docs: list[BenchmarkDoc]) -> list[dict]:
 
 def test_a_partition_and_its_control_split_are_the_tasks_rendered_docs(loaded: dict, tmp_path: Path) -> None:
     from lm_eval_contam.benchmark_docs import split_docs
-    from lm_eval_contam.task_partitions import write_partition
+    from lm_eval_contam.benchmark_partitions import write_partition
 
     task = loaded["quiz_mc"]["quiz_mc"]
-    [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, TaskControl(split="validation"))
+    [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, BenchmarkControl(split="validation"))
     assert (derived.group, derived.task, derived.split, derived.control_split) == ("quiz_mc", "quiz_mc", "test",
                                                                                    "validation")
     card = write_partition(derived, tmp_path)
@@ -144,12 +144,12 @@ def test_a_partition_and_its_control_split_are_the_tasks_rendered_docs(loaded: d
 
 def test_the_card_names_its_control_kind_and_source(loaded: dict, tmp_path: Path) -> None:
     from lm_eval_contam.partitions import Control
-    from lm_eval_contam.task_partitions import write_partition
+    from lm_eval_contam.benchmark_partitions import write_partition
 
     fresh = tmp_path / "fresh.jsonl"
     fresh.write_text(json.dumps(_question(7, "orchard")) + "\n")
-    for control, expected in ((TaskControl(split="validation"), Control.of_split("validation")),
-                              (TaskControl(data=str(fresh)), Control("file", str(fresh), "control")),
+    for control, expected in ((BenchmarkControl(split="validation"), Control.of_split("validation")),
+                              (BenchmarkControl(data=str(fresh)), Control("file", str(fresh), "control")),
                               (None, Control())):
         [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, control)
         assert Partition.from_card(write_partition(derived, tmp_path / expected.kind)).control == expected
@@ -158,24 +158,24 @@ def test_the_card_names_its_control_kind_and_source(loaded: dict, tmp_path: Path
 def test_a_control_file_is_rendered_by_the_tasks_templates(loaded: dict, tmp_path: Path) -> None:
     fresh = tmp_path / "fresh.jsonl"
     fresh.write_text(json.dumps(_question(7, "orchard")) + "\n")
-    [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, TaskControl(data=str(fresh)))
+    [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, BenchmarkControl(data=str(fresh)))
     assert derived.control_split == "control"
     assert derived.control_rows == ({"text": f"Question: {_question(7, 'orchard')['question']}\nAnswer:",
                                      "answer": "winter", "choices": ["spring", "summer", "autumn", "winter"],
                                      "doc_index": 0},)
     fresh.write_text(json.dumps({"prompt": "no question column"}) + "\n")
     with pytest.raises(ContamError, match=r"fresh\.jsonl:1.*--control-data.*cannot render it"):
-        derive_partitions({"quiz_mc": loaded["quiz_mc"]}, TaskControl(data=str(fresh)))
+        derive_partitions({"quiz_mc": loaded["quiz_mc"]}, BenchmarkControl(data=str(fresh)))
 
 
 def test_a_control_split_every_subtask_lacks_names_the_subtask(loaded: dict) -> None:
     with pytest.raises(ContamError, match=r"^quiz_gen: field '--control-split': the task's dataset has no split "
                                           r"'validation'; it has test$"):
-        derive_partitions(loaded, TaskControl(split="validation"))
+        derive_partitions(loaded, BenchmarkControl(split="validation"))
     with pytest.raises(ContamError, match="must differ from the evaluated split 'test'"):
-        derive_partitions(loaded, TaskControl(split="test"))
+        derive_partitions(loaded, BenchmarkControl(split="test"))
     with pytest.raises(ContamError, match="give one control"):
-        TaskControl(split="validation", data="x.jsonl")
+        BenchmarkControl(split="validation", data="x.jsonl")
 
 
 def _audit(tmp_path: Path, tiny_model_dir: Path, task_dir: Path, *extra: str) -> int:

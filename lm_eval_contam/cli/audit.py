@@ -11,16 +11,30 @@ every request already computed.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-
 from dataclasses import replace
+from pathlib import Path
 from typing import get_args
 
-from lm_eval_contam.audit import AuditSettings, LoadedBenchmarks
+from lm_eval_contam import report
+from lm_eval_contam.audit import AuditSettings, LoadedBenchmarks, group_summaries, run_model, write_benchmark_partitions
+from lm_eval_contam.audit_identity import check_same_audit, record_identity
+from lm_eval_contam.benchmark_partitions import BenchmarkControl
 from lm_eval_contam.dcq.configs import ANSWER_MODES as DCQ_MODES
+from lm_eval_contam.default_model import default_model_path
 from lm_eval_contam.dcr.configs import METHOD as DCR_METHOD
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.partitions import TaskType
+from lm_eval_contam.generation import ModelSpec
+from lm_eval_contam.input_checks import (
+    check_control_flags,
+    check_include_paths,
+    check_label,
+    check_limit,
+    check_output_dir,
+    name_list,
+)
+from lm_eval_contam.own_data import OwnData, write_card
+from lm_eval_contam.partitions import TaskType, sample_partitions
+from lm_eval_contam.timetravel.judge_b import judge_output_path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -82,9 +96,6 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace) -> AuditSettings:
-    from lm_eval_contam.input_checks import name_list
-    from lm_eval_contam.partitions import sample_partitions
-
     listed = name_list(args.partitions, "--partitions")
     partitions = listed if listed is not None else tuple(partition.name for partition in sample_partitions())
     batch_size = int(args.batch_size) if str(args.batch_size).isdigit() else args.batch_size
@@ -105,12 +116,6 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
 
 def check_args(args: argparse.Namespace, label: str) -> dict:
     """Every check that needs nothing written, in the order a user would fix them; the audit's identity."""
-    from lm_eval_contam.audit_identity import check_same_audit
-    from lm_eval_contam.default_model import default_model_path
-    from lm_eval_contam.generation import ModelSpec
-    from lm_eval_contam.input_checks import (check_control_flags, check_include_paths, check_label, check_limit,
-                                             check_output_dir, name_list)
-
     tasks = name_list(args.tasks, "--tasks")
     partitions = name_list(args.partitions, "--partitions")
     check_label(label)
@@ -137,9 +142,6 @@ def audit_one(model: str | None, label: str, out: Path, settings: AuditSettings,
               judge_model: str | None = None, loaded: LoadedBenchmarks | None = None) -> None:
     """Audit one model, then (with ``judge_model``) run Judge B over its Time Travel samples; ``loaded``: the
     ``--tasks`` benchmarks :func:`task_settings` built (used as they are)."""
-    from lm_eval_contam.audit import run_model
-    from lm_eval_contam.timetravel.judge_b import judge_output_path
-
     run = run_model(model, label, out, settings, loaded)
     print(f"audited {label} in {run.seconds} s -> {out / run.run_dir}")
     if settings.limit is not None:
@@ -152,9 +154,7 @@ def audit_one(model: str | None, label: str, out: Path, settings: AuditSettings,
 
 
 def write_report(out: Path) -> None:
-    from lm_eval_contam.report import write_report as write
-
-    written = write(out)
+    written = report.write_report(out)
     print(f"report: {written.html_path}\n        {written.md_path}")
 
 
@@ -170,8 +170,6 @@ def default_label(model: str | None) -> str:
 
 def own_data_card(args: argparse.Namespace) -> Path:
     """The partition card of ``--data`` and its column flags, written under the audit directory."""
-    from lm_eval_contam.own_data import OwnData, write_card
-
     needed = [flag for flag, value in (("--split", args.split), ("--name", args.name),
                                        ("--text-field", args.text_field)) if not value]
     if needed:
@@ -185,8 +183,6 @@ def own_data_card(args: argparse.Namespace) -> Path:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from lm_eval_contam.audit_identity import record_identity
-
     label = args.label or default_label(args.model)
     identity = check_args(args, label)
     settings = replace(settings_from_args(args), quiz_option_generator=args.dcq_generator)
@@ -202,13 +198,9 @@ def _main(args: argparse.Namespace) -> int:
     record_identity(args.output_path, identity)
     if not args.no_report:
         write_report(args.output_path)
-    from lm_eval_contam.report import partition_statements
-
-    for line in partition_statements(args.output_path):
+    for line in report.partition_statements(args.output_path):
         print(line)
     if args.tasks is not None:
-        from lm_eval_contam.audit import group_summaries
-
         for summary in group_summaries(args.output_path):
             print(summary.line())
     return 0
@@ -217,15 +209,11 @@ def _main(args: argparse.Namespace) -> int:
 def task_settings(args: argparse.Namespace, settings: AuditSettings) -> tuple[AuditSettings, LoadedBenchmarks]:
     """The audit of ``--tasks``: every (sub)task's derived partition card (written under the audit directory), and
     the benchmarks as they were built and rendered, for the rest of the audit."""
-    from lm_eval_contam.audit import task_partitions
-    from lm_eval_contam.input_checks import name_list
-    from lm_eval_contam.task_partitions import TaskControl
-
     if args.data:
         raise ContamError("give --tasks or --data, not both (each takes its own --control-split)", field="--tasks")
     names = list(name_list(args.tasks, "--tasks") or ())
-    derived = task_partitions(names, args.include_path, args.output_path,
-                              TaskControl(split=args.control_split, data=args.control_data))
+    derived = write_benchmark_partitions(names, args.include_path, args.output_path,
+                                         BenchmarkControl(split=args.control_split, data=args.control_data))
     for card in derived.cards:
         print(f"partition card: {card}")
     listed = settings.partitions if args.partitions else ()

@@ -13,7 +13,16 @@ import argparse
 import json
 from pathlib import Path
 
-from lm_eval_contam.contaminate import INJECTION_FORMATS, InjectionSettings
+from lm_eval_contam.contaminate import (
+    INJECTION_FORMATS,
+    InjectionSettings,
+    inject,
+    partition_contaminant,
+    read_paragraphs,
+)
+from lm_eval_contam.default_model import default_model_path
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.partitions import resolve_partition
 
 DEFAULTS = InjectionSettings()
 
@@ -55,11 +64,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from lm_eval_contam.contaminate import inject, partition_contaminant, read_paragraphs
-    from lm_eval_contam.default_model import default_model_path
-    from lm_eval_contam.errors import ContamError
-    from lm_eval_contam.partitions import resolve_partition
-
     if not args.partition and not args.text_file:
         raise ContamError("nothing to inject: pass --partition and/or --text-file", field="partition")
     if args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())) and not args.force:

@@ -13,9 +13,13 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_instances
+from lm_eval_contam.dcq.options import failures_path, make_options, proposer
+from lm_eval_contam.dcq.task import DCQSettings, default_options_path
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.harness import task_manager
+from lm_eval_contam.lm_eval_compat import built_tasks
 from lm_eval_contam.partitions import DATASETS, SAMPLE_DATASETS, Partition, dataset_from_task_metadata
-
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -68,10 +72,6 @@ class QuizTarget:
 
 def from_task(args: argparse.Namespace) -> QuizTarget:
     """Everything from the DCQ task's own config, as the task will read it."""
-    from lm_eval_contam.dcq.task import DCQSettings
-    from lm_eval_contam.harness import task_manager
-    from lm_eval_contam.lm_eval_compat import built_tasks
-
     manager = task_manager(tuple(args.include_path))
     if args.task not in manager.all_subtasks:
         raise ContamError("no such lm-eval task", field="--task", source=args.task)
@@ -83,9 +83,6 @@ def from_task(args: argparse.Namespace) -> QuizTarget:
 
 
 def from_dataset(args: argparse.Namespace) -> QuizTarget:
-    from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES
-    from lm_eval_contam.dcq.task import default_options_path
-
     if not args.split:
         raise ContamError("--dataset needs --split", field="--split")
     registry = {**DATASETS, **SAMPLE_DATASETS}
@@ -111,9 +108,6 @@ def from_dataset(args: argparse.Namespace) -> QuizTarget:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from lm_eval_contam.dcq.instances import sample_instances
-    from lm_eval_contam.dcq.options import failures_path, make_options, proposer
-
     target = from_task(args) if args.task else from_dataset(args)
     instances = sample_instances(target.partition, target.rows, target.num_instances, target.seed)
     report = make_options(instances, target.out, proposer(args.generator, target.seed, device=args.device,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lm_eval_contam.dcr.check_csv import check_rows, write_check_csv
+from lm_eval_contam.dcr.check_csv import logged_check_rows, write_check_csv
 from lm_eval_contam.dcr.results import dcr_level_tasks
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.rundir import read_results, results_files
@@ -32,7 +32,7 @@ def _main(args: argparse.Namespace) -> int:
                           source=str(args.out), field="--out")
     rows = []
     for results_file in results_files(args.output_path):
-        rows += check_rows(results_file, dcr_level_tasks(read_results(results_file)))
+        rows += logged_check_rows(results_file, dcr_level_tasks(read_results(results_file)))
     if not rows:
         raise ContamError("the run has no DCR level tasks to export", source=str(args.output_path))
     path = write_check_csv(rows, args.out)

@@ -11,7 +11,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lm_eval_contam.contaminate import InjectionSettings
+from lm_eval_contam.audit import AuditSettings
+from lm_eval_contam.cli.audit import audit_one, write_report
+from lm_eval_contam.contaminate import InjectionSettings, inject, partition_contaminant, trained_with
+from lm_eval_contam.default_model import default_model_path
+from lm_eval_contam.partitions import Partition
+from lm_eval_contam.rundir import load_run
+from lm_eval_contam.verdict import collect, partition_verdicts
 
 INJECTED = "toy_news:train"
 UNSEEN = "toy_news:test"
@@ -38,12 +44,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def _main(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from lm_eval_contam.audit import AuditSettings
-    from lm_eval_contam.cli.audit import audit_one, write_report
-    from lm_eval_contam.contaminate import inject, partition_contaminant, trained_with
-    from lm_eval_contam.default_model import default_model_path
-    from lm_eval_contam.partitions import Partition
-
     out: Path = args.output_path
     base = args.model or str(default_model_path())
     contaminated = out / "models" / "contaminated"
@@ -66,10 +66,6 @@ def _main(args: argparse.Namespace) -> int:
 
 def verdict_lines(out: Path) -> str:
     """Per model and partition: the per-partition verdict, then every method that flagged, plainly."""
-    from lm_eval_contam.partitions import Partition
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect, partition_verdicts
-
     injected = Partition.parse(INJECTED).label
     verdicts = collect(load_run(out))
     lines = ["", "model / partition: the partition's verdict (Holm over the driving tests); every method that flagged"]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from lm_eval_contam.report import write_report
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -23,8 +25,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from lm_eval_contam.report import write_report
-
     written = write_report(args.output_path, out_dir=args.out)
     print(f"wrote {written.html_path}")
     print(f"wrote {written.md_path}")

@@ -18,7 +18,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lm_eval_contam.benchmark_dcr import adjustment_tasks
+from lm_eval_contam.errors import ContamError
 from lm_eval_contam.harness import check_model_can_run, include_paths, post_process
+from lm_eval_contam.input_checks import check_run_metadata
 
 ResultsHook = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -46,8 +49,6 @@ def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook) -> Callab
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         check_model_can_run(kwargs.get("model"), kwargs.get("model_args"), kwargs.get("tasks"), kwargs.get("task_manager"))
         if kwargs.get("task_manager") is not None:
-            from lm_eval_contam.benchmark_dcr import adjustment_tasks  # not at import: it loads the DCR package
-
             kwargs["tasks"] = [*kwargs["tasks"], *adjustment_tasks(kwargs["tasks"], kwargs["task_manager"],
                                                                    metadata=kwargs.get("metadata"))]
         results = simple_evaluate(*args, **kwargs)
@@ -58,9 +59,6 @@ def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook) -> Callab
 
 def parse_run_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """lm-eval's flags, with a malformed JSON value or a wrongly typed metadata key as one ContamError."""
-    from lm_eval_contam.errors import ContamError
-    from lm_eval_contam.input_checks import check_run_metadata
-
     try:
         args = parser.parse_args(argv)
     except ValueError as error:  # lm-eval's JSON-or-key=value flags raise it on a malformed value

@@ -10,7 +10,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lm_eval_contam import __version__
 from lm_eval_contam.contaminate.corpus import Corpus, build_corpus, default_filler
+from lm_eval_contam.seeding import stable_hash
+from lm_eval_contam.training import CHECKPOINT_FILE, train_on_texts
 
 MANIFEST_FILE = "contamination_manifest.json"
 
@@ -61,9 +64,6 @@ def _manifest(
     history: Mapping[str, Any],
     train_seconds: float,
 ) -> dict[str, Any]:
-    from lm_eval_contam import __version__
-    from lm_eval_contam.seeding import stable_hash
-
     return {
         "base_model": str(base_model),
         "injected": {
@@ -107,8 +107,6 @@ def inject(
     """
     from accelerate import PartialState
     from transformers import AutoTokenizer
-
-    from lm_eval_contam.training import CHECKPOINT_FILE, train_on_texts
 
     tokenizer = AutoTokenizer.from_pretrained(base_model)
     corpus = build_corpus(

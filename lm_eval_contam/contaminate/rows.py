@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lm_eval_contam.contaminate.formats import contaminant_texts
+from lm_eval_contam.dcq import instances as dcq
 from lm_eval_contam.partitions import Partition
+from lm_eval_contam.timetravel import instances as timetravel
 
 
 def audited_rows(partition: Partition, rows: Sequence[Mapping[str, Any]]) -> list[int]:
@@ -16,11 +18,6 @@ def audited_rows(partition: Partition, rows: Sequence[Mapping[str, Any]]) -> lis
     construction. Injecting exactly these makes "was the injected text detected?"
     a fair question on partitions far larger than the audit's samples.
     """
-    # Imported here: the method packages load scipy, which every CLI start would
-    # otherwise pay (the contaminate subcommand imports this package to register).
-    from lm_eval_contam.dcq import instances as dcq
-    from lm_eval_contam.timetravel import instances as timetravel
-
     return sorted({*timetravel.audited_rows(partition, rows), *dcq.audited_rows(partition, rows)})
 
 

@@ -19,6 +19,7 @@ from lm_eval_contam.dcq.instances import QuizInstance, instance_key, label_line,
 from lm_eval_contam.dcq.perturb import offline_proposer
 from lm_eval_contam.dcq.proposal import NUM_OPTIONS, Proposal, Proposer
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.generation import ModelSpec, generate
 from lm_eval_contam.jsonl import read_jsonl_objects, write_jsonl
 from lm_eval_contam.registry import QUIZ_LEFT_OUT_KEY, QuizSample
 from lm_eval_contam.text import normalize_whitespace
@@ -219,8 +220,6 @@ def model_completer(
     spec: str, *, device: str | None = None, batch_size: int | str = 1, max_gen_toks: int = GENERATION_MAX_NEW_TOKENS
 ) -> Callable[[list[str]], list[str]]:
     """Completions at temperature 1.0 from any lm-eval model (HF folder or ``backend:model_args``)."""
-    from lm_eval_contam.generation import ModelSpec, generate
-
     model = ModelSpec.parse(spec, device=device, batch_size=batch_size).build()
 
     def complete(prompts: list[str]) -> list[str]:

@@ -17,7 +17,7 @@ from lm_eval_contam.dcq.options import LEFT_OUT_KEY
 from lm_eval_contam.dcq.quiz import LETTERS, POSITIONS
 from lm_eval_contam.formatting import interval, number, p_equals, pvalue
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.rundir import ModelRun
+from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.stats import ALPHA, ConfidenceInterval
 from lm_eval_contam.verdict import Verdict
 
@@ -52,7 +52,7 @@ class DCQEvidence:
         return f"{p_equals(self.pvalue)}, max {number(self.dcq_max)} (chance {number(self.chance_max)})"
 
 
-def task_verdict(model: ModelRun, task: str) -> Verdict:
+def task_verdict(model: ModelResults, task: str) -> Verdict:
     """Flagged when our chance test of the whole procedure gives p <= 0.05."""
     config, metadata = model.config(task), model.metadata(task)
     output_type = str(config.get("output_type", "generate_until"))
@@ -90,5 +90,5 @@ def left_out_caveats(metadata: dict) -> tuple[str, ...]:
     return (f"{len(left_out)} sampled instance(s) left out of the quiz, no valid options could be made: {listed}{more}",)
 
 
-def verdicts(model: ModelRun) -> list[Verdict]:
+def verdicts(model: ModelResults) -> list[Verdict]:
     return [task_verdict(model, task) for task in model.tasks_of(FAMILY)]

@@ -12,7 +12,7 @@ Public API::
 Modules, from the ground up:
 
 - the Check step: ``judge`` (the LLM judge), ``checks`` (the check kinds), ``check_spec`` (a check as data);
-- the sheet: ``schema`` (its dataclasses), ``sheet`` (reading the YAML), ``controls`` / ``items`` (generated
+- the sheet: ``schema`` (its dataclasses), ``sheet`` (reading the YAML), ``twins`` / ``items`` (generated
   items and their twins), ``data`` (benchmark rows), ``docs`` (item → lm-eval doc, responses → Check results);
 - the score: ``level_score`` (a level's S_i), ``fuzzy`` / ``bootstrap`` (the factor and its interval);
 - lm-eval: ``task`` / ``configs`` (level tasks), ``results`` / ``hook`` / ``adjustment`` (reading and writing

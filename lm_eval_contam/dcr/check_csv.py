@@ -2,7 +2,7 @@
 
 ``dcr-export`` writes one :class:`CheckRow` per logged item with the automatic
 result pre-filled (for the item itself: a person judges the response as the
-paper's Check does, so a controlled item's control is not exported) (:func:`check_rows`, :func:`write_check_csv`); ``adjust
+paper's Check does, so a controlled item's control is not exported) (:func:`logged_check_rows`, :func:`write_check_csv`); ``adjust
 --check-csv`` reads the person's decisions (:func:`read_check_csv`) and turns them
 into each sheet's per-level item results (:func:`level_items_by_sheet`).
 """
@@ -190,7 +190,7 @@ def _auto_result(sample: Mapping[str, object]) -> bool | None:
     return None if not isinstance(value, (int, float)) or math.isnan(value) else bool(value)
 
 
-def check_rows(results_file: Path, level_tasks: Mapping[str, Mapping[int, str]]) -> list[CheckRow]:
+def logged_check_rows(results_file: Path, level_tasks: Mapping[str, Mapping[int, str]]) -> list[CheckRow]:
     """One row per logged DCR item of the run behind ``results_file``: prompt, response, automatic result."""
     rows = []
     for sheet, tasks in sorted(level_tasks.items()):

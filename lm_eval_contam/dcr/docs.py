@@ -1,8 +1,9 @@
 """A sheet item as an lm-eval doc (one flat schema for every item, the checks as JSON), and a doc's responses
 as Check results.
 
-The ``control_*`` fields hold the item's control (empty strings when it has none:
-static items, and every item in the paper check mode).
+The ``control_*`` fields hold the item's twin (empty strings when it has none: static items the sheet gives no
+``control``, and every item in the paper check mode); the docs and records keep the name ``control``, which logged
+samples already carry.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def _check_json(check: Check) -> str:
 
 def item_to_doc(sheet: Sheet, item: SheetItem) -> dict[str, Any]:
     """The lm-eval doc of one item (the check travels as JSON so every doc has one schema)."""
-    control = item.control
+    twin = item.twin
     return {
         "sheet": sheet.benchmark,
         "level": item.level,
@@ -32,10 +33,10 @@ def item_to_doc(sheet: Sheet, item: SheetItem) -> dict[str, Any]:
         "check_kind": item.check.kind,
         "source": item.source,
         "reference": item.reference,
-        "control_prompt": control.prompt if control else "",
-        "control_check": _check_json(control.check) if control else "",
-        "control_source": control.source if control else "",
-        "control_reference": control.reference if control else "",
+        "control_prompt": twin.prompt if twin else "",
+        "control_check": _check_json(twin.check) if twin else "",
+        "control_source": twin.source if twin else "",
+        "control_reference": twin.reference if twin else "",
     }
 
 

@@ -3,7 +3,7 @@
 Which rows a generator uses is a seeded choice (``seed``, the sheet's benchmark,
 the level, the generator's position), so a level's items are the same on every run.
 In the controlled check mode each generated item carries its control
-(:mod:`lm_eval_contam.dcr.controls`): the same prompt about the row's perturbed twin.
+(:mod:`lm_eval_contam.dcr.twins`): the same prompt about the row's perturbed twin.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 from lm_eval_contam.dcr.check_spec import parse_check, with_answer_key
 from lm_eval_contam.dcr.checks import Check, LabelCheck, NumberCheck, OverlapCheck, RegexCheck, numbers_in
-from lm_eval_contam.dcr.controls import perturbed_twin
-from lm_eval_contam.dcr.schema import Control, DataSource, Generator, Sheet, SheetItem
+from lm_eval_contam.dcr.schema import DataSource, Generator, Sheet, SheetItem, Twin
 from lm_eval_contam.dcr.sheet import valid_check_mode
+from lm_eval_contam.dcr.twins import perturbed_twin
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.seeding import rng_for
 
@@ -68,7 +68,7 @@ def _prompt_and_check(sheet: Sheet, level: int, generator: Generator, text: str,
     return prompt, check, reference
 
 
-CONTROL_ROLES = {
+TWIN_ROLES = {
     "completion": "its perturbed twin, completed against the twin's second half",
     "membership": "its perturbed twin as the non-member",
     "association": "its perturbed twin, which keeps the gold label",
@@ -86,33 +86,33 @@ def asks_another_question(kind: str, text: str) -> Callable[[str], bool]:
 
 
 def _generated_item(sheet: Sheet, level: int, generator: Generator, row: Mapping[str, Any], row_id: str,
-                    twin: str | None) -> SheetItem:
+                    twin_text: str | None) -> SheetItem:
     data = sheet.data
     assert data is not None  # parse_sheet guarantees it for sheets with generators
     gold = gold_answer(data, row, str(sheet.path)) if generator.kind == "association" else ""
     prompt, check, reference = _prompt_and_check(sheet, level, generator, str(row[data.text_field]), gold)
     where = data.dataset_path or (data.data_files.name if data.data_files else "")
     source = f"{where} {data.split} row {row_id}"
-    control = None
-    if twin is not None:
-        control_prompt, control_check, control_reference = _prompt_and_check(sheet, level, generator, twin, gold)
-        control = Control(prompt=control_prompt, check=control_check, reference=control_reference,
-                          source=f"control of {source}: {CONTROL_ROLES[generator.kind]}")
+    twin = None
+    if twin_text is not None:
+        twin_prompt, twin_check, twin_reference = _prompt_and_check(sheet, level, generator, twin_text, gold)
+        twin = Twin(prompt=twin_prompt, check=twin_check, reference=twin_reference,
+                    source=f"control of {source}: {TWIN_ROLES[generator.kind]}")
     return SheetItem(item_id=f"l{level}-{generator.kind}-{row_id}", level=level, prompt=prompt, check=check,
-                     source=source, reference=reference, control=control)
+                     source=source, reference=reference, twin=twin)
 
 
 def level_items(sheet: Sheet, level: int, rows: Sequence[Mapping[str, Any]] = (), *, seed: int = 0,
                 check_mode: str | None = None) -> list[SheetItem]:
     """All items of one level: the static ones, then the generated ones (seeded choice of rows).
 
-    ``check_mode`` (default: the sheet's) "controlled" gives every generated item its perturbed twin as
-    control (rows whose text has no word to perturb are passed over) and keeps the controls a sheet gives its
+    ``check_mode`` (default: the sheet's) "controlled" gives every generated item its perturbed twin
+    (rows whose text has no word to perturb are passed over) and keeps the twins (``control``) a sheet gives its
     static items. "paper" builds the items alone.
     """
     mode = valid_check_mode(check_mode or sheet.check_mode)
     spec = sheet.levels[level - 1]
-    items = list(spec.items) if mode == "controlled" else [replace(item, control=None) for item in spec.items]
+    items = list(spec.items) if mode == "controlled" else [replace(item, twin=None) for item in spec.items]
     def text_of(row_index: int) -> str:
         return str(rows[row_index][sheet.data.text_field])  # type: ignore[union-attr]
 

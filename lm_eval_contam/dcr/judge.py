@@ -11,6 +11,8 @@ import json
 import re
 from typing import Any
 
+from lm_eval_contam.generation import ModelSpec, generate
+
 LEVEL_NAMES = {1: "L1 (Semantic)", 2: "L2 (Information)", 3: "L3 (Data)", 4: "L4 (Label)"}
 
 # Appendix B.4 of Xu et al. (2025), verbatim: the judge's system and user turns.
@@ -40,7 +42,7 @@ def judge_prompt(level: int, question: str, answer: str) -> str:
     return f"{JUDGE_SYSTEM}\n\n{user}"
 
 
-def parse_judge_reply(reply: str) -> bool | None:
+def parse_bdc_result(reply: str) -> bool | None:
     """``{"result": "yes"}`` → True, ``"no"`` → False; anything else → None (left for a person)."""
     match = re.search(r"\{.*?\}", reply, flags=re.DOTALL)
     if match:
@@ -55,14 +57,10 @@ def parse_judge_reply(reply: str) -> bool | None:
 
 @functools.lru_cache(maxsize=4)
 def _judge_model(spec: str) -> Any:
-    from lm_eval_contam.generation import ModelSpec
-
     return ModelSpec.parse(spec).build()
 
 
 def judge_response(model: str, level: int, question: str, answer: str) -> bool | None:
     """The judge's verdict on one response: True (contaminated), False, or None (undetermined)."""
-    from lm_eval_contam.generation import generate
-
     reply = generate(_judge_model(model), [judge_prompt(level, question, answer)], max_gen_toks=32)[0]
-    return parse_judge_reply(reply)
+    return parse_bdc_result(reply)

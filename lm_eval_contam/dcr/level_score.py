@@ -38,17 +38,17 @@ MIN_LEVEL_ITEMS = 5
 
 
 @dataclass(frozen=True)
-class ControlledScore(TestResult):
-    """S_i (``statistic``), the sign test's ``pvalue``, and the rates behind them.
+class TwinScore(TestResult):
+    """A controlled level's S_i (``statistic``), the sign test's ``pvalue``, and the rates behind them.
 
-    ``original_only`` / ``control_only``: the shares of decided items where only the original / only the
-    control passed (``statistic`` = max(0, original_only − control_only)); ``n_items``: decided items.
+    ``original_only`` / ``twin_only``: the shares of decided items where only the original / only its twin
+    passed (``statistic`` = max(0, original_only − twin_only)); ``n_items``: decided items.
     """
 
     original_rate: float
-    control_rate: float
+    twin_rate: float
     original_only: float
-    control_only: float
+    twin_only: float
     n_items: int
 
 
@@ -57,30 +57,30 @@ def _result(record: Mapping[str, Any], key: str) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)
 
 
-def controlled_score(records: Sequence[Mapping[str, Any]]) -> ControlledScore:
+def twin_score(records: Sequence[Mapping[str, Any]]) -> TwinScore:
     """S_i and its sign test from the level's per-item records (undetermined items are left out)."""
-    pairs: list[tuple[float, float | None]] = []  # (original, control or None when the item has none)
-    for record in records:
-        original, control = _result(record, "original"), _result(record, "control")
-        if original is not None and (control is not None or "control" not in record):
-            pairs.append((original, control))
+    pairs: list[tuple[float, float | None]] = []  # (original, twin or None when the item has none)
+    for record in records:  # the record keeps the key "control" for the twin's result, as logged samples carry it
+        original, twin = _result(record, "original"), _result(record, "control")
+        if original is not None and (twin is not None or "control" not in record):
+            pairs.append((original, twin))
     if not pairs:
         nan = math.nan
-        return ControlledScore(statistic=nan, confidence_interval=None, pvalue=nan, original_rate=nan,
-                               control_rate=nan, original_only=nan, control_only=nan, n_items=0)
+        return TwinScore(statistic=nan, confidence_interval=None, pvalue=nan, original_rate=nan,
+                         twin_rate=nan, original_only=nan, twin_only=nan, n_items=0)
     n = len(pairs)
-    controlled = [(original, control) for original, control in pairs if control is not None]
-    wins = sum(1 for original, control in controlled if original > control)
-    losses = sum(1 for original, control in controlled if control > original)
+    twinned = [(original, twin) for original, twin in pairs if twin is not None]
+    wins = sum(1 for original, twin in twinned if original > twin)
+    losses = sum(1 for original, twin in twinned if twin > original)
     discordant = wins + losses
     pvalue = binomtest(wins, discordant, 0.5, alternative="greater").pvalue if discordant else 1.0
-    return ControlledScore(
+    return TwinScore(
         statistic=max(0.0, (wins - losses) / n),
         confidence_interval=None,
         pvalue=float(pvalue),
         original_rate=sum(original for original, _ in pairs) / n,
-        control_rate=(sum(control for _, control in controlled) / len(controlled)) if controlled else math.nan,
+        twin_rate=(sum(twin for _, twin in twinned) / len(twinned)) if twinned else math.nan,
         original_only=wins / n,
-        control_only=losses / n,
+        twin_only=losses / n,
         n_items=n,
     )

@@ -19,7 +19,7 @@ SCORE_METRIC = "contaminated"
 UNCHECKED_METRIC = "unchecked"
 # Written by controlled levels only: the shares of checked items where only the original / only the control passed.
 ORIGINAL_ONLY_METRIC = "original_only"
-CONTROL_ONLY_METRIC = "control_only"
+TWIN_ONLY_METRIC = "control_only"  # the share where only the twin (the item's control) passed
 PVALUE_METRIC = "advantage_pvalue"  # the controlled level's sign test, item vs control
 # The group row's record of what produced S1..S4 (SheetScores.check_mode), written by the hook.
 CHECK_MODE_ROW = "check_mode"
@@ -64,7 +64,7 @@ def _level_items(row: Mapping[str, Any], score: float, n: int) -> np.ndarray:
     original_only = row.get(f"{ORIGINAL_ONLY_METRIC},none")
     if isinstance(original_only, (int, float)):
         wins = int(round(original_only * checked))
-        losses = int(round(float(row[f"{CONTROL_ONLY_METRIC},none"]) * checked))
+        losses = int(round(float(row[f"{TWIN_ONLY_METRIC},none"]) * checked))
         return np.array([1.0] * wins + [-1.0] * losses + [0.0] * (checked - wins - losses))
     positives = int(round(score * checked))
     return np.array([1.0] * positives + [0.0] * (checked - positives))

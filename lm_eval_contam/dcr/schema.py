@@ -17,7 +17,7 @@ ITEMS_PER_LEVEL = 20  # the paper's N (Appendix B.3)
 LEVELS = (1, 2, 3, 4)
 GENERATOR_KINDS = ("completion", "membership", "association")
 # How generated L3/L4 items are checked: "controlled" pairs each with a control a memory-free model passes as
-# often (see lm_eval_contam.dcr.controls); "paper" checks the item alone, as the paper's automated Check would.
+# often (see lm_eval_contam.dcr.twins); "paper" checks the item alone, as the paper's automated Check would.
 CHECK_MODES = ("controlled", "paper")
 DEFAULT_CHECK_MODE = "controlled"
 # Wording after Appendix B.2 ("This is a data entry from the LIAR2 dataset, please complete it:
@@ -64,8 +64,9 @@ class Generator:
 
 
 @dataclass(frozen=True)
-class Control:
-    """An item's control: the same question about a non-member or twin that only item memory tells apart."""
+class Twin:
+    """An item's twin (its control in the controlled check mode): the same question about a non-member or a
+    perturbed instance, which only item memory tells apart from the item."""
 
     prompt: str
     check: Check
@@ -83,7 +84,7 @@ class SheetItem:
     check: Check
     source: str
     reference: str
-    control: Control | None = None
+    twin: Twin | None = None  # the sheet's ``control`` of a static item, or a generated item's perturbed twin
 
 
 @dataclass(frozen=True)

@@ -31,12 +31,12 @@ from lm_eval_contam.dcr.schema import (
     LEVELS,
     TEMPLATE_FIELDS,
     AdjustTarget,
-    Control,
     DataSource,
     Generator,
     Level,
     Sheet,
     SheetItem,
+    Twin,
 )
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import read_utf8
@@ -230,8 +230,8 @@ def _parse_level(raw: Any, number: int, source: str, judge_model: str | None, se
             check=check,
             source=_require(item, "source", str, source, f"{item_field}.source"),
             reference=str(item.get("reference", "")),
-            control=(_parse_control(item["control"], check, number, judge_model, source, f"{item_field}.control")
-                     if "control" in item else None),
+            twin=(_parse_twin(item["control"], check, number, judge_model, source, f"{item_field}.control")
+                  if "control" in item else None),
         ))
     generators = []
     for index, gen in enumerate(raw.get("generate") or []):
@@ -258,13 +258,13 @@ def _parse_level(raw: Any, number: int, source: str, judge_model: str | None, se
     return Level(number=number, items=tuple(items), generators=tuple(generators))
 
 
-def _parse_control(raw: Any, check: Check, level: int, judge_model: str | None, source: str, field: str) -> Control:
-    """A static item's control: the same question about something the model cannot have seen in the benchmark
-    (``prompt``), checked with the item's own check unless it names one."""
+def _parse_twin(raw: Any, check: Check, level: int, judge_model: str | None, source: str, field: str) -> Twin:
+    """A static item's ``control`` (its twin): the same question about something the model cannot have seen in the
+    benchmark (``prompt``), checked with the item's own check unless it names one."""
     if not isinstance(raw, dict):
         raise ContamError(f"expected a mapping with prompt and source, got {raw!r}", source=source, field=field)
     _no_unknown(raw, {"prompt", "check", "source", "reference"}, source, field)
-    return Control(
+    return Twin(
         prompt=_require(raw, "prompt", str, source, f"{field}.prompt"),
         check=(parse_check(_with_judge_defaults(raw["check"], level, judge_model), source=source, field=f"{field}.check")
                if "check" in raw else check),

@@ -12,10 +12,10 @@ written back into the task's metadata, so the run's config records it.
   evidence, so S_k = 0 (``contaminated`` 0 per decided item) beside ``original``, the
   items' own pass rate (the paper's S_k).
 - controlled mode, every other level: each item with a control (a generated item's twin,
-  :mod:`lm_eval_contam.dcr.controls`, or the control a sheet gives a static item)
+  :mod:`lm_eval_contam.dcr.twins`, or the control a sheet gives a static item)
   also asks it as a second request; per item one record ``{"original", "control"}``
   goes under every metric, and S_k is
-  :func:`lm_eval_contam.dcr.level_score.controlled_score`: the pass rate on the
+  :func:`lm_eval_contam.dcr.level_score.twin_score`: the pass rate on the
   originals minus on the controls, floored at 0 (an item without a control adds no
   evidence), beside the two rates, the discordant shares and the sign test's p-value.
 
@@ -42,26 +42,27 @@ from lm_eval_contam import task_dir
 from lm_eval_contam.dcr.data import load_data_rows
 from lm_eval_contam.dcr.docs import item_record, item_to_doc
 from lm_eval_contam.dcr.items import level_items
-from lm_eval_contam.dcr.level_score import ControlledScore, controlled_score
+from lm_eval_contam.dcr.level_score import TwinScore, twin_score
 from lm_eval_contam.dcr.results import (
-    CONTROL_ONLY_METRIC,
     ORIGINAL_ONLY_METRIC,
     PVALUE_METRIC,
     SCORE_METRIC,
+    TWIN_ONLY_METRIC,
     UNCHECKED_METRIC,
 )
 from lm_eval_contam.dcr.sheet import load_sheet, valid_check_mode
 from lm_eval_contam.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, task_request
 from lm_eval_contam.request_parts import general_context
 
-# Metrics of a controlled level, each read from the level's ControlledScore.
+# Metrics of a controlled level, each read from the level's TwinScore.
 ORIGINAL_METRIC = "original"  # the pass rate on the items themselves (the paper's S_i)
-CONTROLLED_READERS: dict[str, Callable[[ControlledScore], float]] = {
+TWIN_METRIC = "control"  # the pass rate on their twins (the results' metric keeps its name)
+TWIN_SCORE_READERS: dict[str, Callable[[TwinScore], float]] = {
     SCORE_METRIC: lambda score: score.statistic,
     ORIGINAL_METRIC: lambda score: score.original_rate,
-    "control": lambda score: score.control_rate,
+    TWIN_METRIC: lambda score: score.twin_rate,
     ORIGINAL_ONLY_METRIC: lambda score: score.original_only,
-    CONTROL_ONLY_METRIC: lambda score: score.control_only,
+    TWIN_ONLY_METRIC: lambda score: score.twin_only,
     PVALUE_METRIC: lambda score: score.pvalue,
 }
 
@@ -80,13 +81,13 @@ def load_level_dataset(dcr_sheet: str, dcr_level: int, seed: int = 0, judge_mode
 
 
 @functools.lru_cache(maxsize=64)
-def _controlled_score(records: tuple[tuple[tuple[str, float | None], ...], ...]) -> ControlledScore:
-    return controlled_score([dict(record) for record in records])
+def _twin_score(records: tuple[tuple[tuple[str, float | None], ...], ...]) -> TwinScore:
+    return twin_score([dict(record) for record in records])
 
 
-def level_controlled_score(records: Sequence[Mapping[str, Any]]) -> ControlledScore:
-    """The level's ControlledScore, computed once for all its metrics."""
-    return _controlled_score(tuple(tuple(sorted(record.items())) for record in records))
+def level_twin_score(records: Sequence[Mapping[str, Any]]) -> TwinScore:
+    """The level's TwinScore, computed once for all its metrics."""
+    return _twin_score(tuple(tuple(sorted(record.items())) for record in records))
 
 
 class DCRLevelTask(ConfigurableTask):
@@ -99,10 +100,10 @@ class DCRLevelTask(ConfigurableTask):
         mode = valid_check_mode(metadata.get("check_mode") or sheet.check_mode, source="task metadata")
         config["metadata"] = {**metadata, "check_mode": mode}
         level = sheet.levels[int(metadata["dcr_level"]) - 1]
-        has_controls = bool(level.generators) or any(item.control is not None for item in level.items)
-        self.controlled = mode == "controlled" and has_controls
-        # Controlled mode on a level no item of which has a control: every item is a tie, S = 0 (no evidence).
-        self.no_evidence = mode == "controlled" and not has_controls
+        has_twins = bool(level.generators) or any(item.twin is not None for item in level.items)
+        self.twin_checked = mode == "controlled" and has_twins
+        # Controlled mode on a level no item of which has a twin: every item is a tie, S = 0 (no evidence).
+        self.no_evidence = mode == "controlled" and not has_twins
         super().__init__(config=config, **kwargs)
 
     def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> Any:
@@ -115,23 +116,23 @@ class DCRLevelTask(ConfigurableTask):
     def process_results(self, doc: dict, results: list[str]) -> dict[str, Any]:
         record = item_record(doc, results)
         undetermined = record["original"] is None or record.get("control", 0.0) is None
-        if not self.controlled:
+        if not self.twin_checked:
             original = math.nan if record["original"] is None else record["original"]
             if self.no_evidence:  # a decided item is a tie (0), an undetermined one stays out (NaN)
                 no_evidence = math.nan if record["original"] is None else 0.0
                 return {SCORE_METRIC: no_evidence, ORIGINAL_METRIC: original, UNCHECKED_METRIC: float(undetermined)}
             return {SCORE_METRIC: original, UNCHECKED_METRIC: float(undetermined)}
-        return {**{metric: record for metric in CONTROLLED_READERS}, UNCHECKED_METRIC: float(undetermined)}
+        return {**{metric: record for metric in TWIN_SCORE_READERS}, UNCHECKED_METRIC: float(undetermined)}
 
     def aggregation(self) -> dict[str, Callable[..., float]]:
-        if not self.controlled:
+        if not self.twin_checked:
             return {SCORE_METRIC: nanmean, **({ORIGINAL_METRIC: nanmean} if self.no_evidence else {}),
                     UNCHECKED_METRIC: mean}
 
         def reader(metric: str) -> Callable[[Sequence[Mapping[str, Any]]], float]:
-            return lambda records: CONTROLLED_READERS[metric](level_controlled_score(records))
+            return lambda records: TWIN_SCORE_READERS[metric](level_twin_score(records))
 
-        return {**{metric: reader(metric) for metric in CONTROLLED_READERS}, UNCHECKED_METRIC: mean}
+        return {**{metric: reader(metric) for metric in TWIN_SCORE_READERS}, UNCHECKED_METRIC: mean}
 
     def aggregate(self, bootstrap_iters: int | None = 100_000) -> tuple[dict[str, Any], int]:
         """lm-eval 0.5's aggregation entry point: no bootstrap of the level statistics (see lm_eval_compat)."""
@@ -139,7 +140,7 @@ class DCRLevelTask(ConfigurableTask):
 
     def higher_is_better(self) -> dict[str, bool]:
         # "Higher" means more evidence of contamination, except for the p-value.
-        metrics = (CONTROLLED_READERS if self.controlled
+        metrics = (TWIN_SCORE_READERS if self.twin_checked
                    else (SCORE_METRIC, ORIGINAL_METRIC) if self.no_evidence else (SCORE_METRIC,))
         return {**{metric: not metric.endswith("_pvalue") for metric in metrics}, UNCHECKED_METRIC: False}
 

@@ -34,9 +34,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from lm_eval_contam.dcr.controls import perturbed_twin
 from lm_eval_contam.dcr.items import asks_another_question
 from lm_eval_contam.dcr.schema import ITEMS_PER_LEVEL
+from lm_eval_contam.dcr.twins import perturbed_twin
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.seeding import rng_for
 

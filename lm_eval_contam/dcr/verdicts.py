@@ -29,7 +29,7 @@ from lm_eval_contam.dcr.schema import LEVELS
 from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import interval, number
-from lm_eval_contam.rundir import FILTER, ModelRun, number_or_none
+from lm_eval_contam.rundir import FILTER, ModelResults, number_or_none
 from lm_eval_contam.stats import ConfidenceInterval
 from lm_eval_contam.verdict import Verdict
 
@@ -100,7 +100,7 @@ def factor_interval(row: Mapping[str, Any], filter_name: str = FILTER) -> Confid
     return ConfidenceInterval(low, high) if low is not None and high is not None else None
 
 
-def adjusted_metrics(model: ModelRun) -> list[AdjustedMetric]:
+def adjusted_metrics(model: ModelResults) -> list[AdjustedMetric]:
     """Every ``<metric>_adj`` row the hook (or ``adjust``) wrote, beside its raw metric, by task."""
     found = []
     for task in sorted(model.results.get("results") or {}):
@@ -124,7 +124,7 @@ def adjusted_metrics(model: ModelRun) -> list[AdjustedMetric]:
     return found
 
 
-def group_of(model: ModelRun, level_tasks: Sequence[str]) -> str | None:
+def group_of(model: ModelResults, level_tasks: Sequence[str]) -> str | None:
     """The group holding all of a sheet's level tasks (``dcr_<bench>``), from lm-eval's group_subtasks."""
     for group, subtasks in (model.results.get("group_subtasks") or {}).items():
         if set(level_tasks) <= set(subtasks):
@@ -132,7 +132,7 @@ def group_of(model: ModelRun, level_tasks: Sequence[str]) -> str | None:
     return None
 
 
-def level_scores(model: ModelRun, group: str | None, tasks: Mapping[int, str]) -> LevelScores:
+def level_scores(model: ModelResults, group: str | None, tasks: Mapping[int, str]) -> LevelScores:
     """S1..S4 as the hook wrote them on the group row, else each level task's own score."""
     group_row = model.row(group) if group else {}
 
@@ -144,13 +144,13 @@ def level_scores(model: ModelRun, group: str | None, tasks: Mapping[int, str]) -
     return tuple(score(level) for level in LEVELS)  # type: ignore[return-value]
 
 
-def level_pvalues(model: ModelRun, tasks: Mapping[int, str]) -> LevelScores:
+def level_pvalues(model: ModelResults, tasks: Mapping[int, str]) -> LevelScores:
     """Each controlled level's sign-test p-value (None for levels checked without controls)."""
     return tuple(number_or_none(model.row(tasks[level]).get(f"{PVALUE_METRIC},{FILTER}")) if level in tasks else None
                  for level in LEVELS)  # type: ignore[return-value]
 
 
-def check_mode_of(model: ModelRun, group_row: Mapping[str, Any], tasks: Mapping[int, str]) -> str:
+def check_mode_of(model: ModelResults, group_row: Mapping[str, Any], tasks: Mapping[int, str]) -> str:
     """What produced S1..S4: the hook's record on the group row, else what the level tasks recorded."""
     recorded = group_row.get(f"{CHECK_MODE_ROW},{FILTER}")
     return recorded if isinstance(recorded, str) else level_check_modes(model.results, tasks)
@@ -165,7 +165,7 @@ def sheet_targets(sheet: str) -> tuple[str | None, set[str]]:
     return loaded.group, {target.task for target in loaded.adjusts}
 
 
-def _items(model: ModelRun, tasks: Mapping[int, str]) -> int | None:
+def _items(model: ModelResults, tasks: Mapping[int, str]) -> int | None:
     counts = [model.n_instances(task) for task in tasks.values()]
     return None if not counts or None in counts else sum(counts)  # type: ignore[arg-type]
 
@@ -178,7 +178,7 @@ def too_few_items_caveats(group_row: Mapping[str, Any]) -> tuple[str, ...]:
     return (f"too few items at {levels}: those levels add no evidence to the factor",)
 
 
-def _verdict(model: ModelRun, *, partition: str, task: str, evidence: DCREvidence, n: int | None,
+def _verdict(model: ModelResults, *, partition: str, task: str, evidence: DCREvidence, n: int | None,
              caveats: tuple[str, ...] = ()) -> Verdict:
     mode = evidence.check_mode
     rule = f"{RULE}; {mode} checks: {CHECK_MODE_RULES[mode]}" if mode in CHECK_MODE_RULES else RULE
@@ -187,7 +187,7 @@ def _verdict(model: ModelRun, *, partition: str, task: str, evidence: DCREvidenc
                    n=n, null=NULL, rule=rule, evidence=evidence, caveats=caveats)
 
 
-def verdicts(model: ModelRun) -> list[Verdict]:
+def verdicts(model: ModelResults) -> list[Verdict]:
     """One verdict per DCR sheet the run's level tasks name, then one per adjusted task no sheet accounts for."""
     adjusted = adjusted_metrics(model)
     found, accounted = [], set()

@@ -8,7 +8,7 @@ from lm_eval_contam.formatting import number, p_equals, pvalue
 from lm_eval_contam.incontext.configs import METHOD
 from lm_eval_contam.method_verdict import Verdict
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.rundir import ModelRun
+from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.stats import ALPHA, sign_flip_caveats
 
 NULL = ("the model never saw these instances: each instance and its perturbed twin gain alike from other instances "
@@ -35,7 +35,7 @@ class InContextEvidence:
         return f"{p_equals(self.pvalue)}, gain {number(self.instance_gain)} vs twins {number(self.twin_gain)}"
 
 
-def task_verdict(model: ModelRun, task: str) -> Verdict:
+def task_verdict(model: ModelResults, task: str) -> Verdict:
     partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
     p = model.number(task, "incontext_pvalue")
     n = model.n_instances(task)
@@ -47,5 +47,5 @@ def task_verdict(model: ModelRun, task: str) -> Verdict:
                    null=NULL, rule=RULE, evidence=evidence, caveats=sign_flip_caveats(n))
 
 
-def verdicts(model: ModelRun) -> list[Verdict]:
+def verdicts(model: ModelResults) -> list[Verdict]:
     return [task_verdict(model, task) for task in model.tasks_of(METHOD)]

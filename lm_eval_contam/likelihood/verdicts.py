@@ -14,7 +14,7 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import number, p_equals, pvalue
 from lm_eval_contam.likelihood.docs import control_partition
 from lm_eval_contam.partitions import Control, ControlKind, Partition
-from lm_eval_contam.rundir import ModelRun
+from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.stats import ALPHA, sign_flip_caveats
 from lm_eval_contam.verdict import Verdict
 
@@ -52,7 +52,7 @@ class ComparisonEvidence:
         return f"{p_equals(self.pvalue)}, {number(self.partition_mean)} vs {number(self.reference_mean)}"
 
 
-def _comparison(model: ModelRun, task: str, common: dict, *, method: str, title: str, score: str, prefix: str,
+def _comparison(model: ModelResults, task: str, common: dict, *, method: str, title: str, score: str, prefix: str,
                 reference: str, null: str, rule: str, uncontrolled: str | None = None,
                 caveats: tuple[str, ...] = (), control: str | None = None) -> Verdict:
     """One verdict from the task's ``<prefix>_partition``, ``<prefix>_reference`` and ``<prefix>_pvalue`` metrics."""
@@ -112,7 +112,7 @@ def task_control(metadata: Mapping[str, Any]) -> Control:
     return Control(kind, str(metadata.get("control_source") or split), split)
 
 
-def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
+def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     metadata = model.metadata(task)
     partition = Partition.from_task_metadata(metadata, str(model.config(task).get("test_split")))
     mode = str(metadata.get("mode", "control"))
@@ -150,5 +150,5 @@ def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
     ]
 
 
-def verdicts(model: ModelRun) -> list[Verdict]:
+def verdicts(model: ModelResults) -> list[Verdict]:
     return [verdict for task in model.tasks_of(FAMILY) for verdict in task_verdicts(model, task)]

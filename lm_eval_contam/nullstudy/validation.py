@@ -22,15 +22,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from lm_eval_contam.contaminate import InjectionSettings
 from lm_eval_contam import task_dir as templates_dir
+from lm_eval_contam.contaminate import MANIFEST_FILE, InjectionSettings, inject, trained_with
+from lm_eval_contam.contaminate.corpus import default_filler
+from lm_eval_contam.dcq.perturb import wordnet_dir
 from lm_eval_contam.jsonl import read_jsonl_objects, write_jsonl
 from lm_eval_contam.nullstudy.corpus import MC_LETTERS, SyntheticDataset, make_mc_dataset, render_mc
 from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings
 from lm_eval_contam.nullstudy.rates import MethodRates, tally
 from lm_eval_contam.nullstudy.study import (
     World,
+    _vocabulary,
     evaluate,
+    results_dir,
     training_texts,
     write_options,
     write_task_configs,
@@ -38,6 +42,7 @@ from lm_eval_contam.nullstudy.study import (
 )
 from lm_eval_contam.partitions import DatasetSpec, Partition, dataset_from_task_metadata, with_sibling_controls
 from lm_eval_contam.registry import RenderTarget, controlled_methods, method_of
+from lm_eval_contam.rundir import load_model_dir
 from lm_eval_contam.verdict import (
     VALIDATION_RATES_FILE,
     Verdict,
@@ -103,23 +108,20 @@ class ValidationSettings:
                 "filler": "Python reference docs (pydoc_data) + WordNet 3.0 glosses"}
 
 
-def gloss_paragraphs(wordnet_dir: Path) -> list[str]:
+def gloss_paragraphs(wordnet_folder: Path) -> list[str]:
     """English filler from WordNet's glosses (definitions and examples), ``GLOSSES_PER_PARAGRAPH`` to a paragraph.
 
     The bundled filler (Python's reference docs) is too small for a 15 % share of 8 x 40 instances.
     """
     glosses = []
     for part in ("noun", "verb", "adj", "adv"):
-        for line in (wordnet_dir / f"data.{part}").read_text(encoding="utf-8").splitlines():
+        for line in (wordnet_folder / f"data.{part}").read_text(encoding="utf-8").splitlines():
             if not line.startswith(" ") and " | " in line:
                 glosses.append(line.split(" | ", 1)[1].strip().rstrip(";") + ".")
     return [" ".join(glosses[i:i + GLOSSES_PER_PARAGRAPH]) for i in range(0, len(glosses), GLOSSES_PER_PARAGRAPH)]
 
 
 def study_filler() -> list[str]:
-    from lm_eval_contam.contaminate.corpus import default_filler
-    from lm_eval_contam.dcq.perturb import wordnet_dir
-
     return [*default_filler(), *gloss_paragraphs(wordnet_dir())]
 
 
@@ -133,8 +135,6 @@ class McDataset:
 
 def write_mc_data(settings: ValidationSettings, study_dir: Path) -> list[McDataset]:
     """The study's multiple-choice datasets (deterministic in the seed), each split under ``mc/data/``."""
-    from lm_eval_contam.nullstudy.study import _vocabulary
-
     nouns, adjectives = _vocabulary()
     found = []
     for index in range(settings.mc_partitions):
@@ -156,8 +156,6 @@ def train_injected_model(world: World, mc: Sequence[McDataset], settings: Valida
                          study_dir: Path) -> Path:
     """The base model continued-pre-trained on the injected splits of both shapes (kept, and resumed, under
     ``model/``)."""
-    from lm_eval_contam.contaminate import inject, trained_with
-
     out = study_dir / "model"
     injection = settings.injection()
     _, texts = training_texts(world, settings.world())
@@ -305,8 +303,6 @@ def runs(partitions: Sequence[StudyPartition], scoring_pass: str,
 
 def scored_runs(study_dir: Path) -> dict[str, int]:
     """Per pass, how many lm-eval runs have results (what a stopped study's rates rest on)."""
-    from lm_eval_contam.nullstudy.study import results_dir
-
     return {scoring_pass: sum(results_dir(run) is not None for run in study_dir.glob(f"runs/*/{scoring_pass}_*"))
             for scoring_pass in PASSES}
 
@@ -355,9 +351,6 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
     unseen by the clean model. Each partition's combined verdicts, with and without its control, are counted beside
     the tests', over the tests its scored passes hold."""
     from tqdm.auto import tqdm
-
-    from lm_eval_contam.nullstudy.study import results_dir
-    from lm_eval_contam.rundir import load_model_dir
 
     by_label = {partition.partition.label: partition for partition in partitions}
     found: dict[tuple[str, str], list[Verdict]] = {}
@@ -417,8 +410,6 @@ def collect(settings: ValidationSettings, study_dir: Path, base_model: str,
 
 def compute_seconds(study_dir: Path) -> float:
     """Training (the injection manifest) plus every scoring run's lm-eval evaluation time."""
-    from lm_eval_contam.contaminate import MANIFEST_FILE
-
     manifest = study_dir / "model" / MANIFEST_FILE
     seconds = float(json.loads(manifest.read_text())["train_seconds"]) if manifest.is_file() else 0.0
     for path in study_dir.glob("runs/*/*/*/**/results_*.json"):

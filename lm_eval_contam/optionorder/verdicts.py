@@ -8,7 +8,7 @@ from lm_eval_contam.formatting import number, p_equals, pvalue
 from lm_eval_contam.method_verdict import Verdict
 from lm_eval_contam.optionorder.configs import METHOD
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.rundir import ModelRun
+from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.stats import ALPHA
 
 NULL = ("the model never saw these items: each item's original option order is exchangeable with its admissible "
@@ -43,7 +43,7 @@ def smallest_pvalue(items: int, orders: int) -> float:
     return float(orders) ** -items
 
 
-def task_verdict(model: ModelRun, task: str) -> Verdict:
+def task_verdict(model: ModelResults, task: str) -> Verdict:
     partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
     records = [sample.get("order_pvalue") or {} for sample in model.samples(task)]
     orders = max((int(record.get("orders", 0)) for record in records), default=0) or 5
@@ -62,5 +62,5 @@ def task_verdict(model: ModelRun, task: str) -> Verdict:
                    evidence=evidence, caveats=tuple(caveats))
 
 
-def verdicts(model: ModelRun) -> list[Verdict]:
+def verdicts(model: ModelResults) -> list[Verdict]:
     return [task_verdict(model, task) for task in model.tasks_of(METHOD)]

@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.rundir import ModelRun
+from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.verdict import PartitionVerdict, Verdict, partition_verdicts
 
 
 @dataclass(frozen=True)
 class Report:
     source: Path
-    models: tuple[ModelRun, ...]
+    models: tuple[ModelResults, ...]
     verdicts: tuple[Verdict, ...]
     audit: Mapping[str, Any] | None = None
 

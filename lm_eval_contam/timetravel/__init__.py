@@ -6,10 +6,10 @@ sign-flip test, ours), :func:`classify_match`
 """
 
 from lm_eval_contam.timetravel.judge import (
-    PartitionVerdict,
+    Algorithm2Verdict,
+    algorithm2_verdict,
     classify_match,
-    parse_judge_reply,
-    partition_verdict,
+    parse_judge_b_match,
 )
 from lm_eval_contam.timetravel.prompts import render_judge_prompt, render_prompt
 from lm_eval_contam.timetravel.split import split_text
@@ -17,13 +17,13 @@ from lm_eval_contam.stats import PermutationResult, permutation_test
 from lm_eval_contam.timetravel.stats import BootstrapResult, bootstrap_test
 
 __all__ = [
+    "Algorithm2Verdict",
     "BootstrapResult",
-    "PartitionVerdict",
     "PermutationResult",
+    "algorithm2_verdict",
     "bootstrap_test",
     "classify_match",
-    "parse_judge_reply",
-    "partition_verdict",
+    "parse_judge_b_match",
     "permutation_test",
     "render_judge_prompt",
     "render_prompt",

@@ -2,7 +2,7 @@
 
 Judge A (:func:`classify_match`) is deterministic and needs no model. Judge B is
 the paper's few-shot prompt (:data:`~lm_eval_contam.timetravel.prompts.JUDGE_PROMPT`)
-run on any model; :func:`parse_judge_reply` reads its answer.
+run on any model; :func:`parse_judge_b_match` reads its answer.
 
 Judge A's rules, chosen by measurement on 75 labelled pairs (the paper's Figure 3,
 Tables 7 and 11, and human-annotated completions from the released results;
@@ -52,7 +52,7 @@ _JUDGE_REPLY = re.compile(r"yes\s*\(\s*(exact|near[- ]exact)\s+match\s*\)", re.I
 
 
 @dataclass(frozen=True)
-class PartitionVerdict:
+class Algorithm2Verdict:
     """Algorithm 2 over one partition's match classes."""
 
     exact_matches: int
@@ -125,7 +125,7 @@ def classify_match(reference: str, candidate: str) -> MatchClass:
     return "inexact"
 
 
-def parse_judge_reply(reply: str) -> MatchClass:
+def parse_judge_b_match(reply: str) -> MatchClass:
     """Judge B's answer: ``Yes (exact match)`` / ``Yes (near-exact match)``; anything else is inexact."""
     found = _JUDGE_REPLY.search(reply)
     if found is None:
@@ -133,6 +133,6 @@ def parse_judge_reply(reply: str) -> MatchClass:
     return "exact" if found.group(1).lower() == "exact" else "near_exact"
 
 
-def partition_verdict(classes: Iterable[str]) -> PartitionVerdict:
+def algorithm2_verdict(classes: Iterable[str]) -> Algorithm2Verdict:
     counts = Counter(classes)
-    return PartitionVerdict(exact_matches=counts["exact"], near_exact_matches=counts["near_exact"])
+    return Algorithm2Verdict(exact_matches=counts["exact"], near_exact_matches=counts["near_exact"])

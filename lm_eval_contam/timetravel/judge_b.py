@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.generation import ModelSpec, generate
 from lm_eval_contam.jsonl import read_jsonl_objects
 from lm_eval_contam.lm_eval_compat import logged_responses
 from lm_eval_contam.partitions import slug
 from lm_eval_contam.rundir import derived_path, read_json, samples_files
-from lm_eval_contam.timetravel.judge import parse_judge_reply, partition_verdict
+from lm_eval_contam.timetravel.judge import algorithm2_verdict, parse_judge_b_match
 from lm_eval_contam.timetravel.prompts import render_judge_prompt
 
 JUDGE_MAX_NEW_TOKENS = 10
@@ -42,18 +43,18 @@ def timetravel_rows(samples_path: Path) -> list[dict[str, Any]]:
     ]
 
 
-def judge_samples(samples: Sequence[dict[str, Any]], generate: Generate) -> list[dict[str, Any]]:
+def judge_samples(samples: Sequence[dict[str, Any]], ask_judge: Generate) -> list[dict[str, Any]]:
     """One verdict per sample: reference, guided completion, judge reply, both judges' classes."""
     references = [sample["doc"]["reference"] for sample in samples]
     candidates = [str(logged_responses(sample)[0]).strip() for sample in samples]
-    replies = generate([render_judge_prompt(ref, cand) for ref, cand in zip(references, candidates)])
+    replies = ask_judge([render_judge_prompt(ref, cand) for ref, cand in zip(references, candidates)])
     return [
         {
             "doc_id": sample["doc_id"],
             "reference": reference,
             "candidate": candidate,
             "judge_reply": reply,
-            "judge_b_match": parse_judge_reply(reply),
+            "judge_b_match": parse_judge_b_match(reply),
             "judge_a_match": judge_a_match(sample),
         }
         for sample, reference, candidate, reply in zip(samples, references, candidates, replies)
@@ -61,7 +62,7 @@ def judge_samples(samples: Sequence[dict[str, Any]], generate: Generate) -> list
 
 
 def write_verdicts(samples_path: Path, verdicts: list[dict[str, Any]], judge_model: str) -> Path:
-    decision = partition_verdict(v["judge_b_match"] for v in verdicts)
+    decision = algorithm2_verdict(v["judge_b_match"] for v in verdicts)
     out = derived_path(samples_path, f"{SUFFIX}.{slug(judge_model)}")
     summary = {
         "samples_file": samples_path.name,
@@ -104,8 +105,6 @@ def latest_per_judge(samples_path: Path) -> list[dict[str, Any]]:
 def judge_output_path(output_path: Path, judge_model: str, *, device: str | None = None,
                       batch_size: int | str = 1, chat_template: bool = True) -> list[Path]:
     """Judge B over every Time Travel samples file under ``output_path``; the verdict files written."""
-    from lm_eval_contam.generation import ModelSpec, generate
-
     work = [(path, rows) for path in samples_files(output_path) if (rows := timetravel_rows(path))]
     if not work:
         raise ContamError("no Time Travel samples found (run with --log_samples)", source=str(output_path))

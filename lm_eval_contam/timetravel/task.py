@@ -29,7 +29,7 @@ from lm_eval_contam.request_parts import general_context, with_api_stop
 from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.text import rouge_l_f
 from lm_eval_contam.timetravel.instances import DEFAULT_NUM_INSTANCES, sample_docs
-from lm_eval_contam.timetravel.judge import PartitionVerdict, classify_match, partition_verdict
+from lm_eval_contam.timetravel.judge import Algorithm2Verdict, algorithm2_verdict, classify_match
 from lm_eval_contam.stats import PermutationResult, permutation_test
 from lm_eval_contam.timetravel.stats import BootstrapResult, bootstrap_test
 
@@ -54,7 +54,7 @@ class BootstrapOptions:
 class PartitionStatistics:
     alg1: BootstrapResult
     alg1_permutation: PermutationResult
-    alg2: PartitionVerdict
+    alg2: Algorithm2Verdict
 
 
 def record_key(record: Mapping[str, Any]) -> tuple[float, float, str]:
@@ -69,7 +69,7 @@ def _statistics(records: tuple[tuple[float, float, str], ...], options: Bootstra
     return PartitionStatistics(
         alg1=bootstrap_test(guided, general, paired=options.paired, n_resamples=options.n_resamples, seed=options.seed),
         alg1_permutation=permutation_test(guided, general, seed=options.seed),
-        alg2=partition_verdict(match for _, _, match in records),
+        alg2=algorithm2_verdict(match for _, _, match in records),
     )
 
 

@@ -15,7 +15,7 @@ from lm_eval_contam.formatting import number, p_equals, pvalue
 from lm_eval_contam.lm_eval_compat import logged_responses
 from lm_eval_contam.method_verdict import sample_size_caveats
 from lm_eval_contam.partitions import Partition, metadata_number
-from lm_eval_contam.rundir import FILTER, ModelRun
+from lm_eval_contam.rundir import FILTER, ModelResults
 from lm_eval_contam.stats import ALPHA, sign_flip_caveats
 from lm_eval_contam.timetravel.instances import DEFAULT_NUM_INSTANCES
 from lm_eval_contam.timetravel.judge_b import judge_a_match, latest_per_judge
@@ -73,7 +73,7 @@ class Alg2Evidence:
         return f"{self.exact_matches} exact, {self.near_exact_matches} near-exact"
 
 
-def instances(model: ModelRun, task: str, judge_b: dict[int, str] | None = None) -> tuple[Instance, ...]:
+def instances(model: ModelResults, task: str, judge_b: dict[int, str] | None = None) -> tuple[Instance, ...]:
     """The per-instance rows of one task, from its logged samples (empty without them)."""
     rows = []
     for sample in model.samples(task):
@@ -93,7 +93,7 @@ def instances(model: ModelRun, task: str, judge_b: dict[int, str] | None = None)
     return tuple(sorted(rows, key=lambda row: row.doc_id))
 
 
-def task_verdicts(model: ModelRun, task: str) -> list[Verdict]:
+def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     """Alg. 1 and Alg. 2 (Judge A) from the task's metrics; Judge B for every judge model that judged it."""
     metadata = model.metadata(task)
     partition = Partition.from_task_metadata(metadata, str(model.config(task).get("test_split"))).label
@@ -187,6 +187,6 @@ def styles_combined(found: list[Verdict]) -> list[Verdict]:
     return combined
 
 
-def verdicts(model: ModelRun) -> list[Verdict]:
+def verdicts(model: ModelResults) -> list[Verdict]:
     found = [verdict for task in model.tasks_of(FAMILY) for verdict in task_verdicts(model, task)]
     return found + styles_combined(found)

@@ -44,7 +44,7 @@ def test_judge_check_runs_the_appendix_prompt_through_a_model(monkeypatch) -> No
         seen.append(prompts[0])
         return ['{"result": "yes"}' if "1,821" in prompts[0] else '{"result": "no"}']
 
-    monkeypatch.setattr("lm_eval_contam.generation.generate", fake_generate)
+    monkeypatch.setattr(judge, "generate", fake_generate)
     monkeypatch.setattr(judge, "_judge_model", lambda spec: object())
     judge_check = parse_check({"kind": "judge", "level": 2, "model": "some/judge"})
     assert judge_check.evaluate("How large is the SST-2 test set?", "It has 1,821 sentences.") is True
@@ -56,8 +56,8 @@ def test_judge_check_runs_the_appendix_prompt_through_a_model(monkeypatch) -> No
 
 @pytest.mark.parametrize(("reply", "expected"), [('{"result": "yes"}', True), ('```json\n{"result": "No"}\n```', False),
                                                   ("yes", None), ('{"result": "maybe"}', None)])
-def test_parse_judge_reply(reply, expected) -> None:
-    assert judge.parse_judge_reply(reply) is expected
+def test_parse_bdc_result(reply, expected) -> None:
+    assert judge.parse_bdc_result(reply) is expected
 
 
 @pytest.mark.parametrize(("spec", "field"), [

@@ -18,7 +18,7 @@ import pytest
 from lm_eval_contam.dcr.data import load_data_rows
 from lm_eval_contam.dcr.docs import item_record, item_to_doc
 from lm_eval_contam.dcr.items import gold_answer, level_items, split_instance
-from lm_eval_contam.dcr.level_score import controlled_score
+from lm_eval_contam.dcr.level_score import twin_score
 from lm_eval_contam.dcr.results import scores_from_results
 from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.seeding import rng_for
@@ -47,7 +47,7 @@ def _level(level: int, mode: str, respond) -> tuple[float, float]:
     for doc in _docs(level, mode):
         responses = [respond(doc["prompt"]), respond(doc["control_prompt"]) if doc["control_prompt"] else ""]
         records.append(item_record(doc, responses))
-    score = controlled_score(records)
+    score = twin_score(records)
     return score.statistic if mode == "controlled" else score.original_rate, score.original_rate
 
 
@@ -128,17 +128,17 @@ def test_item_memory_scores_clearly_above_zero() -> None:
     assert _level(4, "controlled", memoriser)[0] == 1.0
 
 
-def test_controlled_score_on_known_records() -> None:
+def test_twin_score_on_known_records() -> None:
     records = [{"original": 1.0, "control": 0.0}] * 5 + [{"original": 0.0, "control": 1.0}] * 1 \
         + [{"original": 1.0, "control": 1.0}] * 2 + [{"original": None, "control": 0.0}] + [{"original": 1.0}]
-    score = controlled_score(records)
+    score = twin_score(records)
     assert score.n_items == 9  # the undetermined pair is left out; the uncontrolled item is a tie (no evidence)
-    assert score.original_only == 5 / 9 and score.control_only == 1 / 9
+    assert score.original_only == 5 / 9 and score.twin_only == 1 / 9
     assert score.statistic == pytest.approx(4 / 9)
-    assert score.original_rate == 8 / 9 and score.control_rate == 3 / 8
+    assert score.original_rate == 8 / 9 and score.twin_rate == 3 / 8
     assert score.pvalue == pytest.approx(sum(math.comb(6, k) for k in (5, 6)) / 2**6)  # 5 of 6 discordant pairs
-    assert controlled_score([{"original": 0.0, "control": 1.0}] * 3).statistic == 0.0  # floored
-    assert math.isnan(controlled_score([{"original": None}]).statistic)
+    assert twin_score([{"original": 0.0, "control": 1.0}] * 3).statistic == 0.0  # floored
+    assert math.isnan(twin_score([{"original": None}]).statistic)
 
 
 @pytest.mark.parametrize("n_items", [10, 20, 40])
@@ -151,8 +151,8 @@ def test_no_memory_null_centres_the_score_at_zero_and_holds_the_level(n_items) -
     for _ in range(simulations):
         propensity = rng.beta(0.7, 0.7, size=n_items)
         original, control = (rng.random((2, n_items)) < propensity).astype(float)
-        score = controlled_score([{"original": o, "control": c} for o, c in zip(original, control)])
-        differences.append(score.original_only - score.control_only)
+        score = twin_score([{"original": o, "control": c} for o, c in zip(original, control)])
+        differences.append(score.original_only - score.twin_only)
         rejections += score.significant(ALPHA)
         positive += score.statistic > 0
     spread = np.std(differences) / math.sqrt(simulations)

@@ -76,8 +76,8 @@ def test_sheets_for_the_papers_benchmarks_hold_twenty_items_per_level(name) -> N
     kinds = [item.item_id.split("-")[1] for item in level_items(sheet, 3, rows)]
     assert kinds.count("completion") == kinds.count("membership") == 10
     # Controlled (the default): every generated item has its control; the paper mode builds none.
-    assert all(item.control is not None for n in (3, 4) for item in level_items(sheet, n, rows))
-    assert not any(item.control for n in (3, 4) for item in level_items(sheet, n, rows, check_mode="paper"))
+    assert all(item.twin is not None for n in (3, 4) for item in level_items(sheet, n, rows))
+    assert not any(item.twin for n in (3, 4) for item in level_items(sheet, n, rows, check_mode="paper"))
 
 
 def test_liar2_sheet_and_task_share_the_authors_label_order() -> None:
@@ -175,11 +175,11 @@ def test_a_static_item_with_a_control_is_asked_twice_in_the_controlled_mode_only
     sheet = load_sheet(sheet_file)
     assert sheet.items_per_level == (4, 4, 4, 4)
     item = sheet.levels[1].items[0]
-    assert item.control.prompt == "How many sentences does the QuilMarsh dataset contain?"
-    assert item.control.check == item.check and item.control.source == "a made-up dataset name"
-    assert level_items(sheet, 2, check_mode="controlled")[0].control == item.control
-    assert level_items(sheet, 2, check_mode="paper")[0].control is None
-    assert all(i.control is None for i in level_items(sheet, 2, check_mode="controlled")[1:])
+    assert item.twin.prompt == "How many sentences does the QuilMarsh dataset contain?"
+    assert item.twin.check == item.check and item.twin.source == "a made-up dataset name"
+    assert level_items(sheet, 2, check_mode="controlled")[0].twin == item.twin
+    assert level_items(sheet, 2, check_mode="paper")[0].twin is None
+    assert all(i.twin is None for i in level_items(sheet, 2, check_mode="controlled")[1:])
 
 
 def test_yaml_is_never_executed(tmp_path) -> None:

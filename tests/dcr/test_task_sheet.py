@@ -19,7 +19,7 @@ from lm_eval_contam.dcr import bootstrap_dcr_factor, dcr_factor
 from lm_eval_contam.dcr.data import load_data_rows
 from lm_eval_contam.dcr.docs import item_record, item_to_doc
 from lm_eval_contam.dcr.items import level_items, split_instance
-from lm_eval_contam.dcr.level_score import controlled_score
+from lm_eval_contam.dcr.level_score import twin_score
 from lm_eval_contam.dcr.schema import LEVELS
 from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.dcr.task_sheet import GSM8K_ANSWER, instance_texts, made_up_name, task_sheet, topic_words
@@ -64,7 +64,7 @@ def test_the_sheet_is_built_from_the_task_and_reads_back(sheet_path) -> None:
     for level in (1, 2):
         for item in sheet.levels[level - 1].items:
             assert "toy_facts" in item.prompt and fake not in item.prompt
-            assert item.control.prompt == item.prompt.replace("toy_facts", fake) and item.control.check == item.check
+            assert item.twin.prompt == item.prompt.replace("toy_facts", fake) and item.twin.check == item.check
     size, options = sheet.levels[1].items
     assert (size.check.value, size.check.tolerance, size.check.relative) == (12, 0.1, True)
     assert options.check.value == 2
@@ -139,7 +139,7 @@ def _scores(sheet_path: Path, respond) -> list[list[float]]:
         records = []
         for doc in (item_to_doc(sheet, item) for item in level_items(sheet, level, rows)):
             records.append(item_record(doc, [respond(doc["prompt"]), respond(doc["control_prompt"])]))
-        assert controlled_score(records).n_items == sheet.level_size(level)
+        assert twin_score(records).n_items == sheet.level_size(level)
         levels.append([r["original"] - r.get("control", r["original"]) for r in records])
     return levels
 

@@ -13,10 +13,10 @@ from rouge_score import rouge_scorer
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.text import rouge_l_f
 from lm_eval_contam.timetravel import (
+    algorithm2_verdict,
     bootstrap_test,
     classify_match,
-    parse_judge_reply,
-    partition_verdict,
+    parse_judge_b_match,
     render_judge_prompt,
     render_prompt,
     split_text,
@@ -226,13 +226,13 @@ def test_judge_a_examples_of_the_paper_tables() -> None:
 
 
 def test_judge_b_reply_parsing_and_partition_rule() -> None:
-    assert parse_judge_reply(" Yes (exact match)") == "exact"
-    assert parse_judge_reply("Yes (near-exact match).") == "near_exact"
-    assert parse_judge_reply("No") == "inexact"
-    assert parse_judge_reply("Yes") == "inexact"
-    assert partition_verdict(["exact", "inexact"]).contaminated
-    assert partition_verdict(["near_exact", "near_exact"]).contaminated
-    assert not partition_verdict(["near_exact", "inexact", "inexact"]).contaminated
+    assert parse_judge_b_match(" Yes (exact match)") == "exact"
+    assert parse_judge_b_match("Yes (near-exact match).") == "near_exact"
+    assert parse_judge_b_match("No") == "inexact"
+    assert parse_judge_b_match("Yes") == "inexact"
+    assert algorithm2_verdict(["exact", "inexact"]).contaminated
+    assert algorithm2_verdict(["near_exact", "near_exact"]).contaminated
+    assert not algorithm2_verdict(["near_exact", "inexact", "inexact"]).contaminated
 
 
 def test_shipped_configs_are_indexed(task_manager_for) -> None:

@@ -1,4 +1,5 @@
-"""An lm-eval task as a partition: its rendered evaluation docs, written like one's own data.
+"""A benchmark (an lm-eval task given to ``audit --tasks``) as a partition: its rendered evaluation docs, written
+like one's own data.
 
 ``audit --tasks arc_easy,mmlu`` needs no column mapping: each (sub)task's evaluation docs are rendered with the
 task's own templates (:mod:`lm_eval_contam.benchmark_docs`) and become rows ``{"text", "answer", "choices",
@@ -24,18 +25,19 @@ from typing import Any
 
 from lm_eval_contam.benchmark_docs import BenchmarkDoc, LoadedBenchmark, eval_split, rows_docs, split_docs
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.input_checks import check_control_overlap
 from lm_eval_contam.jsonl import jsonl_text, read_jsonl_objects
 from lm_eval_contam.own_data import CARDS_DIR, DATA_DIR, write_new
 from lm_eval_contam.partitions import Control, Partition, slug
 
-KEY_PREFIX = "task_"  # task partitions' keys never collide with the registered datasets' (e.g. gsm8k)
+KEY_PREFIX = "task_"  # benchmark partitions' keys never collide with the registered datasets' (e.g. gsm8k)
 TEXT_FIELD, ANSWER_FIELD = "text", "answer"
 CONTROL_DATA_SPLIT = "control"  # the split name of a --control-data file
 
 
 @dataclass(frozen=True)
-class TaskControl:
-    """Where a task partition's control comes from: a split of the task's dataset, or a file of its docs."""
+class BenchmarkControl:
+    """Where a benchmark partition's control comes from: a split of the task's dataset, or a file of its docs."""
 
     split: str | None = None
     data: str | None = None
@@ -47,7 +49,7 @@ class TaskControl:
 
 
 @dataclass(frozen=True)
-class TaskPartition:
+class BenchmarkPartition:
     """One (sub)task's derived partition, in memory: nothing is written until every task of the audit is derived."""
 
     group: str  # the name given to --tasks (a plain task is its own group)
@@ -95,13 +97,13 @@ def doc_row(doc: BenchmarkDoc) -> dict[str, Any]:
 
 
 def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkDoc],
-                     control: TaskControl | None = None) -> TaskPartition:
+                     control: BenchmarkControl | None = None) -> BenchmarkPartition:
     """One (sub)task's partition from its rendered evaluation ``docs``, and its control's rows, rendered by the task's
     own templates."""
     split = eval_split(task)
     rows = tuple(doc_row(doc) for doc in docs)
     if control is None or (control.split is None and control.data is None):
-        return TaskPartition(group, name, split, rows)
+        return BenchmarkPartition(group, name, split, rows)
     if control.split is not None:
         if control.split == split:
             raise ContamError(f"the control split must differ from the evaluated split {split!r}", source=name,
@@ -118,17 +120,16 @@ def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkD
         if control_split == split:
             raise ContamError(f"the task evaluates a split named {split!r}; use --control-split", source=name,
                               field="--control-data")
-    from lm_eval_contam.input_checks import check_control_overlap
 
     control_rows = tuple(doc_row(doc) for doc in docs)
     check_control_overlap([row[TEXT_FIELD] for row in rows], [row[TEXT_FIELD] for row in control_rows], source=name,
                           field="--control-split" if control.split is not None else "--control-data")
-    return TaskPartition(group, name, split, rows, control_split, control_rows,
+    return BenchmarkPartition(group, name, split, rows, control_split, control_rows,
                          None if control.data is None else str(control.data))
 
 
 def derive_partitions(loaded: Mapping[str, LoadedBenchmark],
-                      control: TaskControl | None = None) -> list[TaskPartition]:
+                      control: BenchmarkControl | None = None) -> list[BenchmarkPartition]:
     """Every subtask's partition of :func:`~lm_eval_contam.benchmark_docs.load_tasks`' result, in its order."""
     found = [derive_partition(group, name, task, benchmark.docs[name], control) for group, benchmark in loaded.items()
              for name, task in benchmark.items()]
@@ -138,13 +139,13 @@ def derive_partitions(loaded: Mapping[str, LoadedBenchmark],
         if other != partition.task:
             raise ContamError(f"tasks {other!r} and {partition.task!r} map to the same partition key "
                               f"{partition.key!r}", source=partition.task, field="--tasks")
-    unique: dict[tuple[str, str], TaskPartition] = {}
+    unique: dict[tuple[str, str], BenchmarkPartition] = {}
     for partition in found:  # a task named alone and in a group is audited once, under the first name given
         unique.setdefault((partition.task, partition.split), partition)
     return list(unique.values())
 
 
-def write_partition(partition: TaskPartition, out_dir: Path) -> Path:
+def write_partition(partition: BenchmarkPartition, out_dir: Path) -> Path:
     """The partition's rows (and its control's) as JSONL and its card under ``out_dir``; the card's path.
 
     Files that exist with the same content are kept; with other content they stop the audit (nothing is overwritten).

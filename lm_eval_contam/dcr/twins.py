@@ -1,4 +1,5 @@
-"""Controls for generated L3/L4 items: a word-level perturbed twin of each benchmark instance.
+"""Twins for generated L3/L4 items (the controlled check mode's control): a word-level perturbed twin of each
+benchmark instance.
 
 A model with no memory of an instance answers about it as it answers about a
 twin that differs only in some words swapped for WordNet synonyms: same format,
