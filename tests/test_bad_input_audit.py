@@ -277,3 +277,19 @@ def test_a_control_file_overlapping_ones_own_data_is_refused_below_the_share_acc
     assert line == (f"lm-eval-contam audit: error: {control}: field '--control-data': 2 of the control's 3 rows (67%) "
                     f"are audited rows" + OVERLAP_TAIL)
     assert check_control_overlap(["a b", "c"], ["a  b", "d", "e"], source="x", field="f") == pytest.approx(1 / 3)
+
+
+@pytest.mark.parametrize(("label", "hint"), [("fix", "write 0 for 'fix'"),
+                                             ("1", "write it as a JSON number, not a string"),
+                                             ("bug", None)])
+def test_a_label_that_is_text_where_the_label_names_need_an_index_is_refused_before_writing(
+        tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture, label: str, hint: str | None) -> None:
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(json.dumps({"text": "Release 1 fixed the parser.", "label": 0}) + "\n"
+                     + json.dumps({"text": "Release 2 added the exporter.", "label": label}) + "\n")
+    line = _refused(capsys, ["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--data", str(notes),
+                             "--split", "test", "--name", "Notes", "--text-field", "text", "--label-field", "label",
+                             "--label-names", "fix,feature", "--output_path", str(tmp_path / "audit")], tmp_path)
+    assert line == (f"lm-eval-contam audit: error: {notes}:2: field 'label': label {label!r} is not an index; expected "
+                    f"a whole number indexing the label names (0 = fix, 1 = feature)" + (f"; {hint}" if hint else ""))
+    assert not (tmp_path / "audit").exists()
