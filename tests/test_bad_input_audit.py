@@ -293,3 +293,50 @@ def test_a_label_that_is_text_where_the_label_names_need_an_index_is_refused_bef
     assert line == (f"lm-eval-contam audit: error: {notes}:2: field 'label': label {label!r} is not an index; expected "
                     f"a whole number indexing the label names (0 = fix, 1 = feature)" + (f"; {hint}" if hint else ""))
     assert not (tmp_path / "audit").exists()
+
+
+def test_an_interrupted_first_run_leaves_its_identity_so_no_other_audit_mixes_with_its_files(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import lm_eval_contam.audit as audit_module
+
+    out = tmp_path / "audit"
+
+    def interrupted_run(model, label, out_dir, settings, loaded=None):  # lm-eval's request cache, then Ctrl-C
+        (out_dir / "cache").mkdir(exist_ok=True)
+        (out_dir / "cache" / f"{label}_rank0.db").write_bytes(b"answers of the first run")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(audit_module, "run_model", interrupted_run)
+    argv = [*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_mc"), "--no-report"]
+    assert main(argv) == 130
+    # The card and rows written before the run, and the cache, lie beside the identity written before them.
+    assert {path.name for path in out.iterdir()} == {"audit.json", "partitions", "data", "cache"}
+    recorded = json.loads((out / "audit.json").read_text())
+    assert (recorded["identity"]["tasks"], recorded["labels"]) == (["quiz_mc"], {"tiny": f"hf:pretrained={tiny_model_dir}"})
+    capsys.readouterr()
+
+    line = _refused(capsys, [*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_gen"), "--no-report"], tmp_path)
+    assert line == (f"lm-eval-contam audit: error: {out}: field '--output_path': holds another audit (tasks "
+                    f"['quiz_mc'] -> ['quiz_gen']); re-run its own command to resume it, or give a new --output_path")
+    other = f"hf:pretrained={tiny_model_dir},dtype=float32"
+    line = _refused(capsys, ["audit", "--model", other, "--label", "tiny", "--include_path", str(task_dir),
+                             "--output_path", str(out), "--tasks", "quiz_mc", "--no-report"], tmp_path)
+    assert line == (f"lm-eval-contam audit: error: {out}: field '--label': label 'tiny' is model "
+                    f"hf:pretrained={tiny_model_dir} in this audit, not {other}; give another --label")
+    assert main(argv) == 130  # the same command is the same audit: it resumes (here: is interrupted again)
+
+
+def test_a_refused_command_takes_back_the_identity_it_wrote(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture) -> None:
+    from lm_eval_contam.audit_identity import AUDIT_FILE
+
+    out = tmp_path / "audit"
+    out.mkdir()
+    (out / "notes.txt").write_text("the user's own file\n")
+    # The model's own check passes, so the refusal comes after the identity was recorded: it is taken back.
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, out, "--tasks", "no_such_task"), tmp_path)
+    assert line == ("lm-eval-contam audit: error: no_such_task: field '--tasks': lm-eval does not know this task or "
+                    "group (check the name and --include_path)")
+    assert not (out / AUDIT_FILE).exists()
+

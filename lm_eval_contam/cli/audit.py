@@ -102,8 +102,9 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
     )
 
 
-def check_args(args: argparse.Namespace, label: str) -> dict:
-    """Every check that needs nothing written, in the order a user would fix them; the audit's identity."""
+def check_args(args: argparse.Namespace, label: str) -> tuple[dict, str, str]:
+    """Every check that needs nothing written, in the order a user would fix them; the audit's identity and the model
+    (backend, model_args)."""
     from lm_eval_contam.audit_identity import check_same_audit
     from lm_eval_contam.default_model import default_model_path
     from lm_eval_contam.generation import ModelSpec
@@ -129,7 +130,7 @@ def check_args(args: argparse.Namespace, label: str) -> dict:
                 "dcr_sheet": args.dcr_sheet, "dcq_mode": args.dcq_mode, "likelihood": not args.no_likelihood,
                 "limit": args.limit}
     check_same_audit(args.output_path, identity, label, spec.backend, spec.model_args)
-    return identity
+    return identity, spec.backend, spec.model_args
 
 
 def audit_one(model: str | None, label: str, out: Path, settings: AuditSettings, *,
@@ -184,21 +185,22 @@ def own_data_card(args: argparse.Namespace) -> Path:
 
 
 def _main(args: argparse.Namespace) -> int:
-    from lm_eval_contam.audit_identity import record_identity
+    from lm_eval_contam.audit_identity import claimed
 
     label = args.label or default_label(args.model)
-    identity = check_args(args, label)
+    identity, backend, model_args = check_args(args, label)
     settings = replace(settings_from_args(args), dcq_generator=args.dcq_generator)
-    loaded = None
-    if args.tasks is not None:
-        settings, loaded = task_settings(args, settings)
-    if args.data:
-        card = own_data_card(args)
-        print(f"partition card: {card}")
-        listed = settings.partitions if args.partitions else ()
-        settings = replace(settings, partitions=(*listed, str(card)))
-    audit_one(args.model, label, args.output_path, settings, judge_model=args.judge_model, loaded=loaded)
-    record_identity(args.output_path, identity)
+    # The identity goes first: an interrupted first run leaves it beside its files, so no other audit mixes with them.
+    with claimed(args.output_path, identity, label, backend, model_args):
+        loaded = None
+        if args.tasks is not None:
+            settings, loaded = task_settings(args, settings)
+        if args.data:
+            card = own_data_card(args)
+            print(f"partition card: {card}")
+            listed = settings.partitions if args.partitions else ()
+            settings = replace(settings, partitions=(*listed, str(card)))
+        audit_one(args.model, label, args.output_path, settings, judge_model=args.judge_model, loaded=loaded)
     if not args.no_report:
         write_report(args.output_path)
     from lm_eval_contam.report import partition_statements
