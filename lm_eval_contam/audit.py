@@ -358,6 +358,7 @@ def group_summaries(out_dir: Path) -> list[GroupSummary]:
 
 def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
     """Task YAMLs for every card partition (one's own data), written under the audit directory."""
+    from lm_eval_contam.input_checks import partition_control_overlap
     from lm_eval_contam.own_data import check_rows, write_task_configs
 
     partitions = [resolve_partition(name) for name in settings.partitions]
@@ -367,9 +368,12 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
         if other != name and not partition.dataset.registered:
             raise ContamError(f"names the same dataset key and split as {other!r}; give one a `key`",
                               source=name, field="--partitions")
-    for partition in partitions:  # an empty or malformed data file stops the audit before any task YAML is written
+    # An empty or malformed data file, or a control that is the audited data, stops the audit before any task YAML is
+    # written.
+    for partition in partitions:
         if not partition.dataset.registered and partition.data_file is not None:
             check_rows(partition, partition.rows(), str(partition.data_file))
+        partition_control_overlap(partition)
     return [str(write_task_configs(partition, out_dir)) for partition in partitions if not partition.dataset.registered]
 
 

@@ -262,7 +262,7 @@ def test_a_control_that_is_the_audited_task_data_is_refused(tiny_model_dir: Path
 
 def test_a_control_file_overlapping_ones_own_data_is_refused_below_the_share_accepted(
         tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from lm_eval_contam.input_checks import check_control_overlap
+    from lm_eval_contam.input_checks import ControlOverlap, check_control_overlap
 
     rows = [{"text": f"Release {n} of the exporter fixed the {word} bug in the parser."} for n, word in
             enumerate(["first", "second", "third", "fourth"])]
@@ -276,7 +276,9 @@ def test_a_control_file_overlapping_ones_own_data_is_refused_below_the_share_acc
                     tmp_path)
     assert line == (f"lm-eval-contam audit: error: {control}: field '--control-data': 2 of the control's 3 rows (67%) "
                     f"are audited rows" + OVERLAP_TAIL)
-    assert check_control_overlap(["a b", "c"], ["a  b", "d", "e"], source="x", field="f") == pytest.approx(1 / 3)
+    below = check_control_overlap(["a b", "c"], ["a  b", "d", "e"], source="x", field="f")
+    assert below == ControlOverlap(shared=1, rows=3) and below.share == pytest.approx(1 / 3)
+    assert below.describe() == "control shares 1 of 3 rows (33%) with the audited data"
 
 
 @pytest.mark.parametrize(("label", "hint"), [("fix", "write 0 for 'fix'"),
@@ -340,3 +342,27 @@ def test_a_refused_command_takes_back_the_identity_it_wrote(tiny_model_dir: Path
                     "group (check the name and --include_path)")
     assert not (out / AUDIT_FILE).exists()
 
+
+def test_a_control_sharing_a_few_rows_with_the_audited_data_says_so_in_the_likelihood_evidence(
+        tiny_model_dir: Path, tmp_path: Path) -> None:
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
+
+    notes = [f"Release {n} of the exporter fixed the {word} bug in the parser that reads old files." for n, word in
+             enumerate(["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"])]
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("".join(json.dumps({"text": note}) + "\n" for note in notes))
+    later = [f"Version {n} exports reports with more than {n * 100} rows to the shared folder." for n in range(1, 8)]
+    control = tmp_path / "later.jsonl"
+    control.write_text("".join(json.dumps({"text": text}) + "\n" for text in [*later, notes[0]]))
+    out = tmp_path / "audit"
+    assert main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--data", str(mine), "--split", "test",
+                 "--name", "Mine", "--text-field", "text", "--control-data", str(control), "--control-split", "later",
+                 "--max_gen_toks", "4", "--batch_size", "16", "--output_path", str(out)]) == 0
+    shared = "control shares 1 of 8 rows (12%) with the audited data"
+    facts = {verdict.method: dict(verdict.evidence.facts()) for verdict in collect(load_run(out))
+             if verdict.family == "likelihood"}
+    assert {method: found.get("control overlap") for method, found in facts.items()} == {
+        "likelihood_control": shared, "likelihood_control_zlib": shared, "likelihood_options": shared,
+        "likelihood_lift": None}
+    assert f"control overlap: {shared}" in (out / "report.md").read_text()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from lm_eval_contam.input_checks import partition_control_overlap
 from lm_eval_contam.likelihood import report_section
 from lm_eval_contam.likelihood.configs import METHOD, controlled_modes, render_task_config, task_name
 from lm_eval_contam.likelihood.docs import LIFT_MIN_DOCS, cut_sample
@@ -21,9 +22,12 @@ def task_names(partition: Partition, model: AuditedModel) -> list[str]:
 
 
 def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
+    """The modes' YAMLs; each controlled mode's records how many of the control's rows are audited rows."""
     include = str(target.templates / METHOD / "_template_yaml")
+    overlap = partition_control_overlap(partition)
     return {task_name(partition, mode): render_task_config(partition, mode, include=include,
-                                                           options_path=str(target.options_path))
+                                                           options_path=str(target.options_path),
+                                                           control_overlap=overlap)
             for mode in controlled_modes(partition)}
 
 
