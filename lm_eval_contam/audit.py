@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.benchmark_docs import LoadedBenchmark
+from lm_eval_contam.benchmark_docs import LoadedBenchmark, single_choice_caveat
 from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.lm_eval_compat import built_tasks, index_task_folders, task_index
@@ -218,7 +218,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if benchmarks:
         results[BENCHMARK_SCORING_KEY] = benchmark_scoring(
             results, benchmarks, spec.backend, spec.model_args,
-            chat if not separate else settings.benchmark_chat_template, settings.limit)
+            chat if not separate else settings.benchmark_chat_template, settings.limit, benchmark_caveats(built))
     results[NOT_RUN_KEY] = {task: asdict(entry) for task, entry in not_run.items()}
     results = harness.post_process(results)
     samples = results.pop("samples")
@@ -250,13 +250,23 @@ def merge_results(audit: dict[str, Any], benchmarks: dict[str, Any]) -> dict[str
 
 
 def benchmark_scoring(results: Mapping[str, Any], benchmarks: Sequence[str], backend: str, model_args: str,
-                      chat_template: bool, limit: int | None) -> dict[str, Any]:
-    """The settings that change a benchmark's score, as they were used: written beside the score."""
+                      chat_template: bool, limit: int | None,
+                      caveats: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
+    """The settings that change a benchmark's score, as they were used, and what its data does to the score
+    (``caveats``: subtask -> lines, when any): written beside the score."""
     shots = results.get("n-shot") or {}
     return {"tasks": list(benchmarks), "model": backend, "model_args": model_args,
             "apply_chat_template": chat_template, "limit": limit,
             "num_fewshot": {task: shot for task, shot in shots.items()
-                            if task in benchmarks or task in _subtasks(results, benchmarks)}}
+                            if task in benchmarks or task in _subtasks(results, benchmarks)},
+            **({"caveats": {task: list(lines) for task, lines in caveats.items()}} if caveats else {})}
+
+
+def benchmark_caveats(benchmarks: Mapping[str, LoadedBenchmark]) -> dict[str, list[str]]:
+    """Per benchmark subtask, what its items do to its score (e.g. one-choice items are right by construction)."""
+    found = {subtask: single_choice_caveat(docs) for benchmark in benchmarks.values()
+             for subtask, docs in benchmark.docs.items()}
+    return {subtask: [caveat] for subtask, caveat in found.items() if caveat}
 
 
 def _subtasks(results: Mapping[str, Any], groups: Sequence[str]) -> set[str]:

@@ -20,6 +20,13 @@ from lm_eval_contam.cli import main
 def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tasks = write_tasks(tmp_path_factory.mktemp("bad_input_tasks"))
     (tasks / "quiz_broken.yaml").write_text("task: quiz_broken\ndataset_path: json\ndoc_to_text: [unclosed\n")
+    # quiz_mc's items with their gold choice alone: every item has one choice.
+    rows = [json.loads(line) for line in (tasks.parent / "data" / "test.jsonl").read_text().splitlines()]
+    one = tasks.parent / "data" / "one_choice.jsonl"
+    one.write_text("".join(json.dumps({**row, "choices": [row["choices"][row["answer"]]], "answer": 0}) + "\n"
+                           for row in rows))
+    (tasks / "quiz_one.yaml").write_text((tasks / "quiz_mc.yaml").read_text().replace("quiz_mc", "quiz_one").replace(
+        str(tasks.parent / "data" / "test.jsonl"), str(one)))
     return tasks
 
 
@@ -366,3 +373,34 @@ def test_a_control_sharing_a_few_rows_with_the_audited_data_says_so_in_the_likel
         "likelihood_control": shared, "likelihood_control_zlib": shared, "likelihood_options": shared,
         "likelihood_lift": None}
     assert f"control overlap: {shared}" in (out / "report.md").read_text()
+
+
+def test_a_one_choice_benchmark_carries_its_caveat_beside_its_score(tiny_model_dir: Path, task_dir: Path,
+                                                                  tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    out = tmp_path / "audit"
+    assert main([*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_one"), "--max_gen_toks", "4",
+                 "--batch_size", "14"]) == 0
+    caveat = "every item has one choice: acc is 1 by construction"
+    assert f"caveat: benchmark quiz_one: {caveat}" in capsys.readouterr().out.splitlines()
+    results = _latest_results(out)
+    assert results["results"]["quiz_one"]["acc,none"] == 1.0
+    assert results["benchmark_scoring"]["caveats"] == {"quiz_one": [caveat]}
+    first_screen = (out / "report.md").read_text().split("## Models")[0]
+    assert f"| tiny | quiz_one | acc,none | 1.0000 (caveat: {caveat}) |" in first_screen
+    assert f"1.0000 (caveat: {caveat})" in (out / "report.html").read_text()
+
+
+def test_items_with_one_choice_among_others_are_counted_in_the_caveat() -> None:
+    from lm_eval_contam.benchmark_docs import BenchmarkDoc, single_choice_caveat
+
+    def doc(choices: tuple[str, ...], output_type: str = "multiple_choice") -> BenchmarkDoc:
+        return BenchmarkDoc(task="t", index=0, text="Q?", target=choices[0] if choices else "a", choices=choices,
+                            output_type=output_type)
+
+    two, one = doc(("yes", "no")), doc(("yes",))
+    assert single_choice_caveat([one, two, one, two]) == ("2 of 4 items have one choice: each counts as right by "
+                                                          "construction")
+    assert single_choice_caveat([one, one]) == "every item has one choice: acc is 1 by construction"
+    assert single_choice_caveat([two, doc((), "generate_until")]) is None

@@ -142,6 +142,9 @@ def audit_one(model: str | None, label: str, out: Path, settings: AuditSettings,
 
     run = run_model(model, label, out, settings, loaded)
     print(f"audited {label} in {run.seconds} s -> {out / run.run_dir}")
+    for task, caveats in ((run.benchmark_scoring or {}).get("caveats") or {}).items():
+        for caveat in caveats:
+            print(f"caveat: benchmark {task}: {caveat}")
     if settings.limit is not None:
         print(f"caveat: --limit {settings.limit} audits lm-eval's first instances, not each method's sample: a smoke "
               "run; its verdicts are marked as such in the report")
