@@ -18,6 +18,7 @@ from typing import Any
 
 from lm_eval_contam.benchmark_docs import LoadedBenchmark, single_choice_caveat
 from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER
+from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow, audited_model_window
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.lm_eval_compat import built_tasks, index_task_folders, task_index
 from lm_eval_contam.partitions import Partition, resolve_partition
@@ -178,7 +179,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         tasks += adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     prepare_quiz_options(tasks, task_manager, settings.dcq_generator)
-    not_run = tasks_not_run(tasks, task_manager)
+    not_run = tasks_not_run(tasks, task_manager, audited_model_window(spec.backend, spec.model_args))
     tasks = [task for task in tasks if task not in not_run]
     if not tasks:  # lm-eval cannot run an empty task list: say why each method could not run instead
         raise ContamError("no method can run on the partitions: " + "; ".join(
@@ -410,14 +411,17 @@ def task_config(task: str, task_manager: Any) -> dict[str, Any]:
     return config
 
 
-def tasks_not_run(tasks: Sequence[str], task_manager: Any) -> dict[str, NotRun]:
+def tasks_not_run(tasks: Sequence[str], task_manager: Any, window: ModelWindow | None = None) -> dict[str, NotRun]:
     """The tasks whose method cannot run on their partition (``MethodSpec.cannot_run``), each with why.
 
     Asked once the quiz options exist: the audit leaves these out, says "not tested: <why>", and runs the rest.
+    ``window``: the audited local model's, handed to each method in the config (``MODEL_WINDOW_KEY``).
     """
     found: dict[str, NotRun] = {}
     for task in tasks:
         config = task_config(task, task_manager)
+        if window is not None:
+            config[MODEL_WINDOW_KEY] = window
         family = config["metadata"].get("method")
         spec = method_of(str(family)) if family else None
         if spec is not None and spec.cannot_run is not None and (entry := spec.cannot_run(task, config)) is not None:
