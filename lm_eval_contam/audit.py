@@ -20,15 +20,16 @@ from typing import Any
 from lm_eval_contam import harness
 from lm_eval_contam.audit_identity import AUDIT_FILE, relative_to_audit
 from lm_eval_contam.benchmark_dcr import adjustment_tasks
-from lm_eval_contam.benchmark_docs import LoadedBenchmark, load_tasks
+from lm_eval_contam.benchmark_docs import LoadedBenchmark, load_tasks, single_choice_caveat
 from lm_eval_contam.benchmark_partitions import derive_partitions, write_partition
 from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER
+from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow, audited_model_window
 from lm_eval_contam.contaminate import MANIFEST_FILE
 from lm_eval_contam.default_model import default_model_path
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.generation import ModelSpec, default_device
 from lm_eval_contam.harness import generation_capped_tasks
-from lm_eval_contam.input_checks import broken_task_yaml, check_label, check_tasks_named_once
+from lm_eval_contam.input_checks import broken_task_yaml, check_label, check_tasks_named_once, partition_control_overlap
 from lm_eval_contam.lm_eval_compat import index_task_folders, task_index
 from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.own_data import check_partition_rows, write_task_configs
@@ -200,7 +201,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         tasks += adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     prepare_quiz_options(tasks, task_manager, settings.quiz_option_generator)
-    not_run = tasks_not_run(tasks, task_manager)
+    not_run = tasks_not_run(tasks, task_manager, audited_model_window(spec.backend, spec.model_args))
     tasks = [task for task in tasks if task not in not_run]
     if not tasks:  # lm-eval cannot run an empty task list: say why each method could not run instead
         raise ContamError("no method can run on the partitions: " + "; ".join(
@@ -241,7 +242,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if benchmarks:
         results[BENCHMARK_SCORING_KEY] = benchmark_scoring(
             results, benchmarks, spec.backend, spec.model_args,
-            chat if not separate else settings.benchmark_chat_template, settings.limit)
+            chat if not separate else settings.benchmark_chat_template, settings.limit, benchmark_caveats(built))
     results[NOT_RUN_KEY] = {task: asdict(entry) for task, entry in not_run.items()}
     results = harness.post_process(results)
     samples = results.pop("samples")
@@ -273,13 +274,23 @@ def merge_results(audit: dict[str, Any], benchmarks: dict[str, Any]) -> dict[str
 
 
 def benchmark_scoring(results: Mapping[str, Any], benchmarks: Sequence[str], backend: str, model_args: str,
-                      chat_template: bool, limit: int | None) -> dict[str, Any]:
-    """The settings that change a benchmark's score, as they were used: written beside the score."""
+                      chat_template: bool, limit: int | None,
+                      caveats: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
+    """The settings that change a benchmark's score, as they were used, and what its data does to the score
+    (``caveats``: subtask -> lines, when any): written beside the score."""
     shots = results.get("n-shot") or {}
     return {"tasks": list(benchmarks), "model": backend, "model_args": model_args,
             "apply_chat_template": chat_template, "limit": limit,
             "num_fewshot": {task: shot for task, shot in shots.items()
-                            if task in benchmarks or task in _subtasks(results, benchmarks)}}
+                            if task in benchmarks or task in _subtasks(results, benchmarks)},
+            **({"caveats": {task: list(lines) for task, lines in caveats.items()}} if caveats else {})}
+
+
+def benchmark_caveats(benchmarks: Mapping[str, LoadedBenchmark]) -> dict[str, list[str]]:
+    """Per benchmark subtask, what its items do to its score (e.g. one-choice items are right by construction)."""
+    found = {subtask: single_choice_caveat(docs) for benchmark in benchmarks.values()
+             for subtask, docs in benchmark.docs.items()}
+    return {subtask: [caveat] for subtask, caveat in found.items() if caveat}
 
 
 def _subtasks(results: Mapping[str, Any], groups: Sequence[str]) -> set[str]:
@@ -380,9 +391,12 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
         if other != name and not partition.dataset.registered:
             raise ContamError(f"names the same dataset key and split as {other!r}; give one a `key`",
                               source=name, field="--partitions")
-    for partition in partitions:  # an empty or malformed data file stops the audit before any task YAML is written
+    # An empty or malformed data file, or a control that is the audited data, stops the audit before any task YAML is
+    # written.
+    for partition in partitions:
         if not partition.dataset.registered and partition.data_file is not None:
             check_partition_rows(partition, partition.rows(), str(partition.data_file))
+        partition_control_overlap(partition)
     return [str(write_task_configs(partition, out_dir)) for partition in partitions if not partition.dataset.registered]
 
 
@@ -409,14 +423,17 @@ def task_config(task: str, task_manager: Any) -> dict[str, Any]:
     return config
 
 
-def tasks_not_run(tasks: Sequence[str], task_manager: Any) -> dict[str, NotRun]:
+def tasks_not_run(tasks: Sequence[str], task_manager: Any, window: ModelWindow | None = None) -> dict[str, NotRun]:
     """The tasks whose method cannot run on their partition (``MethodSpec.cannot_run``), each with why.
 
     Asked once the quiz options exist: the audit leaves these out, says "not tested: <why>", and runs the rest.
+    ``window``: the audited local model's, handed to each method in the config (``MODEL_WINDOW_KEY``).
     """
     found: dict[str, NotRun] = {}
     for task in tasks:
         config = task_config(task, task_manager)
+        if window is not None:
+            config[MODEL_WINDOW_KEY] = window
         family = config["metadata"].get("method")
         spec = method_of(str(family)) if family else None
         if spec is not None and spec.cannot_run is not None and (entry := spec.cannot_run(task, config)) is not None:

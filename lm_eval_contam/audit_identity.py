@@ -3,13 +3,21 @@
 The identity is what decides the verdicts' meaning: the partitions and tasks audited, one's own data and the controls,
 the DCR sheet, the quiz modes, the likelihood modes and ``--limit``. It holds the names as the user gave them, never
 a path under the audit directory, so a copied directory re-runs with the same command. Each model label is bound to
-one model: another model under a used label would replace the first one's results without a word.
+one model: another model under a used label would replace the first one's results (and answer from its request cache)
+without a word.
+
+The identity and the label's model are written before any other file of the audit (:func:`claimed`): a first run
+interrupted half-way leaves them beside its leftovers, so the same command resumes there and another audit is refused,
+never mixed with them. A command that ends having written nothing else takes them back: a refused command leaves the
+directory as it was.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import shutil
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +25,7 @@ from lm_eval_contam.errors import ContamError
 
 AUDIT_FILE = "audit.json"
 IDENTITY_KEY = "identity"
+LABELS_KEY = "labels"  # label -> "<backend>:<model_args>", bound before the model's run writes anything
 
 
 def read_audit(out_dir: Path) -> dict[str, Any] | None:
@@ -50,19 +59,46 @@ def check_same_audit(out_dir: Path, identity: Mapping[str, Any], label: str, bac
         if changed:
             raise ContamError(f"holds another audit ({'; '.join(changed)}); re-run its own command to resume it, or "
                               f"give a new --output_path", source=str(out_dir), field="--output_path")
-    for entry in audit.get("models") or []:
-        if isinstance(entry, dict) and entry.get("label") == label and (
-                entry.get("model"), entry.get("model_args")) != (backend, model_args):
-            raise ContamError(f"label {label!r} is model {entry.get('model')}:{entry.get('model_args')} in this audit, "
-                              f"not {backend}:{model_args}; give another --label", source=str(out_dir),
-                              field="--label")
+    bound = {**{entry.get("label"): f"{entry.get('model')}:{entry.get('model_args')}"
+                for entry in audit.get("models") or [] if isinstance(entry, dict)},
+             **(audit.get(LABELS_KEY) or {})}
+    if label in bound and bound[label] != f"{backend}:{model_args}":
+        raise ContamError(f"label {label!r} is model {bound[label]} in this audit, not {backend}:{model_args}; give "
+                          f"another --label", source=str(out_dir), field="--label")
 
 
-def record_identity(out_dir: Path, identity: Mapping[str, Any]) -> None:
-    """Write the identity into ``audit.json`` (after the run recorded its model there)."""
+def _other_files(out_dir: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``out_dir`` but ``audit.json``, with its size and modification time."""
+    return {str(path.relative_to(out_dir)): (path.stat().st_size, path.stat().st_mtime_ns)
+            for path in sorted(out_dir.rglob("*")) if path.is_file() and path != out_dir / AUDIT_FILE}
+
+
+@contextmanager
+def claimed(out_dir: Path, identity: Mapping[str, Any], label: str, backend: str, model_args: str) -> Iterator[None]:
+    """Record the audit's identity and the label's model in ``audit.json`` before the audit writes anything else.
+
+    Call :func:`check_same_audit` first. When the block ends (an error, an interruption) having written no other file,
+    ``audit.json`` is put back as it was (removed, with the directory, when this call made them).
+    """
+    path = out_dir / AUDIT_FILE
+    existed, before = out_dir.exists(), (path.read_bytes() if path.is_file() else None)
+    others = _other_files(out_dir) if existed else {}
     audit = read_audit(out_dir) or {"version": 1, "models": []}
-    audit[IDENTITY_KEY] = dict(identity)
-    (out_dir / AUDIT_FILE).write_text(json.dumps(audit, indent=2, default=str) + "\n", encoding="utf-8")
+    audit[IDENTITY_KEY] = json.loads(json.dumps(identity))
+    audit[LABELS_KEY] = {**(audit.get(LABELS_KEY) or {}), label: f"{backend}:{model_args}"}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(audit, indent=2, default=str) + "\n", encoding="utf-8")
+    try:
+        yield
+    except BaseException:
+        if _other_files(out_dir) == others:
+            if not existed:
+                shutil.rmtree(out_dir)
+            elif before is None:
+                path.unlink()
+            else:
+                path.write_bytes(before)
+        raise
 
 
 def relative_to_audit(path: str, out_dir: Path) -> str:

@@ -197,6 +197,17 @@ def benchmark_docs(name: str, task: Any) -> list[BenchmarkDoc]:
     return [render_doc(name, task, index, doc) for index, doc in enumerate(docs)]
 
 
+def single_choice_caveat(docs: Sequence[BenchmarkDoc]) -> str | None:
+    """Multiple-choice items with one choice are right whatever the model does: what that does to the score, in words
+    (None when no item has one choice)."""
+    single = sum(doc.output_type == "multiple_choice" and len(doc.choices) == 1 for doc in docs)
+    if not single:
+        return None
+    if single == len(docs):
+        return "every item has one choice: acc is 1 by construction"
+    return f"{single} of {len(docs)} items have one choice: each counts as right by construction"
+
+
 def eval_split(task: Any) -> str:
     """The split lm-eval evaluates: ``test_split``, else ``validation_split``."""
     return str(task.config.test_split or task.config.validation_split)

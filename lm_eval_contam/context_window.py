@@ -6,12 +6,18 @@ vllm), every contamination task's logged requests are tokenized with the model's
 tokenizer and the docs with a request over the window are counted into the task's
 results as ``truncated_docs``; verdicts on such tasks carry a caveat. API models keep
 their window to themselves: nothing is counted for them.
+
+A cut context is a caveat; a cut *continuation* cannot be scored at all (lm-eval's local backends stop on a
+continuation longer than the window). Before the run the audit hands each method's ``MethodSpec.cannot_run`` the
+audited model's :class:`ModelWindow` (the task config's ``MODEL_WINDOW_KEY``), so a method scoring whole instances as
+continuations says "not tested: row N has T tokens, over the model's window of W" on that partition instead.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 log = logging.getLogger("lm_eval_contam")
@@ -53,21 +59,62 @@ def request_length(arguments: Mapping[str, Any] | Sequence[Any], count_tokens: C
     return count_tokens(context) + (count_tokens(str(second)) if second else 0)
 
 
+def is_rolling(arguments: Mapping[str, Any] | Sequence[Any]) -> bool:
+    """A logged ``loglikelihood_rolling`` request (``(text,)`` in lm-eval 0.4, ``("", text)`` in 0.5)."""
+    values = list(arguments.values()) if isinstance(arguments, Mapping) else list(arguments)
+    return len(values) == 1 or (len(values) == 2 and values[0] == "" and isinstance(values[1], str))
+
+
 def truncated_docs(samples: Sequence[Mapping[str, Any]], count_tokens: Callable[[str], int], window: int) -> int:
-    """Docs with at least one request longer than ``window`` tokens."""
+    """Docs with at least one request longer than ``window`` tokens; a rolling request never counts: lm-eval scores
+    its text window by window, every token of it."""
     def requests(sample: Mapping[str, Any]) -> list[Any]:
         logged = sample.get("arguments") or []
         return list(logged.values()) if isinstance(logged, Mapping) else list(logged)
 
-    return sum(any(request_length(arguments, count_tokens) > window for arguments in requests(sample))
+    return sum(any(not is_rolling(arguments) and request_length(arguments, count_tokens) > window
+                   for arguments in requests(sample))
                for sample in samples)
 
 
-def _tokenizer_and_window(results: Mapping[str, Any]) -> tuple[Any, int] | None:
-    config = results.get("config") or {}
-    if config.get("model") not in LOCAL_BACKENDS:
+MODEL_WINDOW_KEY = "model_window"  # in the task config the audit hands MethodSpec.cannot_run: a ModelWindow
+
+
+@dataclass(frozen=True)
+class ModelWindow:
+    """A local model's context window and its tokenizer, for methods whose scored texts must fit the window."""
+
+    tokens: int
+    encode: Callable[[str], Sequence[int]]  # the tokenizer, without special tokens
+
+    def continuation_tokens(self, context: str, continuation: str) -> int:
+        """Tokens ``continuation`` takes after ``context``, counted as lm-eval's local backends count them
+        (``_encode_pair``: the context's trailing spaces move to the continuation; the pair is encoded whole)."""
+        stripped = context.rstrip()
+        continuation = context[len(stripped):] + continuation
+        return len(self.encode(stripped + continuation)) - len(self.encode(stripped))
+
+    def over(self, scored: Iterable[tuple[int, str, str]], what: str = "") -> str | None:
+        """Why some (row index, context, continuation) cannot be scored: its continuation is over the window (the
+        longest such row named, with how many there are); None when every one fits."""
+        over: dict[int, int] = {}
+        for row, context, continuation in scored:
+            tokens = self.continuation_tokens(context, continuation)
+            if tokens > max(self.tokens, over.get(row, 0)):
+                over[row] = tokens
+        if not over:
+            return None
+        row = max(over, key=lambda found: over[found])
+        more = f" ({len(over)} rows are)" if len(over) > 1 else ""
+        return f"row {row}{what} has {over[row]} tokens, over the model's window of {self.tokens}{more}"
+
+
+def local_tokenizer_and_window(backend: str | None,
+                               model_args: str | Mapping[str, Any] | None) -> tuple[Any, int] | None:
+    """A local backend's (hf, vllm) tokenizer and the window lm-eval uses; None for API models."""
+    if backend not in LOCAL_BACKENDS:
         return None
-    model_args = config.get("model_args") or {}
+    model_args = model_args or {}
     if isinstance(model_args, str):
         from lm_eval.utils import simple_parse_args_string
 
@@ -83,6 +130,15 @@ def _tokenizer_and_window(results: Mapping[str, Any]) -> tuple[Any, int] | None:
                                    model_args.get("max_length") or model_args.get("max_model_len"))
 
 
+def audited_model_window(backend: str, model_args: str) -> ModelWindow | None:
+    """The audited model's :class:`ModelWindow` (None for API models: they keep their window to themselves)."""
+    found = local_tokenizer_and_window(backend, model_args)
+    if found is None:
+        return None
+    tokenizer, window = found
+    return ModelWindow(window, lambda text: tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
 def count_truncation(results: dict[str, Any]) -> dict[str, Any]:
     """Add ``truncated_docs`` to every contamination task's results (those whose metadata names a method)."""
     samples = results.get("samples") or {}
@@ -90,7 +146,8 @@ def count_truncation(results: dict[str, Any]) -> dict[str, Any]:
              if (config.get("metadata") or {}).get("method") and task in samples and task in results.get("results", {})]
     if not tasks:
         return results
-    found = _tokenizer_and_window(results)
+    config = results.get("config") or {}
+    found = local_tokenizer_and_window(config.get("model"), config.get("model_args"))
     if found is None:
         return results
     tokenizer, window = found

@@ -7,12 +7,14 @@ directory behind. Each message names the flag (the field), the value and what is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.partitions import Partition
 
 
 def name_list(text: str | None, flag: str) -> tuple[str, ...] | None:
@@ -124,16 +126,45 @@ def broken_task_yaml(name: str, include_path: Sequence[str]) -> str | None:
 CONTROL_OVERLAP_LIMIT = 0.5
 
 
-def check_control_overlap(audited: Sequence[str], control: Sequence[str], *, source: str, field: str) -> float:
-    """The share of the control's texts that are also audited texts; refused at or above the limit."""
-    if not control:
-        return 0.0
+@dataclass(frozen=True)
+class ControlOverlap:
+    """How many of a control's rows are also audited rows (texts compared with whitespace collapsed)."""
+
+    shared: int
+    rows: int  # the control's rows
+
+    @property
+    def share(self) -> float:
+        return self.shared / self.rows if self.rows else 0.0
+
+    def describe(self) -> str:
+        return f"control shares {self.shared} of {self.rows} rows ({self.share:.0%}) with the audited data"
+
+
+def check_control_overlap(audited: Sequence[str], control: Sequence[str], *, source: str,
+                          field: str) -> ControlOverlap:
+    """The control's texts that are also audited texts; refused at or above the limit (below it, the likelihood
+    verdicts show it in their evidence)."""
     seen = {" ".join(text.split()) for text in audited}
-    shared = sum(" ".join(text.split()) in seen for text in control)
-    share = shared / len(control)
-    if share >= CONTROL_OVERLAP_LIMIT:
-        raise ContamError(f"{shared} of the control's {len(control)} rows ({share:.0%}) are audited rows; expected a "
-                          f"control the model cannot have seen, sharing under {CONTROL_OVERLAP_LIMIT:.0%} of its rows "
-                          f"with the audited data (the same data can never differ from itself)",
-                          source=source, field=field)
-    return share
+    overlap = ControlOverlap(sum(" ".join(text.split()) in seen for text in control), len(control))
+    if overlap.share >= CONTROL_OVERLAP_LIMIT:
+        raise ContamError(f"{overlap.shared} of the control's {overlap.rows} rows ({overlap.share:.0%}) are audited "
+                          f"rows; expected a control the model cannot have seen, sharing under "
+                          f"{CONTROL_OVERLAP_LIMIT:.0%} of its rows with the audited data (the same data can never "
+                          f"differ from itself)", source=source, field=field)
+    return overlap
+
+
+def partition_control_overlap(partition: Partition) -> ControlOverlap | None:
+    """A card partition's control overlap (its card's ``control`` field); None without a control.
+
+    A registered partition's control is its dataset's own sibling split (the registry's): not read.
+    """
+    control = partition.control
+    if control.kind == "none" or partition.dataset.registered:
+        return None
+    field = partition.dataset.text_field
+    texts = {split: [str(row.get(field)) for row in partition.dataset.partition(split).rows()]
+             for split in (partition.split, str(control.split))}
+    return check_control_overlap(texts[partition.split], texts[str(control.split)], source=control.source or "",
+                                 field="control")

@@ -197,7 +197,11 @@ def check_partition_rows(partition: Partition, rows: Sequence[Mapping[str, Any]]
         if spec.label_field:
             if spec.label_field not in row:
                 raise ContamError(f"no label column; columns: {', '.join(row)}", source=where, field=spec.label_field)
-            partition.label_text(row[spec.label_field], source=where)
+            # With label names, the quiz and the injection formats need an index (a name would fail after writing).
+            if spec.label_names:
+                spec.label_index(row[spec.label_field], source=where)
+            else:
+                partition.label_text(row[spec.label_field], source=where)
 
 
 def write_task_configs(partition: Partition, out_dir: Path) -> Path:

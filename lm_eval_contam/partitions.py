@@ -110,6 +110,19 @@ class DatasetSpec:
             return f"{self.label_names.index(value)} ({value})"
         return str(value)
 
+    def label_index(self, value: Any, source: str | None = None) -> int:
+        """A label of a dataset with label names: a whole-number index into them, as the quiz and the injection
+        formats write it (``index (name)``); a name or a number written as text is refused, naming the index."""
+        names = ", ".join(f"{index} = {name}" for index, name in enumerate(self.label_names))
+        if isinstance(value, bool) or not isinstance(value, int):
+            hint = (f"; write {self.label_names.index(value)} for {value!r}" if value in self.label_names
+                    else "; write it as a JSON number, not a string" if isinstance(value, str) and value.isdigit()
+                    else "")
+            raise ContamError(f"label {value!r} is not an index; expected a whole number indexing the label names "
+                              f"({names}){hint}", source=source, field=self.label_field)
+        self.label_text(value, source)  # the range check
+        return value
+
     @property
     def registered(self) -> bool:
         """A dataset of the project's registry (the papers' Hub datasets and the shipped samples)."""

@@ -20,6 +20,13 @@ from lm_eval_contam.cli import main
 def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tasks = write_tasks(tmp_path_factory.mktemp("bad_input_tasks"))
     (tasks / "quiz_broken.yaml").write_text("task: quiz_broken\ndataset_path: json\ndoc_to_text: [unclosed\n")
+    # quiz_mc's items with their gold choice alone: every item has one choice.
+    rows = [json.loads(line) for line in (tasks.parent / "data" / "test.jsonl").read_text().splitlines()]
+    one = tasks.parent / "data" / "one_choice.jsonl"
+    one.write_text("".join(json.dumps({**row, "choices": [row["choices"][row["answer"]]], "answer": 0}) + "\n"
+                           for row in rows))
+    (tasks / "quiz_one.yaml").write_text((tasks / "quiz_mc.yaml").read_text().replace("quiz_mc", "quiz_one").replace(
+        str(tasks.parent / "data" / "test.jsonl"), str(one)))
     return tasks
 
 
@@ -262,7 +269,7 @@ def test_a_control_that_is_the_audited_task_data_is_refused(tiny_model_dir: Path
 
 def test_a_control_file_overlapping_ones_own_data_is_refused_below_the_share_accepted(
         tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from lm_eval_contam.input_checks import check_control_overlap
+    from lm_eval_contam.input_checks import ControlOverlap, check_control_overlap
 
     rows = [{"text": f"Release {n} of the exporter fixed the {word} bug in the parser."} for n, word in
             enumerate(["first", "second", "third", "fourth"])]
@@ -276,4 +283,124 @@ def test_a_control_file_overlapping_ones_own_data_is_refused_below_the_share_acc
                     tmp_path)
     assert line == (f"lm-eval-contam audit: error: {control}: field '--control-data': 2 of the control's 3 rows (67%) "
                     f"are audited rows" + OVERLAP_TAIL)
-    assert check_control_overlap(["a b", "c"], ["a  b", "d", "e"], source="x", field="f") == pytest.approx(1 / 3)
+    below = check_control_overlap(["a b", "c"], ["a  b", "d", "e"], source="x", field="f")
+    assert below == ControlOverlap(shared=1, rows=3) and below.share == pytest.approx(1 / 3)
+    assert below.describe() == "control shares 1 of 3 rows (33%) with the audited data"
+
+
+@pytest.mark.parametrize(("label", "hint"), [("fix", "write 0 for 'fix'"),
+                                             ("1", "write it as a JSON number, not a string"),
+                                             ("bug", None)])
+def test_a_label_that_is_text_where_the_label_names_need_an_index_is_refused_before_writing(
+        tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture, label: str, hint: str | None) -> None:
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(json.dumps({"text": "Release 1 fixed the parser.", "label": 0}) + "\n"
+                     + json.dumps({"text": "Release 2 added the exporter.", "label": label}) + "\n")
+    line = _refused(capsys, ["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--data", str(notes),
+                             "--split", "test", "--name", "Notes", "--text-field", "text", "--label-field", "label",
+                             "--label-names", "fix,feature", "--output_path", str(tmp_path / "audit")], tmp_path)
+    assert line == (f"lm-eval-contam audit: error: {notes}:2: field 'label': label {label!r} is not an index; expected "
+                    f"a whole number indexing the label names (0 = fix, 1 = feature)" + (f"; {hint}" if hint else ""))
+    assert not (tmp_path / "audit").exists()
+
+
+def test_an_interrupted_first_run_leaves_its_identity_so_no_other_audit_mixes_with_its_files(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import lm_eval_contam.audit as audit_module
+
+    out = tmp_path / "audit"
+
+    def interrupted_run(model, label, out_dir, settings, loaded=None):  # lm-eval's request cache, then Ctrl-C
+        (out_dir / "cache").mkdir(exist_ok=True)
+        (out_dir / "cache" / f"{label}_rank0.db").write_bytes(b"answers of the first run")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(audit_module, "run_model", interrupted_run)
+    argv = [*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_mc"), "--no-report"]
+    assert main(argv) == 130
+    # The card and rows written before the run, and the cache, lie beside the identity written before them.
+    assert {path.name for path in out.iterdir()} == {"audit.json", "partitions", "data", "cache"}
+    recorded = json.loads((out / "audit.json").read_text())
+    assert (recorded["identity"]["tasks"], recorded["labels"]) == (["quiz_mc"], {"tiny": f"hf:pretrained={tiny_model_dir}"})
+    capsys.readouterr()
+
+    line = _refused(capsys, [*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_gen"), "--no-report"], tmp_path)
+    assert line == (f"lm-eval-contam audit: error: {out}: field '--output_path': holds another audit (tasks "
+                    f"['quiz_mc'] -> ['quiz_gen']); re-run its own command to resume it, or give a new --output_path")
+    other = f"hf:pretrained={tiny_model_dir},dtype=float32"
+    line = _refused(capsys, ["audit", "--model", other, "--label", "tiny", "--include_path", str(task_dir),
+                             "--output_path", str(out), "--tasks", "quiz_mc", "--no-report"], tmp_path)
+    assert line == (f"lm-eval-contam audit: error: {out}: field '--label': label 'tiny' is model "
+                    f"hf:pretrained={tiny_model_dir} in this audit, not {other}; give another --label")
+    assert main(argv) == 130  # the same command is the same audit: it resumes (here: is interrupted again)
+
+
+def test_a_refused_command_takes_back_the_identity_it_wrote(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture) -> None:
+    from lm_eval_contam.audit_identity import AUDIT_FILE
+
+    out = tmp_path / "audit"
+    out.mkdir()
+    (out / "notes.txt").write_text("the user's own file\n")
+    # The model's own check passes, so the refusal comes after the identity was recorded: it is taken back.
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, out, "--tasks", "no_such_task"), tmp_path)
+    assert line == ("lm-eval-contam audit: error: no_such_task: field '--tasks': lm-eval does not know this task or "
+                    "group (check the name and --include_path)")
+    assert not (out / AUDIT_FILE).exists()
+
+
+def test_a_control_sharing_a_few_rows_with_the_audited_data_says_so_in_the_likelihood_evidence(
+        tiny_model_dir: Path, tmp_path: Path) -> None:
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
+
+    notes = [f"Release {n} of the exporter fixed the {word} bug in the parser that reads old files." for n, word in
+             enumerate(["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"])]
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("".join(json.dumps({"text": note}) + "\n" for note in notes))
+    later = [f"Version {n} exports reports with more than {n * 100} rows to the shared folder." for n in range(1, 8)]
+    control = tmp_path / "later.jsonl"
+    control.write_text("".join(json.dumps({"text": text}) + "\n" for text in [*later, notes[0]]))
+    out = tmp_path / "audit"
+    assert main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--data", str(mine), "--split", "test",
+                 "--name", "Mine", "--text-field", "text", "--control-data", str(control), "--control-split", "later",
+                 "--max_gen_toks", "4", "--batch_size", "16", "--output_path", str(out)]) == 0
+    shared = "control shares 1 of 8 rows (12%) with the audited data"
+    facts = {verdict.method: dict(verdict.evidence.facts()) for verdict in collect(load_run(out))
+             if verdict.family == "likelihood"}
+    assert {method: found.get("control overlap") for method, found in facts.items()} == {
+        "likelihood_control": shared, "likelihood_control_zlib": shared, "likelihood_options": shared,
+        "likelihood_lift": None}
+    assert f"control overlap: {shared}" in (out / "report.md").read_text()
+
+
+def test_a_one_choice_benchmark_carries_its_caveat_beside_its_score(tiny_model_dir: Path, task_dir: Path,
+                                                                  tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    out = tmp_path / "audit"
+    assert main([*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_one"), "--max_gen_toks", "4",
+                 "--batch_size", "14"]) == 0
+    caveat = "every item has one choice: acc is 1 by construction"
+    assert f"caveat: benchmark quiz_one: {caveat}" in capsys.readouterr().out.splitlines()
+    results = _latest_results(out)
+    assert results["results"]["quiz_one"]["acc,none"] == 1.0
+    assert results["benchmark_scoring"]["caveats"] == {"quiz_one": [caveat]}
+    first_screen = (out / "report.md").read_text().split("## Models")[0]
+    assert f"| tiny | quiz_one | acc,none | 1.0000 (caveat: {caveat}) |" in first_screen
+    assert f"1.0000 (caveat: {caveat})" in (out / "report.html").read_text()
+
+
+def test_items_with_one_choice_among_others_are_counted_in_the_caveat() -> None:
+    from lm_eval_contam.benchmark_docs import BenchmarkDoc, single_choice_caveat
+
+    def doc(choices: tuple[str, ...], output_type: str = "multiple_choice") -> BenchmarkDoc:
+        return BenchmarkDoc(task="t", index=0, text="Q?", target=choices[0] if choices else "a", choices=choices,
+                            output_type=output_type)
+
+    two, one = doc(("yes", "no")), doc(("yes",))
+    assert single_choice_caveat([one, two, one, two]) == ("2 of 4 items have one choice: each counts as right by "
+                                                          "construction")
+    assert single_choice_caveat([one, one]) == "every item has one choice: acc is 1 by construction"
+    assert single_choice_caveat([two, doc((), "generate_until")]) is None

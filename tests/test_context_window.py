@@ -19,6 +19,9 @@ def test_counts_docs_with_any_request_over_the_window() -> None:
         {"arguments": {"gen_args_0": {"arg_0": "a b", "arg_1": " c"},
                        "gen_args_1": {"arg_0": "a b c d", "arg_1": " e"}}},  # 5 tokens in its second request
         {"arguments": {"gen_args_0": {"arg_0": "a", "arg_1": {"until": [], "max_gen_toks": 4}}}},  # 1 + 4
+        # Rolling requests (lm-eval 0.4, 0.5): scored window by window, every token of them, so never cut.
+        {"arguments": {"gen_args_0": {"arg_0": "a b c d e f"}}},
+        {"arguments": {"gen_args_0": {"arg_0": "", "arg_1": "a b c d e f"}}},
     ]
     assert truncated_docs(samples, count_words, 4) == 2
     assert truncated_docs(samples, count_words, 5) == 0
@@ -63,3 +66,27 @@ def test_the_audit_marks_verdicts_on_cut_docs(tmp_path: Path) -> None:
     quiz = next(v for v in collect(load_run(tmp_path / "audit")) if v.family == "dcq")
     assert quiz.caveats == ("12 of 12 docs exceed the model's context window and were cut from the left by lm-eval: "
                             "those instances were scored on part of their text",)
+
+
+def test_a_continuation_over_the_window_names_the_longest_row_and_how_many_are_over() -> None:
+    from lm_eval_contam.context_window import ModelWindow
+
+    window = ModelWindow(4, lambda text: text.split())
+    assert window.continuation_tokens("a b ", "c d e") == 3
+    assert window.over([(0, "q: ", "a b c d"), (2, "q: ", "x")]) is None  # 4 tokens fit a 4-token window
+    scored = [(0, "q: ", "a b c d e f"), (2, "q: ", "x"), (5, "q: ", "a b c d e"), (5, "r: ", "a b c d e f g")]
+    assert window.over(scored, "'s piece") == "row 5's piece has 7 tokens, over the model's window of 4 (2 rows are)"
+
+
+def test_continuation_tokens_are_counted_as_lm_evals_hf_backend_counts_them(tiny_model_dir: Path) -> None:
+    from lm_eval.models.huggingface import HFLM
+
+    from lm_eval_contam.context_window import audited_model_window
+
+    window = audited_model_window("hf", f"pretrained={tiny_model_dir}")
+    assert window is not None and window.tokens == 1024
+    lm = HFLM(pretrained=str(tiny_model_dir), device="cpu")
+    for context, continuation in [("Question: which season?\nAnswer:", " spring"), ("The quick brown ", "fox jumps"),
+                                  ("SECOND PIECE:", " the lazy dog. " * 40)]:
+        assert window.continuation_tokens(context, continuation) == len(lm._encode_pair(context, continuation)[1])
+    assert audited_model_window("openai-chat-completions", "model=gpt-4o") is None  # an API keeps its window

@@ -186,3 +186,40 @@ def test_an_audit_no_method_can_run_is_one_line_naming_each_reason(tiny_model_di
     assert "no method can run on the partitions: " in error
     assert "timetravel_words_test: texts too short to cut" in error
     assert "likelihood_words_test_lift: 0 text(s) long enough to cut, the lift needs at least 2" in error
+
+
+def test_a_row_over_the_models_window_is_not_tested_where_it_would_be_a_continuation(tiny_model_dir: Path,
+                                                                                      tmp_path: Path,
+                                                                                      capsys: pytest.CaptureFixture
+                                                                                      ) -> None:
+    """lm-eval's local backends stop on a continuation longer than the window (an AssertionError, before this): the
+    lift and in-context tests say so on the partition; the rolling modes score the long row whole, the rest runs."""
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect
+
+    notes = [f"Release {n} of the exporter fixed the {word} bug in the parser. It reads old files again." for n, word
+             in enumerate(["first", "second", "third", "fourth", "fifth"])]
+    long_row = " ".join(f"Chapter {n} tells how the river flooded the valley town in spring." for n in range(300))
+    source = tmp_path / "mine.jsonl"
+    source.write_text("".join(json.dumps({"text": text}) + "\n" for text in [*notes[:3], long_row, *notes[3:]]))
+    fresh = tmp_path / "fresh.jsonl"
+    fresh.write_text("".join(json.dumps({"text": f"Version {n} exports reports of {n * 100} rows to the folder."})
+                             + "\n" for n in range(1, 7)))
+    out = tmp_path / "audit"
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--data", str(source), "--split",
+                     "test", "--name", "Mine", "--text-field", "text", "--control-data", str(fresh),
+                     "--control-split", "fresh", "--max_gen_toks", "4", "--batch_size", "12",
+                     "--output_path", str(out)]) == 0
+    lift = "row 3's second piece has 6199 tokens, over the model's window of 1024"
+    incontext = "row 3 has 15036 tokens, over the model's window of 1024"
+    assert [line for line in capsys.readouterr().out.splitlines() if " not tested: " in line] == [
+        f"Mine test: likelihood_mine_test_lift not tested: {lift}",
+        f"Mine test: incontext_mine_test not tested: {incontext}"]
+    verdicts = {verdict.method: verdict for verdict in collect(load_run(out))}
+    assert verdicts["likelihood_lift"].evidence.summary() == f"not tested: {lift}"
+    assert verdicts["incontext_twin"].evidence.summary() == f"not tested: {incontext}"
+    # The control mode scores every row whole (lm-eval's rolling log-likelihood, window by window): decided on the 6
+    # rows and the control's 6, with no caveat about docs cut to the window; the quiz, whose prompt was cut, says so.
+    control = verdicts["likelihood_control"]
+    assert control.pvalue is not None and control.n == 6 + 6 and not control.caveats
+    assert verdicts["dcq_loglikelihood"].caveats[-1].startswith("1 of 6 docs exceed the model's context window")

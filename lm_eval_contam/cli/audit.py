@@ -17,7 +17,7 @@ from typing import get_args
 
 from lm_eval_contam import report
 from lm_eval_contam.audit import AuditSettings, LoadedBenchmarks, group_summaries, run_model, write_benchmark_partitions
-from lm_eval_contam.audit_identity import check_same_audit, record_identity
+from lm_eval_contam.audit_identity import check_same_audit, claimed
 from lm_eval_contam.benchmark_partitions import BenchmarkControl
 from lm_eval_contam.dcq.configs import ANSWER_MODES as DCQ_MODES
 from lm_eval_contam.default_model import default_model_path
@@ -114,8 +114,9 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
     )
 
 
-def check_args(args: argparse.Namespace, label: str) -> dict:
-    """Every check that needs nothing written, in the order a user would fix them; the audit's identity."""
+def check_args(args: argparse.Namespace, label: str) -> tuple[dict, str, str]:
+    """Every check that needs nothing written, in the order a user would fix them; the audit's identity and the model
+    (backend, model_args)."""
     tasks = name_list(args.tasks, "--tasks")
     partitions = name_list(args.partitions, "--partitions")
     check_label(label)
@@ -135,7 +136,7 @@ def check_args(args: argparse.Namespace, label: str) -> dict:
                 "dcr_sheet": args.dcr_sheet, "dcq_mode": args.dcq_mode, "likelihood": not args.no_likelihood,
                 "limit": args.limit}
     check_same_audit(args.output_path, identity, label, spec.backend, spec.model_args)
-    return identity
+    return identity, spec.backend, spec.model_args
 
 
 def audit_one(model: str | None, label: str, out: Path, settings: AuditSettings, *,
@@ -144,6 +145,9 @@ def audit_one(model: str | None, label: str, out: Path, settings: AuditSettings,
     ``--tasks`` benchmarks :func:`task_settings` built (used as they are)."""
     run = run_model(model, label, out, settings, loaded)
     print(f"audited {label} in {run.seconds} s -> {out / run.run_dir}")
+    for task, caveats in ((run.benchmark_scoring or {}).get("caveats") or {}).items():
+        for caveat in caveats:
+            print(f"caveat: benchmark {task}: {caveat}")
     if settings.limit is not None:
         print(f"caveat: --limit {settings.limit} audits lm-eval's first instances, not each method's sample: a smoke "
               "run; its verdicts are marked as such in the report")
@@ -184,18 +188,19 @@ def own_data_card(args: argparse.Namespace) -> Path:
 
 def _main(args: argparse.Namespace) -> int:
     label = args.label or default_label(args.model)
-    identity = check_args(args, label)
+    identity, backend, model_args = check_args(args, label)
     settings = replace(settings_from_args(args), quiz_option_generator=args.dcq_generator)
-    loaded = None
-    if args.tasks is not None:
-        settings, loaded = task_settings(args, settings)
-    if args.data:
-        card = own_data_card(args)
-        print(f"partition card: {card}")
-        listed = settings.partitions if args.partitions else ()
-        settings = replace(settings, partitions=(*listed, str(card)))
-    audit_one(args.model, label, args.output_path, settings, judge_model=args.judge_model, loaded=loaded)
-    record_identity(args.output_path, identity)
+    # The identity goes first: an interrupted first run leaves it beside its files, so no other audit mixes with them.
+    with claimed(args.output_path, identity, label, backend, model_args):
+        loaded = None
+        if args.tasks is not None:
+            settings, loaded = task_settings(args, settings)
+        if args.data:
+            card = own_data_card(args)
+            print(f"partition card: {card}")
+            listed = settings.partitions if args.partitions else ()
+            settings = replace(settings, partitions=(*listed, str(card)))
+        audit_one(args.model, label, args.output_path, settings, judge_model=args.judge_model, loaded=loaded)
     if not args.no_report:
         write_report(args.output_path)
     for line in report.partition_statements(args.output_path):

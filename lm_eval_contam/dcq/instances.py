@@ -62,9 +62,7 @@ def quiz_instance(partition: Partition, row: Mapping[str, object], *, source: st
                               source=source, field=column)
         value = row[column]
         if column == label_field and dataset.label_names:
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ContamError(f"label must be an integer index, got {value!r}", source=source, field=column)
-            value = partition.label_text(value, source)
+            value = partition.label_text(dataset.label_index(value, source), source)
         lines.append(f"{column}: {value}")
     return QuizInstance("\n".join(lines), label_field)
 

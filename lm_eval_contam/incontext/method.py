@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow
 from lm_eval_contam.dcq.instances import sample_indices
 from lm_eval_contam.incontext import report_section
 from lm_eval_contam.incontext.configs import METHOD, render_task_config, task_name
@@ -15,17 +16,27 @@ from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
 
 
-def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
-    """Not run when fewer instances than a context plus the scored one, or none with a twin (no replaceable word)."""
-    settings = InContextSettings.from_metadata(config.get("metadata"), str(config.get("test_split")))
-    rows = settings.partition.rows()
+def why_not_run(settings: InContextSettings, rows: Sequence[Mapping[str, Any]],
+                window: ModelWindow | None) -> str | None:
+    """Why the test cannot run on the rows: fewer instances than a context plus the scored one, none with a twin (no
+    replaceable word), or an instance or twin longer than the audited model's window (lm-eval cannot score a
+    continuation it would cut); None when it can."""
     sampled = len(sample_indices(settings.partition, rows, settings.num_instances, settings.seed))
     if sampled <= settings.context_instances:
-        reason = f"{sampled} instance(s); a context of {settings.context_instances} others needs at least " \
-                 f"{settings.context_instances + 1}"
-    elif not build_docs(settings, rows):
-        reason = "no instance has a perturbed twin (no word with a WordNet synonym)"
-    else:
+        return (f"{sampled} instance(s); a context of {settings.context_instances} others needs at least "
+                f"{settings.context_instances + 1}")
+    docs = build_docs(settings, rows)
+    if not docs:
+        return "no instance has a perturbed twin (no word with a WordNet synonym)"
+    if window is None:
+        return None
+    return window.over((doc["row_index"], doc["context"], text) for doc in docs for text in (doc["text"], doc["twin"]))
+
+
+def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
+    settings = InContextSettings.from_metadata(config.get("metadata"), str(config.get("test_split")))
+    reason = why_not_run(settings, settings.partition.rows(), config.get(MODEL_WINDOW_KEY))
+    if reason is None:
         return None
     return NotRun(task=task, family=METHOD, method="incontext_twin", title="In-context vs twin (ours, after CoDeC)",
                   partition=settings.partition.label, reason=reason)

@@ -13,10 +13,13 @@ the shipped sample partitions go to ``samples/`` (tag ``likelihood_samples``).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from lm_eval_contam.dcq.configs import sample_options_file
 from lm_eval_contam.datafiles import data_lines
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.input_checks import ControlOverlap
 from lm_eval_contam.partitions import SAMPLES_DIR, Control, Partition, registered_partitions
 
 METHOD = "likelihood"
@@ -44,11 +47,22 @@ def controlled_modes(partition: Partition) -> list[str]:
     return list(VARIANTS) if partition.control.kind != "none" else ["lift"]
 
 
+# Task metadata naming how many of the control's rows are audited rows (written when some are; the verdicts show it).
+CONTROL_SHARED_KEY, CONTROL_ROWS_KEY = "control_shared_rows", "control_rows"
+
+
+def control_overlap_of(metadata: Mapping[str, Any]) -> ControlOverlap | None:
+    """The control overlap a task YAML records (:func:`render_task_config`), or None."""
+    shared = metadata.get(CONTROL_SHARED_KEY)
+    return ControlOverlap(int(shared), int(metadata[CONTROL_ROWS_KEY])) if shared else None
+
+
 def render_task_config(partition: Partition, mode: str, *, control: str | None = None, include: str | None = None,
-                       options_path: str | None = None, num_instances: int | None = None) -> str:
+                       options_path: str | None = None, num_instances: int | None = None,
+                       control_overlap: ControlOverlap | None = None) -> str:
     """One task YAML; ``control`` a split of the same dataset or ``<dataset>:<split>`` (default: the partition's
     control, :attr:`~lm_eval_contam.partitions.Partition.control`); ``include`` the template's path (default:
-    relative, for the shipped task directory)."""
+    relative, for the shipped task directory); ``control_overlap`` the control's rows shared with the partition."""
     if mode not in VARIANTS:
         raise ContamError(f"{mode!r} is not one of {', '.join(VARIANTS)}", field="mode")
     sample = partition.dataset.hf_path is None
@@ -60,6 +74,8 @@ def render_task_config(partition: Partition, mode: str, *, control: str | None =
             raise ContamError(f"{partition.label} has no control (its card's `control` field): mode {mode!r} needs one",
                               field="control")
         metadata["control"] = named.split
+        if control_overlap is not None and control_overlap.shared:
+            metadata.update({CONTROL_SHARED_KEY: control_overlap.shared, CONTROL_ROWS_KEY: control_overlap.rows})
     metadata["control_kind"] = named.kind  # the verdicts name the control's kind and source
     if named.source is not None:
         metadata["control_source"] = named.source

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow
+from lm_eval_contam.input_checks import partition_control_overlap
 from lm_eval_contam.likelihood import report_section
 from lm_eval_contam.likelihood.configs import METHOD, controlled_modes, render_task_config, task_name
 from lm_eval_contam.likelihood.docs import LIFT_MIN_DOCS, cut_sample
@@ -21,9 +23,12 @@ def task_names(partition: Partition, model: AuditedModel) -> list[str]:
 
 
 def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
+    """The modes' YAMLs; each controlled mode's records how many of the control's rows are audited rows."""
     include = str(target.templates / METHOD / "_template_yaml")
+    overlap = partition_control_overlap(partition)
     return {task_name(partition, mode): render_task_config(partition, mode, include=include,
-                                                           options_path=str(target.options_path))
+                                                           options_path=str(target.options_path),
+                                                           control_overlap=overlap)
             for mode in controlled_modes(partition)}
 
 
@@ -37,20 +42,30 @@ def quiz_samples(metadata: Mapping[str, Any], split: str) -> list[QuizSample]:
 
 
 def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
-    """The lift mode is not run when fewer than two sampled texts can be cut: its reference is another instance's
-    second piece."""
+    """The lift mode is not run when fewer than two sampled texts can be cut (its reference is another instance's
+    second piece), or when a second piece is longer than the audited model's window: lm-eval cannot score a
+    continuation it would have to cut, and a lift over part of a piece is not the lift.
+
+    The control and options modes score whole texts with lm-eval's rolling log-likelihood, window by window: any
+    length is scored there.
+    """
     metadata = dict(config.get("metadata") or {})
     if metadata.get("mode") != "lift":
         return None
     settings = LikelihoodSettings.from_metadata(metadata, str(config.get("test_split")))
     cut = cut_sample(settings.partition, settings.partition.rows(), num_instances=settings.num_instances,
                      seed=settings.seed)
-    if len(cut) >= LIFT_MIN_DOCS:
-        return None
+    if len(cut) < LIFT_MIN_DOCS:
+        reason = f"{len(cut)} text(s) long enough to cut, the lift needs at least {LIFT_MIN_DOCS}"
+    else:
+        window: ModelWindow | None = config.get(MODEL_WINDOW_KEY)
+        scored = ((doc["row_index"], prompt, " " + doc["reference"]) for doc in cut
+                  for prompt in (doc["guided_prompt"], doc["general_prompt"]))
+        reason = window.over(scored, "'s second piece") if window is not None else None
+        if reason is None:
+            return None
     return NotRun(task=task, family=METHOD, method="likelihood_lift", title="Time Travel, likelihood (ours)",
-                  partition=settings.partition.label,
-                  reason=f"{len(cut)} text(s) long enough to cut, the lift needs at least {LIFT_MIN_DOCS}",
-                  variant="lift")
+                  partition=settings.partition.label, reason=reason, variant="lift")
 
 
 SPEC = MethodSpec(

@@ -12,6 +12,7 @@ from typing import Any, get_args
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import number, p_equals, pvalue
+from lm_eval_contam.likelihood.configs import control_overlap_of
 from lm_eval_contam.likelihood.docs import control_partition
 from lm_eval_contam.partitions import Control, ControlKind, Partition
 from lm_eval_contam.rundir import ModelResults
@@ -35,6 +36,7 @@ class ComparisonEvidence:
     pvalue: float
     uncontrolled_pvalue: float | None = None  # the lift mode's own lift against 0, shown for comparison only
     control: str | None = None  # the control's kind and source (Control.describe), for the modes that have one
+    control_overlap: str | None = None  # how many of the control's rows are audited rows, when some are
 
     def facts(self) -> list[tuple[str, str]]:
         facts = [(f"{self.score}, partition", number(self.partition_mean)),
@@ -46,6 +48,8 @@ class ComparisonEvidence:
                           pvalue(self.uncontrolled_pvalue)))
         if self.control is not None:
             facts.append(("control (kind, source)", self.control))
+        if self.control_overlap is not None:
+            facts.append(("control overlap", self.control_overlap))
         return facts
 
     def summary(self) -> str:
@@ -54,14 +58,15 @@ class ComparisonEvidence:
 
 def _comparison(model: ModelResults, task: str, common: dict, *, method: str, title: str, score: str, prefix: str,
                 reference: str, null: str, rule: str, uncontrolled: str | None = None,
-                caveats: tuple[str, ...] = (), control: str | None = None) -> Verdict:
+                caveats: tuple[str, ...] = (), control: str | None = None,
+                control_overlap: str | None = None) -> Verdict:
     """One verdict from the task's ``<prefix>_partition``, ``<prefix>_reference`` and ``<prefix>_pvalue`` metrics."""
     names = METRIC_NAMES.get(prefix, {})
     partition_mean = model.number(task, names.get("partition", f"{prefix}_partition"))
     reference_mean = model.number(task, names.get("reference", f"{prefix}_control"))
     p = model.number(task, f"{prefix}_pvalue")
     evidence = ComparisonEvidence(score, partition_mean, reference_mean, reference, p,
-                                  model.number(task, uncontrolled) if uncontrolled else None, control)
+                                  model.number(task, uncontrolled) if uncontrolled else None, control, control_overlap)
     return Verdict(method=method, title=title, flagged=p <= ALPHA, statistic=partition_mean - reference_mean, pvalue=p,
                    null=null, rule=rule, evidence=evidence, caveats=caveats, **common)
 
@@ -131,22 +136,24 @@ def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
         return [lift, *(not_tested(common, partition) if named.kind == "none" else [])]
     control = control_partition(partition, str(metadata.get("control") or "")).label
     reference = f"control ({control})"
+    overlap = control_overlap_of(metadata)
+    named_control = {"control": named.describe(), "control_overlap": overlap.describe() if overlap else None}
     if mode == "options":
         return [_comparison(
             model, task, common, method="likelihood_options", title="DCQ options, likelihood (ours)",
             score="original minus mean perturbation, log-likelihood per byte", prefix="gap", reference=reference,
             null=(f"the original-over-perturbations gaps of {partition.label} and of {control} are exchangeable "
                   "(the naturalness gap unseen text shows, no more)"), rule=TWO_SAMPLE_RULE,
-            control=named.describe())]
+            **named_control)]
     null = f"the scores of {partition.label} and of {control} are exchangeable (the model saw both alike)"
     return [
         _comparison(model, task, common, method="likelihood_control", title="Likelihood vs control (ours)",
                     score="log-likelihood per byte", prefix="per_byte", reference=reference, null=null,
-                    rule=TWO_SAMPLE_RULE, control=named.describe()),
+                    rule=TWO_SAMPLE_RULE, **named_control),
         _comparison(model, task, common, method="likelihood_control_zlib",
                     title="Likelihood vs control, zlib-normalised (ours)",
                     score="log-likelihood per zlib byte", prefix="zlib", reference=reference, null=null,
-                    rule=TWO_SAMPLE_RULE, control=named.describe()),
+                    rule=TWO_SAMPLE_RULE, **named_control),
     ]
 
 

@@ -188,7 +188,7 @@ def benchmark_section(report: Report) -> str:
         return ""
     return ('<h2 id="benchmarks">Benchmark scores</h2>'
             + table(("model", "task", "metric", "score", "adjusted (DCR)", "scored with"),
-                    ((s.model, s.task, s.metric, f"{s.score:.4f}", layout.adjusted_text(s), s.scored_with)
+                    ((s.model, s.task, s.metric, layout.score_text(s), layout.adjusted_text(s), s.scored_with)
                      for s in scores)))
 
 

@@ -333,6 +333,7 @@ class BenchmarkScore:
     ci_low: float | None
     ci_high: float | None
     scored_with: str
+    caveats: tuple[str, ...] = ()  # what the benchmark's items do to the score (audit.benchmark_caveats)
 
 
 def _number(value: object) -> float | None:
@@ -367,8 +368,13 @@ def benchmark_scores(models: Sequence[Any]) -> list[BenchmarkScore]:
                 found.append(BenchmarkScore(
                     model.label, task, f"{metric},{filtered}", score, _number(value),
                     _number(row.get(f"{name}_ci_low,{filtered}")), _number(row.get(f"{name}_ci_high,{filtered}")),
-                    scoring_text(scoring, task)))
+                    scoring_text(scoring, task), tuple(((scoring or {}).get("caveats") or {}).get(task) or ())))
     return found
+
+
+def score_text(score: BenchmarkScore) -> str:
+    """``1.0000``, with the benchmark's caveats beside it: ``1.0000 (caveat: every item has one choice: …)``."""
+    return f"{score.score:.4f}" + "".join(f" (caveat: {caveat})" for caveat in score.caveats)
 
 
 def adjusted_text(score: BenchmarkScore) -> str:

@@ -85,7 +85,7 @@ def benchmark_section(report: Report) -> list[str]:
         return []
     return ["## Benchmark scores", "",
             *table(["model", "task", "metric", "score", "adjusted (DCR)", "scored with"],
-                   [[md(s.model), md(s.task), md(s.metric), f"{s.score:.4f}", md(layout.adjusted_text(s)),
+                   [[md(s.model), md(s.task), md(s.metric), md(layout.score_text(s)), md(layout.adjusted_text(s)),
                      md(s.scored_with)] for s in scores])]
 
 
