@@ -13,12 +13,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lm_eval_contam import harness
+from lm_eval_contam.contaminate import contaminant_texts
+from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_instances
+from lm_eval_contam.dcq.options import append_options, collect_options, read_options
+from lm_eval_contam.dcq.perturb import load_wordnet, offline_proposer
 from lm_eval_contam.jsonl import write_jsonl
 from lm_eval_contam.nullstudy import configs
 from lm_eval_contam.nullstudy.corpus import SyntheticDataset, background_texts, make_dataset, vocabulary
 from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings, world_roles
 from lm_eval_contam.partitions import DatasetSpec, Partition, dataset_from_task_metadata
-from lm_eval_contam.verdict import Verdict
+from lm_eval_contam.rundir import load_model_dir
+from lm_eval_contam.tiny_model import build_tiny_model
+from lm_eval_contam.training import train_on_texts
+from lm_eval_contam.verdict import Verdict, model_verdicts, partition_verdicts
 
 TRAINING_FILE = "training.json"
 TIMING_FILE = "timing.json"  # seconds per step, recorded when the step ran (a resumed step keeps its first time)
@@ -41,7 +48,6 @@ class World:
 
 
 def _vocabulary() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    from lm_eval_contam.dcq.perturb import load_wordnet
 
     wordnet = load_wordnet()
     return vocabulary(lambda word: bool(wordnet.synonyms(word)))
@@ -72,9 +78,6 @@ def write_options(world: World, seed: int = 0) -> Path:
     One file for the world, as the shipped samples keep one per dataset: a task reading a control partition's
     options (the likelihood family) finds them beside the audited partition's.
     """
-    from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_instances
-    from lm_eval_contam.dcq.options import append_options, collect_options, read_options
-    from lm_eval_contam.dcq.perturb import offline_proposer
 
     path = world.directory / "options.jsonl"
     cached = read_options(path) if path.is_file() else {}
@@ -104,7 +107,6 @@ def write_task_configs(world: World, options: Path) -> dict[str, PartitionRole]:
 
 def training_texts(world: World, settings: StudySettings) -> tuple[list[str], list[str]]:
     """(background, injected): English paragraphs, and the sibling datasets' train rows in Time Travel's web format."""
-    from lm_eval_contam.contaminate import contaminant_texts
 
     nouns, adjectives = _vocabulary()
     background = background_texts(settings.seed + world.index, settings.background_texts, nouns, adjectives)
@@ -118,8 +120,6 @@ def training_texts(world: World, settings: StudySettings) -> tuple[list[str], li
 
 def train_world_model(world: World, settings: StudySettings, *, progress: bool = True) -> Path:
     """A tiny model trained from scratch (tokenizer and weights) on :func:`training_texts` only."""
-    from lm_eval_contam.tiny_model import build_tiny_model
-    from lm_eval_contam.training import train_on_texts
 
     model_dir = world.directory / "model"
     if (model_dir / TRAINING_FILE).is_file():
@@ -178,8 +178,6 @@ def run_world(world: World, tasks: list[str], model_dir: Path, settings: StudySe
 def world_verdicts(world: World, tasks: dict[str, PartitionRole]) -> list[tuple[Verdict, Role]]:
     """Every verdict of the world's run as users get them (``verdict.model_verdicts``), then each partition's
     combined verdict (``verdict.partition_verdicts``), each with its partition's role."""
-    from lm_eval_contam.rundir import load_model_dir
-    from lm_eval_contam.verdict import model_verdicts, partition_verdicts
 
     directory = results_dir(world.directory / "run")
     if directory is None:
