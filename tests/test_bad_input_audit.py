@@ -307,7 +307,7 @@ def test_a_label_that_is_text_where_the_label_names_need_an_index_is_refused_bef
 def test_an_interrupted_first_run_leaves_its_identity_so_no_other_audit_mixes_with_its_files(
         tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import lm_eval_contam.audit as audit_module
+    import lm_eval_contam.cli.audit as audit_command
 
     out = tmp_path / "audit"
 
@@ -316,7 +316,7 @@ def test_an_interrupted_first_run_leaves_its_identity_so_no_other_audit_mixes_wi
         (out_dir / "cache" / f"{label}_rank0.db").write_bytes(b"answers of the first run")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(audit_module, "run_model", interrupted_run)
+    monkeypatch.setattr(audit_command, "run_model", interrupted_run)  # the name the command calls
     argv = [*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_mc"), "--no-report"]
     assert main(argv) == 130
     # The card and rows written before the run, and the cache, lie beside the identity written before them.
