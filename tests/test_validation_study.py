@@ -186,3 +186,77 @@ def test_clean_model_false_positives_take_a_test_out_of_the_verdict(monkeypatch:
     # Given rates replace both studies' (the validation study itself decides over the null study's alone).
     (row,) = verdict_module.partition_verdicts([test("tt_alg1_permutation", "instruct", 0.004)], rates={})
     assert row.flagged is True
+
+
+@pytest.fixture(scope="module")
+def study_setup(tmp_path_factory):
+    """A small study's partitions with their tasks per pass (no model trained)."""
+    from lm_eval_contam.nullstudy.study import write_options, write_task_configs, write_world_data
+    from lm_eval_contam.nullstudy.validation import ValidationSettings, study_partitions, write_mc_data
+
+    settings = ValidationSettings(partitions=1, mc_partitions=1, rows_per_partition=10, fresh_per_shape=1)
+    study_dir = tmp_path_factory.mktemp("validation").resolve()
+    world = write_world_data(settings.world(), 0, study_dir)
+    options = write_options(world, settings.seed)
+    partitions = study_partitions(world, write_task_configs(world, options), write_mc_data(settings, study_dir),
+                                  study_dir, options, settings.fresh_per_shape)
+    return study_dir, options, partitions
+
+
+def test_a_tasks_pass_follows_from_what_its_method_needs(study_setup) -> None:
+    """Log-likelihoods only: the likelihood pass (every shape); generated text: the generation pass; quiz options:
+    the quiz pass (free text only)."""
+    _, _, partitions = study_setup
+    by_label = {p.partition.label: dict(p.tasks) for p in partitions}
+    assert by_label["Quick Kettle 0 train"] == {
+        "likelihood": ("incontext_quick_kettle_0_train", "likelihood_quick_kettle_0_train",
+                       "likelihood_quick_kettle_0_train_lift"),
+        "generation": ("timetravel_quick_kettle_0_train", "timetravel_quick_kettle_0_train_completion"),
+        "quiz": ("dcq_quick_kettle_0_train_ll", "likelihood_quick_kettle_0_train_options")}
+    assert by_label["Quick Bridge Quiz 0 test"] == {"likelihood": (
+        "incontext_quick_bridge_quiz_0_test", "optionorder_quick_bridge_quiz_0_test",
+        "likelihood_quick_bridge_quiz_0_test", "likelihood_quick_bridge_quiz_0_test_lift")}
+    assert by_label["Fresh Council b"] == {"likelihood": (
+        "incontext_fresh_council_b", "likelihood_fresh_council_b", "likelihood_fresh_council_b_lift")}
+
+
+def test_a_registered_method_joins_the_passes_without_an_edit(study_setup) -> None:
+    """A toy method that scores log-likelihoods joins the likelihood pass (control-free tests first); its task that
+    reads quiz options goes to the quiz pass; a toy method that generates has no task in the likelihood pass."""
+    from lm_eval_contam import task_dir
+    from lm_eval_contam.nullstudy import configs
+    from lm_eval_contam.nullstudy.validation import likelihood_pass_configs, scoring_pass
+    from lm_eval_contam.registry import MethodSpec, QuizSample, RenderTarget, register_method, unregister_method
+
+    _, options, partitions = study_setup
+    audited = next(p.partition for p in partitions if p.partition.label == "Quick Kettle 0 train")
+
+    def spec(name: str, needs: set[str]) -> MethodSpec:
+        def render(partition, target):
+            return {partition.task_name(name, variant): configs.dump({
+                "task": partition.task_name(name, variant), "test_split": partition.split,
+                "metadata": {"method": name, "mode": variant or "plain", **partition.dataset.task_metadata()}})
+                for variant in ("", "quiz")}
+
+        return MethodSpec(name=name, title=name, order=99, needs=frozenset(needs), task_names=lambda p, m: [],
+                          render_task_configs=render, verdicts=lambda model: [], render_html=lambda v, a: "",
+                          render_markdown=lambda v: [],
+                          quiz_samples=lambda metadata, split: [QuizSample(audited, 10, 0, options)]
+                          if metadata.get("mode") == "quiz" else [])
+
+    scoring, generating = spec("toyscore", {"logprobs", "quiz_options"}), spec("toygen", {"generation"})
+    register_method(scoring)
+    register_method(generating)
+    try:
+        target = RenderTarget(templates=task_dir(), options_path=options)
+        rendered = likelihood_pass_configs(audited, target)
+        assert list(rendered) == ["incontext_quick_kettle_0_train", "toyscore_quick_kettle_0_train",
+                                  "likelihood_quick_kettle_0_train", "likelihood_quick_kettle_0_train_lift"]
+        toy_configs = {name: text for toy in (scoring, generating)
+                       for name, text in toy.render_task_configs(audited, target).items()}
+        assert {name: scoring_pass(configs.load(text)) for name, text in toy_configs.items()} == {
+            "toyscore_quick_kettle_0_train": "likelihood", "toyscore_quick_kettle_0_train_quiz": "quiz",
+            "toygen_quick_kettle_0_train": "generation", "toygen_quick_kettle_0_train_quiz": "quiz"}
+    finally:
+        unregister_method("toyscore")
+        unregister_method("toygen")

@@ -86,7 +86,7 @@ def _all_patterns(split: str, directory: Path | None) -> list[Pattern]:
     found = []
     for path in sorted((directory or task_dir()).rglob("*.yaml")):
         try:
-            config = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+            config = load(path.read_text(encoding="utf-8"))
         except yaml.YAMLError:
             continue  # not a task YAML this study can read (e.g. a group file with other tags)
         if not isinstance(config, dict):
@@ -119,6 +119,11 @@ def retarget(pattern: Pattern, partition: Partition, *, options_path: Path | Non
         metadata["options_path"] = str(options_path)
     config["metadata"] = metadata
     return config
+
+
+def load(text: str) -> dict[str, Any]:
+    """A task YAML's config, ``!function`` references kept verbatim (as :func:`dump` writes them back)."""
+    return yaml.load(text, Loader=_Loader)
 
 
 def dump(config: Mapping[str, Any]) -> str:

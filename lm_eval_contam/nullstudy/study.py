@@ -77,6 +77,10 @@ def write_options(world: World, seed: int = 0) -> Path:
 
     One file for the world, as the shipped samples keep one per dataset: a task reading a control partition's
     options (the likelihood family) finds them beside the audited partition's.
+
+    Not the audit's path (``catalogue.QUIZ_OPTION_MAKER`` over the tasks' ``MethodSpec.quiz_samples``): that one
+    samples and perturbs with the tasks' seed (0: the retargeted YAMLs do not carry the study's), this one with the
+    study's, so the two files are byte-identical at seed 0 only, and the shipped rates were measured on these.
     """
 
     path = world.directory / "options.jsonl"
@@ -114,6 +118,8 @@ def training_texts(world: World, settings: StudySettings) -> tuple[list[str], li
     for role in world.roles:
         if role.role == "injected":
             partition = world.partition(role)
+            # "timetravel" names contaminate/'s injection format (Time Travel's web format), not a method the study
+            # depends on.
             injected += contaminant_texts(partition, partition.rows(), "timetravel")
     return background, injected
 

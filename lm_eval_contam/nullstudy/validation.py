@@ -21,12 +21,14 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from lm_eval_contam import task_dir as templates_dir
 from lm_eval_contam.contaminate import MANIFEST_FILE, InjectionSettings, inject, trained_with
 from lm_eval_contam.contaminate.corpus import default_filler
 from lm_eval_contam.dcq.perturb import wordnet_dir
 from lm_eval_contam.jsonl import read_jsonl_objects, write_jsonl
+from lm_eval_contam.nullstudy import configs
 from lm_eval_contam.nullstudy.corpus import MC_LETTERS, SyntheticDataset, make_mc_dataset, render_mc
 from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings
 from lm_eval_contam.nullstudy.rates import MethodRates, tally
@@ -41,7 +43,7 @@ from lm_eval_contam.nullstudy.study import (
     write_world_data,
 )
 from lm_eval_contam.partitions import DatasetSpec, Partition, dataset_from_task_metadata, with_sibling_controls
-from lm_eval_contam.registry import RenderTarget, controlled_methods, method_of
+from lm_eval_contam.registry import MethodSpec, RenderTarget, controlled_methods, method_of, registered_methods
 from lm_eval_contam.rundir import load_model_dir
 from lm_eval_contam.verdict import (
     VALIDATION_RATES_FILE,
@@ -170,15 +172,13 @@ def train_injected_model(world: World, mc: Sequence[McDataset], settings: Valida
 
 
 # Scoring passes, cheapest first: every partition gets a pass on both models before any gets the next, so a study
-# stopped early has every partition scored by the same tests. The log-likelihood pass runs on both shapes; Time
-# Travel's generations and DCQ's quiz (each several times the first's cost) are built for the free-text shape only.
-PASSES = {"likelihood": "in-context test, option-order test (multiple choice), likelihood vs control (+ zlib), "
-                        "likelihood lift",
-          "generation": "Time Travel (both styles)",
-          "quiz": "DCQ (loglikelihood), likelihood of the DCQ options"}
+# stopped early has every partition scored by the same tests. A task's pass follows from its method's registry entry
+# (:func:`scoring_pass`). The log-likelihood pass runs on both shapes; the generation and quiz passes (each several
+# times the first's cost) are built for the free-text shape only.
+PASSES = {"likelihood": "every test that needs only log-likelihoods (both shapes)",
+          "generation": "every test that generates text (free text)",
+          "quiz": "every test that reads quiz options (free text)"}
 SHAPES = ("free text", "multiple choice", "fresh free text", "fresh multiple choice")
-# The families whose tasks the log-likelihood pass renders for every partition (the likelihood modes but options).
-LIKELIHOOD_PASS_FAMILIES = ("incontext", "optionorder", "likelihood")
 
 
 @dataclass(frozen=True)
@@ -246,13 +246,31 @@ def mc_specs(mc: Sequence[McDataset], study_dir: Path) -> list[DatasetSpec]:
     return [with_sibling_controls(spec) for spec in specs]
 
 
+def scoring_pass(config: Mapping[str, Any]) -> str:
+    """The pass that scores a task, from its method's registry entry: a task that reads quiz options is in the quiz
+    pass, one of a method that generates in the generation pass, the rest (log-likelihoods only) in the likelihood
+    pass."""
+    metadata = config.get("metadata") or {}
+    spec = method_of(str(metadata.get("method")))
+    if spec.quiz_samples is not None and spec.quiz_samples(metadata, str(config.get("test_split"))):
+        return "quiz"
+    return "generation" if "generation" in spec.needs else "likelihood"
+
+
+def _likelihood_pass_order(spec: MethodSpec) -> tuple[bool, int]:
+    # The control-free tests before those against a control: the order the study's runs have always listed them in.
+    return "control" in spec.needs, spec.order
+
+
 def likelihood_pass_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
-    """Task name -> YAML of the log-likelihood pass: every registered log-likelihood family's tasks for the
-    partition, less the options mode (it needs DCQ's quiz options: the quiz pass)."""
-    configs: dict[str, str] = {}
-    for family in LIKELIHOOD_PASS_FAMILIES:
-        configs.update(method_of(family).render_task_configs(partition, target))
-    return {name: text for name, text in configs.items() if not name.endswith("_options")}
+    """Task name -> YAML of the log-likelihood pass: the partition's tasks of every registered method that does not
+    generate, less those that read quiz options (the quiz pass)."""
+    rendered: dict[str, str] = {}
+    for spec in sorted(registered_methods(), key=_likelihood_pass_order):
+        if "generation" not in spec.needs:  # a method that generates has no task in this pass
+            rendered.update(spec.render_task_configs(partition, target))
+    return {name: text for name, text in rendered.items()
+            if scoring_pass(configs.load(text)) == "likelihood"}
 
 
 def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc: Sequence[McDataset],
@@ -271,21 +289,19 @@ def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc:
                for spec, shape in fresh_specs(study_dir, fresh_per_shape)]
     for partition, role, shape in shaped:
         tasks: dict[str, tuple[str, ...]] = {}
-        configs = likelihood_pass_configs(partition, target)
-        for name, text in configs.items():
+        likelihood_configs = likelihood_pass_configs(partition, target)
+        for name, text in likelihood_configs.items():
             (task_dir / f"{name}.yaml").write_text(text, encoding="utf-8")
-        tasks["likelihood"] = tuple(configs)
-        if shape == "free text":  # the null study's retargeted patterns (in the world's task folder)
+        tasks["likelihood"] = tuple(likelihood_configs)
+        if shape == "free text":  # the other passes: the null study's retargeted patterns (the world's task folder)
             own = sorted(name for name, task_role in world_tasks.items()
-                         if world.partition(task_role).label == partition.label and name not in configs)
-            tasks["generation"] = tuple(name for name in own if method_family(name) == "timetravel")
-            tasks["quiz"] = tuple(name for name in own if method_family(name) in ("dcq", "likelihood"))
+                         if world.partition(task_role).label == partition.label)
+            passes = {name: scoring_pass(configs.load(
+                (world.directory / "tasks" / f"{name}.yaml").read_text(encoding="utf-8"))) for name in own}
+            tasks.update({scored: tuple(name for name in own if passes[name] == scored)
+                          for scored in PASSES if scored != "likelihood"})
         found.append(StudyPartition(partition, role, shape, tasks, clean_only=shape.startswith("fresh")))
     return found
-
-
-def method_family(task: str) -> str:
-    return task.split("_", 1)[0]
 
 
 # Partitions per lm-eval run: one model load and one request cache for several partitions' tasks.
