@@ -88,16 +88,15 @@ def test_probe_end_to_end_through_cli(entry: str, tiny_model_dir: Path, tmp_path
     assert results["n-samples"]["contam_probe"]["effective"] == 6
 
 
-SHIPPED_SUFFIXES = (".py", ".yaml", ".jsonl", ".json", ".md", ".jinja")
 
 
 def _package_files(repo: Path) -> set[str]:
-    """The package's files as the wheel names them (``task_configs/`` installs as ``lm_eval_contam/task_configs/``)."""
+    """The package's files as the wheel names them (``task_configs/`` installs as ``lm_eval_contam/task_configs/``):
+    every file in those folders ships (a README's figure too), bytecode aside."""
     found = set()
     for folder, package in (("lm_eval_contam", "lm_eval_contam"), ("task_configs", "lm_eval_contam/task_configs")):
         found |= {f"{package}/{path.relative_to(repo / folder).as_posix()}" for path in (repo / folder).rglob("*")
-                  if path.is_file() and "__pycache__" not in path.parts
-                  and (path.suffix in SHIPPED_SUFFIXES or path.name == "_template_yaml")}
+                  if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"}
     return found
 
 
@@ -118,7 +117,7 @@ def test_task_dir_survives_non_editable_install(tmp_path: Path) -> None:
     shipped = set(zipfile.ZipFile(wheel).namelist())
     sources = _package_files(repo)
     assert {"lm_eval_contam/dcr/twins.py", "lm_eval_contam/task_configs/dcr/_template_yaml",
-            "lm_eval_contam/nullstudy/fresh/mc_geo_a.jsonl"} <= sources
+            "lm_eval_contam/task_configs/dcr/dcr_threshold.svg", "lm_eval_contam/nullstudy/fresh/mc_geo_a.jsonl"} <= sources
     assert sources - shipped == set()
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
