@@ -10,7 +10,7 @@ import pytest
 
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.method_verdict import NotRun, not_run_verdict, sample_size_caveats, single_instance_caveats
-from lm_eval_contam.own_data import OwnData, write_card
+from lm_eval_contam.own_data import OwnData, write_card, write_task_configs
 from lm_eval_contam.partitions import Partition
 
 # One-line questions with one replaceable word: the offline perturber cannot make four distinct options of them.
@@ -188,6 +188,31 @@ def test_an_audit_no_method_can_run_is_one_line_naming_each_reason(tiny_model_di
     assert "likelihood_words_test_lift: 0 text(s) long enough to cut, the lift needs at least 2" in error
 
 
+def _long_row_rows() -> list[str]:
+    """Eight short release notes around one ~15,000-token row (row 3)."""
+    notes = [f"Release {n} of the exporter fixed the {word} bug in the parser. It reads old files again." for n, word
+             in enumerate(["first", "second", "third", "fourth", "fifth"])]
+    long_row = " ".join(f"Chapter {n} tells how the river flooded the valley town in spring." for n in range(300))
+    return [*notes[:3], long_row, *notes[3:]]
+
+
+def test_run_stops_in_one_line_on_a_task_whose_row_is_over_the_window(tiny_model_dir: Path, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture) -> None:
+    """``run`` was asked for exactly these tasks: a method that cannot run on its partition stops it before any
+    request (not lm-eval's assertion mid-run); the control-free in-context task is the one scoring whole rows."""
+    source = tmp_path / "mine.jsonl"
+    source.write_text("".join(json.dumps({"text": text}) + "\n" for text in _long_row_rows()))
+    tasks = write_task_configs(Partition.from_card(write_card(OwnData(str(source), "test", "Mine", "text"),
+                                                              tmp_path / "own")), tmp_path / "own")
+    out = tmp_path / "out"
+    assert cli_main(["run", "--model", "hf", "--model_args", f"pretrained={tiny_model_dir}", "--include_path",
+                     str(tasks), "--tasks", "incontext_mine_test", "--output_path", str(out)]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("lm-eval-contam ")]
+    assert errors == ["lm-eval-contam run: error: field '--tasks': cannot run on its partition: incontext_mine_test: "
+                      "row 3 has 15036 tokens, over the model's window of 1024; leave it out of --tasks"]
+    assert not out.exists()
+
+
 def test_a_row_over_the_models_window_is_not_tested_where_it_would_be_a_continuation(tiny_model_dir: Path,
                                                                                       tmp_path: Path,
                                                                                       capsys: pytest.CaptureFixture
@@ -197,11 +222,8 @@ def test_a_row_over_the_models_window_is_not_tested_where_it_would_be_a_continua
     from lm_eval_contam.rundir import load_run
     from lm_eval_contam.verdict import collect
 
-    notes = [f"Release {n} of the exporter fixed the {word} bug in the parser. It reads old files again." for n, word
-             in enumerate(["first", "second", "third", "fourth", "fifth"])]
-    long_row = " ".join(f"Chapter {n} tells how the river flooded the valley town in spring." for n in range(300))
     source = tmp_path / "mine.jsonl"
-    source.write_text("".join(json.dumps({"text": text}) + "\n" for text in [*notes[:3], long_row, *notes[3:]]))
+    source.write_text("".join(json.dumps({"text": text}) + "\n" for text in _long_row_rows()))
     fresh = tmp_path / "fresh.jsonl"
     fresh.write_text("".join(json.dumps({"text": f"Version {n} exports reports of {n * 100} rows to the folder."})
                              + "\n" for n in range(1, 7)))

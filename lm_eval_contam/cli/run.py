@@ -6,7 +6,9 @@ Every flag is lm-eval's own and is parsed by lm-eval's own parser, so outputs
 saves and prints them; before it, ``harness.check_model_can_run`` stops runs an API
 model cannot do (log-likelihood tasks), and ``benchmark_dcr.adjustment_tasks`` adds the
 DCR level tasks of a sheet built from every benchmark task in the run, so each gets
-``<metric>_adj`` beside its raw metric (``--metadata '{"dcr_adjust": false}'``: off). Under ``accelerate launch`` non-zero ranks get ``None``
+``<metric>_adj`` beside its raw metric (``--metadata '{"dcr_adjust": false}'``: off), and a project task whose
+method cannot run on its partition (``MethodSpec.cannot_run``: e.g. a row over a local model's window, where lm-eval
+would stop on an assertion mid-run) stops the run in one line before any request. Under ``accelerate launch`` non-zero ranks get ``None``
 from ``simple_evaluate`` and are left alone, so only rank 0 post-processes.
 """
 
@@ -18,10 +20,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lm_eval_contam.audit import tasks_not_run
 from lm_eval_contam.benchmark_dcr import adjustment_tasks
+from lm_eval_contam.context_window import audited_model_window
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.harness import check_model_can_run, include_paths, post_process
 from lm_eval_contam.input_checks import check_run_metadata
+from lm_eval_contam.lm_eval_compat import selected_task_configs
 
 ResultsHook = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -49,12 +54,30 @@ def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook) -> Callab
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         check_model_can_run(kwargs.get("model"), kwargs.get("model_args"), kwargs.get("tasks"), kwargs.get("task_manager"))
         if kwargs.get("task_manager") is not None:
+            check_methods_can_run(kwargs["tasks"], kwargs["task_manager"], kwargs.get("model"), kwargs.get("model_args"))
             kwargs["tasks"] = [*kwargs["tasks"], *adjustment_tasks(kwargs["tasks"], kwargs["task_manager"],
                                                                    metadata=kwargs.get("metadata"))]
         results = simple_evaluate(*args, **kwargs)
         return hook(results) if results is not None else results
 
     return wrapped
+
+
+def check_methods_can_run(tasks: Sequence[str], task_manager: Any, model: Any, model_args: Any) -> None:
+    """The run's project tasks (groups expanded) whose method cannot run on their partition, as one line.
+
+    The audit leaves such a task out and says "not tested: <why>"; a plain run was asked for exactly these tasks, so
+    it stops before the first request instead of in lm-eval's assertion (or its "no docs" error) mid-run.
+    """
+    project = [name for name, config in selected_task_configs(task_manager, tasks).items()
+               if (config.get("metadata") or {}).get("method")]
+    if not project:  # lm-eval's own tasks only: nothing to ask, no tokenizer to load
+        return
+    window = audited_model_window(model, model_args) if isinstance(model, str) else None
+    not_run = tasks_not_run(project, task_manager, window)
+    if not_run:
+        reasons = "; ".join(f"{task}: {entry.reason}" for task, entry in sorted(not_run.items()))
+        raise ContamError(f"cannot run on its partition: {reasons}; leave it out of --tasks", field="--tasks")
 
 
 def parse_run_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
