@@ -8,15 +8,17 @@ without a word.
 
 The identity and the label's model are written before any other file of the audit (:func:`claimed`): a first run
 interrupted half-way leaves them beside its leftovers, so the same command resumes there and another audit is refused,
-never mixed with them. A command that ends having written nothing else takes them back: a refused command leaves the
-directory as it was.
+never mixed with them. A command that ends having written nothing else takes them back, and a command refused before
+the model answered anything (a :class:`ContamError` before lm-eval's cache or results exist) takes back the files it
+wrote too (cards, task YAMLs, quiz options): a refused command leaves the directory as it was. An interrupted run and a
+refusal after the model's first answers keep everything, for the same command to resume.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,11 @@ from lm_eval_contam.errors import ContamError
 AUDIT_FILE = "audit.json"
 IDENTITY_KEY = "identity"
 LABELS_KEY = "labels"  # label -> "<backend>:<model_args>", bound before the model's run writes anything
+# Where a card partition's quiz options are cached (a generator's answers: an API model's may have cost money).
+QUIZ_OPTIONS_DIR = "dcq_options"
+# What models' answers are written to (lm-eval's request cache, each label's results, the quiz options): never taken
+# back.
+MODEL_OUTPUT_DIRS = ("cache", "runs", QUIZ_OPTIONS_DIR)
 
 
 def read_audit(out_dir: Path) -> dict[str, Any] | None:
@@ -77,7 +84,8 @@ def _other_files(out_dir: Path) -> dict[str, tuple[int, int]]:
 def claimed(out_dir: Path, identity: Mapping[str, Any], label: str, backend: str, model_args: str) -> Iterator[None]:
     """Record the audit's identity and the label's model in ``audit.json`` before the audit writes anything else.
 
-    Call :func:`check_same_audit` first. When the block ends (an error, an interruption) having written no other file,
+    Call :func:`check_same_audit` first. When the block ends in an error or an interruption having written no other
+    file, or in a refusal (:class:`ContamError`) having only added files before any model output, those files go and
     ``audit.json`` is put back as it was (removed, with the directory, when this call made them).
     """
     path = out_dir / AUDIT_FILE
@@ -90,15 +98,32 @@ def claimed(out_dir: Path, identity: Mapping[str, Any], label: str, backend: str
     path.write_text(json.dumps(audit, indent=2, default=str) + "\n", encoding="utf-8")
     try:
         yield
-    except BaseException:
-        if _other_files(out_dir) == others:
-            if not existed:
-                shutil.rmtree(out_dir)
-            elif before is None:
-                path.unlink()
-            else:
-                path.write_bytes(before)
+    except BaseException as error:
+        now = _other_files(out_dir)
+        added = sorted(set(now) - set(others))
+        unchanged = all(now.get(name) == stamp for name, stamp in others.items())
+        before_answers = not any(Path(name).parts[0] in MODEL_OUTPUT_DIRS for name in added)
+        if unchanged and (not added or (isinstance(error, ContamError) and before_answers)):
+            _take_back(out_dir, added, existed, before)
         raise
+
+
+def _take_back(out_dir: Path, added: Sequence[str], existed: bool, before: bytes | None) -> None:
+    """Remove the files a refused command added (and the folders left empty), and put ``audit.json`` back."""
+    if not existed:
+        shutil.rmtree(out_dir)
+        return
+    for name in added:
+        (out_dir / name).unlink()
+    for folder in sorted({parent for name in added for parent in (out_dir / name).parents
+                          if parent != out_dir and out_dir in parent.parents}, key=lambda found: -len(found.parts)):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+    path = out_dir / AUDIT_FILE
+    if before is None:
+        path.unlink()
+    else:
+        path.write_bytes(before)
 
 
 def relative_to_audit(path: str, out_dir: Path) -> str:

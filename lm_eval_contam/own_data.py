@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam import task_dir
+from lm_eval_contam.audit_identity import QUIZ_OPTIONS_DIR
 from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.input_checks import check_control_overlap
@@ -27,7 +28,6 @@ from lm_eval_contam.registry import RenderTarget, registered_methods
 CARDS_DIR = "partitions"
 DATA_DIR = "data"
 TASKS_DIR = "tasks"
-OPTIONS_DIR = "dcq_options"
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,7 @@ def write_task_configs(partition: Partition, out_dir: Path) -> Path:
     ``out_dir/tasks/<key>_<split>``; the directory. The methods that read quiz options share one options file."""
     name = f"{partition.dataset.key}_{partition.split}"
     directory = out_dir / TASKS_DIR / name
-    target = RenderTarget(templates=task_dir(), options_path=(out_dir / OPTIONS_DIR / f"{name}.jsonl").resolve())
+    target = RenderTarget(templates=task_dir(), options_path=(out_dir / QUIZ_OPTIONS_DIR / f"{name}.jsonl").resolve())
     for spec in registered_methods():
         for task, text in spec.render_task_configs(partition, target).items():
             write_derived(directory / f"{task}.yaml", text)

@@ -404,3 +404,28 @@ def test_items_with_one_choice_among_others_are_counted_in_the_caveat() -> None:
                                                           "construction")
     assert single_choice_caveat([one, one]) == "every item has one choice: acc is 1 by construction"
     assert single_choice_caveat([two, doc((), "generate_until")]) is None
+
+
+def test_a_refusal_before_the_model_answers_takes_back_the_cards_and_task_files(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A refusal once the partition cards and task YAMLs exist (e.g. an API model that cannot score log-likelihoods)
+    leaves the directory as it was: new, it is gone; an existing one keeps only its own files."""
+    import lm_eval_contam.audit as audit_module
+    from lm_eval_contam.errors import ContamError
+
+    written: list[str] = []
+
+    def refuse(backend, model_args, tasks, manager) -> None:
+        written.extend(sorted(path.name for path in out.rglob("*.yaml")))
+        raise ContamError("cannot score log-likelihoods here", field="model")
+
+    monkeypatch.setattr(audit_module.harness, "check_model_can_run", refuse)
+    out = tmp_path / "audit"
+    line = _refused(capsys, [*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_mc")], tmp_path)
+    assert line == "lm-eval-contam audit: error: field 'model': cannot score log-likelihoods here"
+    assert "incontext_task_quiz_mc_test.yaml" in written and not out.exists()
+    out.mkdir()
+    (out / "notes.txt").write_text("the user's own file\n")
+    _refused(capsys, [*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_mc")], tmp_path)
+    assert [path.name for path in out.iterdir()] == ["notes.txt"]
