@@ -19,7 +19,6 @@ from typing import Any
 
 from lm_eval_contam import harness
 from lm_eval_contam.audit_identity import AUDIT_FILE, relative_to_audit
-from lm_eval_contam.benchmark_dcr import adjustment_tasks
 from lm_eval_contam.benchmark_docs import LoadedBenchmark, load_tasks, single_choice_caveat
 from lm_eval_contam.benchmark_partitions import derive_partitions, write_partition
 from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER
@@ -197,8 +196,8 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if missing:
         raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
                           field="tasks")
-    if plan.benchmark_tasks:  # each benchmark gets a DCR sheet built from it: <metric>_adj beside its raw metric
-        tasks += adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
+    if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.adjusts_benchmarks)
+        tasks += harness.adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     prepare_quiz_options(tasks, task_manager, settings.quiz_option_generator)
     not_run = tasks_not_run(tasks, task_manager, audited_model_window(spec.backend, spec.model_args))
@@ -331,7 +330,7 @@ def write_benchmark_partitions(names: Sequence[str], include_path: Sequence[str]
     """
     try:
         task_manager = harness.task_manager(tuple(include_path), include_defaults=True)
-        loaded = load_tasks(names, include_path, task_manager=task_manager)
+        loaded = load_tasks(names, task_manager)
     except ContamError as error:  # lm-eval skips a YAML it cannot read: name the YAML's own error instead
         broken = broken_task_yaml(str(error.source), include_path) if error.source in names else None
         if broken is None:

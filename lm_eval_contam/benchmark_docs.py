@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.harness import task_manager as make_task_manager
 from lm_eval_contam.lm_eval_compat import built_for_evaluation, built_tasks, selected_task_configs, task_index
 
 OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood", "loglikelihood_rolling")
@@ -116,16 +115,13 @@ def _rendered(name: str, subtask: str, task: Any) -> tuple[BenchmarkDoc, ...]:
                           f"{_first_line(error)})", source=name, field="--tasks") from None
 
 
-def load_tasks(names: Sequence[str], include_path: Sequence[str] = (), *,
-               task_manager: Any | None = None) -> dict[str, LoadedBenchmark]:
+def load_tasks(names: Sequence[str], task_manager: Any) -> dict[str, LoadedBenchmark]:
     """``{group: LoadedBenchmark}`` (``{subtask: Task}``) for lm-eval task/group names; a plain task is its own group.
 
     Every task is checked here, before anything runs or is written: an unknown name, a task lm-eval cannot
     build, a task without evaluation docs, an output type the audit cannot render, or a doc that renders no
     text is a one-line :class:`ContamError` naming the task (and the failing subtask of a group).
     """
-    if task_manager is None:
-        task_manager = make_task_manager(tuple(include_path), include_defaults=True)
     if not names:
         raise ContamError("no task named", field="--tasks")
     loaded: dict[str, LoadedBenchmark] = {}

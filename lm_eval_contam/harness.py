@@ -7,7 +7,7 @@ jobs (audit) and the CLI call it, never the other way round.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lm_eval_contam import task_dir
@@ -143,6 +143,14 @@ def _arg_dict(model_args: str | dict[str, Any] | None) -> dict[str, Any]:
     if isinstance(model_args, dict):
         return dict(model_args)
     return simple_parse_args_string(model_args or "")
+
+
+def adjustment_tasks(tasks: Sequence[Any], manager: Any, *, metadata: Mapping[str, Any] | None = None,
+                     loaded: Mapping[str, Any] | None = None) -> list[str]:
+    """The tasks every registered method adds so each plain benchmark of the run gets its adjusted score
+    (``MethodSpec.adjusts_benchmarks``); ``loaded``: benchmarks the audit already built and rendered, by name."""
+    return [task for spec in registered_methods() if spec.adjusts_benchmarks
+            for task in spec.adjusts_benchmarks(tasks, manager, metadata, loaded)]
 
 
 def post_process(results: dict[str, Any]) -> dict[str, Any]:

@@ -106,6 +106,11 @@ class MethodSpec:
     generate_alternative: Callable[[str], str | None] | None = None
     # Adds its derived rows to lm-eval's results before they are saved (e.g. DCR's adjusted accuracy).
     post_process: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    # (the run's task names, its TaskManager, run metadata, benchmarks already loaded by name) -> the tasks to add so
+    # every plain benchmark of the run gets an adjusted score beside its own (e.g. DCR's sheet per benchmark, whose
+    # post_process then writes <metric>_adj); what the report's benchmark table calls the adjusted score.
+    adjusts_benchmarks: Callable[[Sequence[Any], Any, Mapping[str, Any] | None, Mapping[str, Any] | None],
+                                 list[str]] | None = None
     # (task name, its config) -> why it cannot run on its partition (None: it can); asked once the quiz options
     # exist, before the run, so an untestable partition is "not tested: <why>" and the rest of the audit runs.
     cannot_run: Callable[[str, Mapping[str, Any]], NotRun | None] | None = None

@@ -125,7 +125,7 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for task in DOCS:
         _local_task(root, task)
     manager = TaskManager(include_path=[str(root)], include_defaults=False)
-    return load_tasks(list(DOCS), task_manager=manager)
+    return load_tasks(list(DOCS), manager)
 
 
 @pytest.mark.parametrize("task", list(DOCS))

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from lm_eval_contam import harness
 from lm_eval_contam.benchmark_docs import BenchmarkDoc, benchmark_docs, load_tasks
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.errors import ContamError
@@ -95,7 +96,7 @@ def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def loaded(task_dir: Path) -> dict:
-    return load_tasks(["quiz_group", "quiz_mc"], [str(task_dir)])
+    return load_tasks(["quiz_group", "quiz_mc"], harness.task_manager((str(task_dir),), include_defaults=True))
 
 
 def test_load_tasks_maps_groups_to_subtasks_and_a_task_to_itself(loaded: dict) -> None:

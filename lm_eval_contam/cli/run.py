@@ -4,7 +4,7 @@ Every flag is lm-eval's own and is parsed by lm-eval's own parser, so outputs
 (results JSON, samples, printed table) are exactly lm-eval's. The one seam is
 ``simple_evaluate``: its results pass through ``harness.post_process`` before lm-eval
 saves and prints them; before it, ``harness.check_model_can_run`` stops runs an API
-model cannot do (log-likelihood tasks), and ``benchmark_dcr.adjustment_tasks`` adds the
+model cannot do (log-likelihood tasks), and ``harness.adjustment_tasks`` adds (through the registry) the
 DCR level tasks of a sheet built from every benchmark task in the run, so each gets
 ``<metric>_adj`` beside its raw metric (``--metadata '{"dcr_adjust": false}'``: off), and a project task whose
 method cannot run on its partition (``MethodSpec.cannot_run``: e.g. a row over a local model's window, where lm-eval
@@ -21,10 +21,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from lm_eval_contam.audit import tasks_not_run
-from lm_eval_contam.benchmark_dcr import adjustment_tasks
 from lm_eval_contam.context_window import audited_model_window
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.harness import check_model_can_run, include_paths, post_process
+from lm_eval_contam.harness import adjustment_tasks, check_model_can_run, include_paths, post_process
 from lm_eval_contam.input_checks import check_run_metadata
 from lm_eval_contam.lm_eval_compat import selected_task_configs
 

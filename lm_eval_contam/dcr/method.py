@@ -4,6 +4,7 @@ verdicts, report section and the post-processing that adds the DCR Factor and ad
 from __future__ import annotations
 
 from lm_eval_contam.dcr import report_section
+from lm_eval_contam.dcr.benchmark_sheets import adjustment_tasks
 from lm_eval_contam.dcr.configs import METHOD
 from lm_eval_contam.dcr.hook import post_process_results
 from lm_eval_contam.dcr.sheet import load_sheet
@@ -38,5 +39,6 @@ SPEC = MethodSpec(
     render_html=report_section.html,
     render_markdown=report_section.markdown,
     post_process=post_process_results,
+    adjusts_benchmarks=adjustment_tasks,
     explicit_input=ExplicitInput(what="a DCR sheet", plan=planned_sheet),
 )

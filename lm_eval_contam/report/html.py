@@ -187,7 +187,7 @@ def benchmark_section(report: Report) -> str:
     if not scores:
         return ""
     return ('<h2 id="benchmarks">Benchmark scores</h2>'
-            + table(("model", "task", "metric", "score", "adjusted (DCR)", "scored with"),
+            + table(("model", "task", "metric", "score", layout.adjusted_heading(), "scored with"),
                     ((s.model, s.task, s.metric, layout.score_text(s), layout.adjusted_text(s), s.scored_with)
                      for s in scores)))
 

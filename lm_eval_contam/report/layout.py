@@ -31,6 +31,12 @@ from lm_eval_contam.verdict import (
 NOT_MEASURED = "not measured"
 
 
+def adjusted_heading() -> str:
+    """The benchmark table's adjusted-score column, named after the registered method(s) that adjust benchmarks."""
+    titles = ", ".join(spec.title for spec in registered_methods() if spec.adjusts_benchmarks)
+    return f"adjusted ({titles})" if titles else "adjusted"
+
+
 def nothing_to_decide() -> str:
     """Said in place of the evidence when no verdict says yes or no: which tests would have (the registry's)."""
     titles = "; ".join(spec.title for spec in registered_methods() if spec.rate_keys)

@@ -84,7 +84,7 @@ def benchmark_section(report: Report) -> list[str]:
     if not scores:
         return []
     return ["## Benchmark scores", "",
-            *table(["model", "task", "metric", "score", "adjusted (DCR)", "scored with"],
+            *table(["model", "task", "metric", "score", md(layout.adjusted_heading()), "scored with"],
                    [[md(s.model), md(s.task), md(s.metric), md(layout.score_text(s)), md(layout.adjusted_text(s)),
                      md(s.scored_with)] for s in scores])]
 

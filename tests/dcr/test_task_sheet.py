@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_contam.benchmark_dcr import benchmark_tasks, write_sheet
+from lm_eval_contam.dcr.benchmark_sheets import benchmark_tasks, write_sheet
 from lm_eval_contam.cli import main
 from lm_eval_contam.dcr import bootstrap_dcr_factor, dcr_factor
 from lm_eval_contam.dcr.data import load_data_rows

@@ -77,7 +77,7 @@ def write_sheet(task: str, sheet: Mapping[str, Any], rows: Sequence[Mapping[str,
     folder.mkdir(parents=True, exist_ok=True)
     sheet_path = folder / SHEET_FILE
     write_jsonl(folder / ROWS_FILE, rows)
-    sheet_path.write_text(f"# Built from the lm-eval task {task!r} by lm_eval_contam.benchmark_dcr; see "
+    sheet_path.write_text(f"# Built from the lm-eval task {task!r} by lm_eval_contam.dcr.benchmark_sheets; see "
                           f"lm_eval_contam/dcr/task_sheet.py.\n" + yaml.safe_dump(dict(sheet), sort_keys=False,
                                                                                  allow_unicode=True),
                           encoding="utf-8")
@@ -105,12 +105,12 @@ def _loaded_subtask(name: str, loaded: Mapping[str, LoadedBenchmark],
     for benchmark in loaded.values():
         if name in benchmark:
             return benchmark[name], benchmark.docs[name]
-    benchmark = load_tasks([name], task_manager=task_manager)[name]
+    benchmark = load_tasks([name], task_manager)[name]
     return benchmark[name], benchmark.docs[name]
 
 
-def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, *, metadata: Mapping[str, Any] | None = None,
-                     home: Path | None = None, loaded: Mapping[str, LoadedBenchmark] | None = None) -> list[str]:
+def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[str, Any] | None = None,
+                     loaded: Mapping[str, LoadedBenchmark] | None = None, *, home: Path | None = None) -> list[str]:
     """The level-task YAML paths to add to a run of ``tasks`` so every benchmark task gets ``<metric>_adj``.
 
     ``loaded``: benchmarks already built and rendered (``audit --tasks``), used as they are.
