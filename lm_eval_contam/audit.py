@@ -38,9 +38,9 @@ from lm_eval_contam.registry import (
     QUIZ_LEFT_OUT_KEY,
     AuditedModel,
     PlannedTasks,
-    QuizSample,
     method_of,
     registered_methods,
+    task_quiz_samples,
 )
 from lm_eval_contam.rundir import load_run
 from lm_eval_contam.verdict import collect, partition_verdicts
@@ -399,21 +399,6 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
     return [str(write_task_configs(partition, out_dir)) for partition in partitions if not partition.dataset.registered]
 
 
-def quiz_samples(tasks: Sequence[str], task_manager: Any) -> list[QuizSample]:
-    """Every quiz sample the tasks read options for (``MethodSpec.quiz_samples``), each once."""
-    found: dict[tuple[str, int, int, str], QuizSample] = {}
-    for task in tasks:
-        config = task_config(task, task_manager)
-        metadata = config["metadata"]
-        family = metadata.get("method")
-        spec = method_of(str(family)) if family else None
-        if spec is None or spec.quiz_samples is None:
-            continue
-        for sample in spec.quiz_samples(metadata, str(config.get("test_split"))):
-            found.setdefault((sample.partition.name, sample.num_instances, sample.seed, str(sample.options_path)), sample)
-    return list(found.values())
-
-
 def task_config(task: str, task_manager: Any) -> dict[str, Any]:
     """A task's indexed config, its metadata carrying ``config_source`` (relative paths resolve against it)."""
     entry = task_index(task_manager).get(task)
@@ -442,7 +427,8 @@ def tasks_not_run(tasks: Sequence[str], task_manager: Any, window: ModelWindow |
 
 def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str, *, progress: bool = True) -> None:
     """Make the quiz options the tasks' samples lack (offline perturber by default), before any request."""
-    QUIZ_OPTION_MAKER(quiz_samples(tasks, task_manager), generator, progress=progress)
+    QUIZ_OPTION_MAKER(task_quiz_samples(task_config(task, task_manager) for task in tasks), generator,
+                      progress=progress)
 
 
 def evaluation_tasks(tasks: list[str], task_manager: Any, max_gen_toks: int | None,

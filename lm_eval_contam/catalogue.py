@@ -7,7 +7,7 @@ Entry points (the CLI, the audit, the report, the null study) import it; a new b
 from __future__ import annotations
 
 from lm_eval_contam.dcq.method import SPEC as DCQ
-from lm_eval_contam.dcq.options import make_quiz_options
+from lm_eval_contam.dcq.options import OFFLINE, make_quiz_options
 from lm_eval_contam.dcr.method import SPEC as DCR
 from lm_eval_contam.incontext.method import SPEC as INCONTEXT
 from lm_eval_contam.likelihood.method import SPEC as LIKELIHOOD
@@ -18,6 +18,7 @@ from lm_eval_contam.timetravel.method import SPEC as TIMETRAVEL
 BUILTIN_METHODS: tuple[MethodSpec, ...] = (TIMETRAVEL, DCQ, DCR, LIKELIHOOD, INCONTEXT, OPTIONORDER)
 # The quiz options every method with "quiz_options" among its needs reads are made by DCQ's option maker.
 QUIZ_OPTION_MAKER = make_quiz_options
+OFFLINE_QUIZ_OPTION_GENERATOR = OFFLINE  # the maker's generator with no model in the loop (WordNet synonyms)
 
 for _spec in BUILTIN_METHODS:  # a module runs once per process, so each registers once
     register_method(_spec)

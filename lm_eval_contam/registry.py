@@ -9,7 +9,7 @@ loop over :func:`registered_methods` and never name a family; a task reaches its
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -153,6 +153,21 @@ def method_of(family: str) -> MethodSpec:
         raise ContamError(f"no registered method {family!r} (known: {', '.join(sorted(_REGISTRY)) or 'none'}; "
                           "the built-in ones register on `import lm_eval_contam.catalogue`)",
                           field="metadata.method") from None
+
+
+def task_quiz_samples(configs: Iterable[Mapping[str, Any]]) -> list[QuizSample]:
+    """Every quiz sample the task configs read options for (their methods' ``quiz_samples``), each once, in the
+    configs' order; a config without ``metadata.method`` (a benchmark's own task) reads none."""
+    found: dict[tuple[str, int, int, str], QuizSample] = {}
+    for config in configs:
+        metadata = config.get("metadata") or {}
+        family = metadata.get("method")
+        spec = method_of(str(family)) if family else None
+        if spec is None or spec.quiz_samples is None:
+            continue
+        for sample in spec.quiz_samples(metadata, str(config.get("test_split"))):
+            found.setdefault((sample.partition.name, sample.num_instances, sample.seed, str(sample.options_path)), sample)
+    return list(found.values())
 
 
 def controlled_methods() -> frozenset[str]:

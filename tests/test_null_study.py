@@ -16,7 +16,6 @@ from lm_eval_contam.nullstudy.rates import markdown_table
 from lm_eval_contam.nullstudy.study import (
     run_study,
     training_texts,
-    write_options,
     write_task_configs,
     write_world_data,
 )
@@ -86,9 +85,40 @@ def test_every_instance_gets_offline_quiz_options(world) -> None:
     from lm_eval_contam.dcq.options import read_options
 
     _, found = world
-    options = read_options(write_options(found))
+    write_task_configs(found)
+    options = read_options(found.options_path)
     assert len(options) == 4 * QUICK.rows_per_split  # two datasets, two splits, every row
     assert all(len(entry.options) == 4 for entry in options.values())
+
+
+def test_every_instance_a_quiz_samples_has_options_at_another_study_seed(tmp_path: Path) -> None:
+    """The options follow the tasks' own seed (the retargeted YAMLs carry the pattern's, 0), not the study's: with
+    more rows than a quiz samples (100) and study seed 3, every instance each DCQ task samples has options."""
+    from lm_eval_contam.dcq.instances import sample_instances
+    from lm_eval_contam.dcq.options import read_options
+    from lm_eval_contam.dcq.task import DCQSettings
+
+    found = write_world_data(replace(QUICK, seed=3, rows_per_split=130), 0, tmp_path)
+    tasks = write_task_configs(found)
+    options = read_options(found.options_path)
+    quizzes = [configs.load((found.directory / "tasks" / f"{name}.yaml").read_text()) for name in tasks
+               if name.startswith("dcq_")]
+    assert len(quizzes) == 2 and len(options) == 2 * 100  # one quiz per split, 100 of its 130 rows each
+    for quiz in quizzes:
+        settings = DCQSettings.from_metadata(quiz["metadata"], quiz["test_split"])
+        sampled = sample_instances(settings.partition, settings.partition.rows(), settings.num_instances, settings.seed)
+        assert len(sampled) == 100 and all(instance.key in options for instance in sampled)
+
+
+def test_an_instance_without_valid_options_stops_the_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lm_eval_contam.dcq import options
+    from lm_eval_contam.errors import ContamError
+
+    found = write_world_data(QUICK, 0, tmp_path)
+    monkeypatch.setattr(options, "offline_proposer", lambda seed: lambda instances, attempt: [None] * len(instances))
+    with pytest.raises(ContamError, match="no valid quiz options for 10 sampled instance"):
+        write_task_configs(found)
+    assert len(options.read_failures(found.options_path)) == 2 * QUICK.rows_per_split  # recorded beside the cache
 
 
 def test_tasks_are_the_shipped_families_retargeted(world) -> None:
@@ -100,14 +130,14 @@ def test_tasks_are_the_shipped_families_retargeted(world) -> None:
     assert {(p.family, p.variant) for p in configs.patterns("train")} >= {
         ("timetravel", ""), ("timetravel", "completion"), ("dcq", "ll")}
     assert not [p for p in configs.patterns("test") if p.family == "dcq" and p.variant == ""]  # generate mode left out
-    tasks = write_task_configs(found, write_options(found))
+    tasks = write_task_configs(found)
     sibling = found.specs[0]
     name = f"timetravel_{sibling.key}_test_completion"
     assert tasks[name] == PartitionRole(0, 0, "test", "sibling")
     written = (found.directory / "tasks" / f"{name}.yaml").read_text()
     assert "dataset_name: " + sibling.display_name in written and "dataset: toy_news" not in written
     quiz = (found.directory / "tasks" / f"dcq_{sibling.key}_train_ll.yaml").read_text()
-    assert f"options_path: {found.directory / 'options.jsonl'}" in quiz
+    assert f"options_path: {found.directory.resolve() / 'options.jsonl'}" in quiz
     task = get_task_dict([name], harness.task_manager(str(found.directory / "tasks")))[name]
     docs = list(task.test_docs())
     assert len(docs) == QUICK.rows_per_split  # fewer rows than the paper's 10-instance default: all of them
@@ -119,7 +149,7 @@ def test_generation_cap_goes_to_the_world_tasks_of_the_methods_that_ask_for_it(w
     from lm_eval_contam import harness
 
     _, found = world
-    tasks = write_task_configs(found, write_options(found))
+    tasks = write_task_configs(found)
     capped = harness.generation_capped_tasks(harness.task_manager(str(found.directory / "tasks")), list(tasks), 3)
     assert set(capped) == {name for name in tasks if name.startswith("timetravel_")}
     assert {task.config.generation_kwargs["max_gen_toks"] for task in capped.values()} == {3}

@@ -191,16 +191,15 @@ def test_clean_model_false_positives_take_a_test_out_of_the_verdict(monkeypatch:
 @pytest.fixture(scope="module")
 def study_setup(tmp_path_factory):
     """A small study's partitions with their tasks per pass (no model trained)."""
-    from lm_eval_contam.nullstudy.study import write_options, write_task_configs, write_world_data
+    from lm_eval_contam.nullstudy.study import write_task_configs, write_world_data
     from lm_eval_contam.nullstudy.validation import ValidationSettings, study_partitions, write_mc_data
 
     settings = ValidationSettings(partitions=1, mc_partitions=1, rows_per_partition=10, fresh_per_shape=1)
     study_dir = tmp_path_factory.mktemp("validation").resolve()
     world = write_world_data(settings.world(), 0, study_dir)
-    options = write_options(world, settings.seed)
-    partitions = study_partitions(world, write_task_configs(world, options), write_mc_data(settings, study_dir),
-                                  study_dir, options, settings.fresh_per_shape)
-    return study_dir, options, partitions
+    partitions = study_partitions(world, write_task_configs(world), write_mc_data(settings, study_dir),
+                                  study_dir, world.options_path, settings.fresh_per_shape)
+    return study_dir, world.options_path, partitions
 
 
 def test_a_tasks_pass_follows_from_what_its_method_needs(study_setup) -> None:

@@ -388,13 +388,15 @@ def make_options(
     return OptionsReport(len(instances), len(instances) - len(todo), written, tuple(failures))
 
 
-def make_quiz_options(samples: Sequence[QuizSample], generator: str, *, progress: bool = True) -> None:
-    """Make the quiz options the samples lack (offline perturber by default), before any request.
+def make_quiz_options(samples: Sequence[QuizSample], generator: str, *, progress: bool = True) -> dict[str, int]:
+    """Make the quiz options the samples lack (offline perturber by default), before any request; how many sampled
+    instances got none, by partition label (only partitions with some).
 
     Instances that stay invalid are recorded beside the options cache; the quiz leaves
     them out and the task's logged metadata lists them (:data:`LEFT_OUT_KEY`).
     """
     proposers: dict[int, Proposer] = {}
+    left_out: dict[str, int] = {}
     for sample in samples:
         instances = sample_instances(sample.partition, sample.partition.rows(), sample.num_instances, sample.seed)
         cached = read_options(sample.options_path)
@@ -408,3 +410,6 @@ def make_quiz_options(samples: Sequence[QuizSample], generator: str, *, progress
               f"({report.cached} cached) -> {sample.options_path}"
               + (f"; {len(report.failures)} instance(s) left out of the quiz (no valid options)" if report.failures
                  else ""))
+        if report.failures:
+            left_out[sample.partition.label] = left_out.get(sample.partition.label, 0) + len(report.failures)
+    return left_out

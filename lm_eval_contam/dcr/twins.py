@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lm_eval_contam.dcq.instances import QuizInstance
-from lm_eval_contam.dcq.perturb import WordNet, load_wordnet, synonym_variants
+from lm_eval_contam.dcq.perturb import synonym_variants
+from lm_eval_contam.wordnet import WordNet, load_wordnet
 
 
 def perturbed_twin(text: str, *, seed: int, usable: Callable[[str], bool] = lambda twin: True,

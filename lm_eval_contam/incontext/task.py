@@ -16,7 +16,7 @@ from typing import Any
 from lm_eval.api.instance import Instance
 
 from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, QuizInstance, sample_indices
-from lm_eval_contam.dcq.perturb import load_wordnet, perturb
+from lm_eval_contam.dcq.perturb import perturb
 from lm_eval_contam.incontext.docs import DEFAULT_CONTEXT_INSTANCES, incontext_docs
 from lm_eval_contam.incontext.stats import gain, incontext_test
 from lm_eval_contam.likelihood.docs import instance_text
@@ -28,6 +28,7 @@ from lm_eval_contam.lm_eval_compat import (
 )
 from lm_eval_contam.partition_task import PartitionTestTask
 from lm_eval_contam.partitions import Partition, metadata_number
+from lm_eval_contam.wordnet import load_wordnet
 
 METRICS: dict[str, Callable[[Any], float]] = {
     "incontext_difference": lambda s: s.statistic,

@@ -3,8 +3,8 @@
 Each dataset has its own name, label names, sentence templates and word pools
 (its "style"), drawn from a shared vocabulary of common English nouns, adjectives
 and past-tense verbs. The nouns and adjectives are words WordNet lists with
-synonyms, so the offline DCQ perturber (:mod:`lm_eval_contam.dcq.perturb`) can
-build quiz options from every instance. Everything is a pure function of the seed
+synonyms, so the offline quiz-option maker (WordNet synonym swaps) can build quiz
+options from every instance. Everything is a pure function of the seed
 and the dataset's index (:func:`lm_eval_contam.seeding.rng_for`).
 """
 

@@ -1,4 +1,4 @@
-"""Running the null study: per world, write the data, options and task YAMLs, train the model, run lm-eval.
+"""Running the null study: per world, write the data, task YAMLs and their quiz options, train the model, run lm-eval.
 
 Every step is resumable under the study directory: data and options are
 regenerated identically (seeded), a trained model is kept once ``training.json``
@@ -13,19 +13,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lm_eval_contam import harness
+from lm_eval_contam.catalogue import OFFLINE_QUIZ_OPTION_GENERATOR, QUIZ_OPTION_MAKER
 from lm_eval_contam.contaminate import contaminant_texts
-from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_instances
-from lm_eval_contam.dcq.options import append_options, collect_options, read_options
-from lm_eval_contam.dcq.perturb import load_wordnet, offline_proposer
+from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import write_jsonl
 from lm_eval_contam.nullstudy import configs
 from lm_eval_contam.nullstudy.corpus import SyntheticDataset, background_texts, make_dataset, vocabulary
 from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings, world_roles
 from lm_eval_contam.partitions import DatasetSpec, Partition, dataset_from_task_metadata
+from lm_eval_contam.registry import task_quiz_samples
 from lm_eval_contam.rundir import load_model_dir
 from lm_eval_contam.tiny_model import build_tiny_model
 from lm_eval_contam.training import train_on_texts
 from lm_eval_contam.verdict import Verdict, model_verdicts, partition_verdicts
+from lm_eval_contam.wordnet import load_wordnet
 
 TRAINING_FILE = "training.json"
 TIMING_FILE = "timing.json"  # seconds per step, recorded when the step ran (a resumed step keeps its first time)
@@ -46,9 +47,15 @@ class World:
     def label(self) -> str:
         return f"world{self.index}"
 
+    @property
+    def options_path(self) -> Path:
+        """The world's one quiz options file, as the shipped samples keep one per dataset: a task reading a control
+        partition's options (the likelihood family) finds them beside the audited partition's. Absolute: lm-eval
+        resolves a relative one against the task YAML's folder."""
+        return self.directory.resolve() / "options.jsonl"
+
 
 def _vocabulary() -> tuple[tuple[str, ...], tuple[str, ...]]:
-
     wordnet = load_wordnet()
     return vocabulary(lambda word: bool(wordnet.synonyms(word)))
 
@@ -72,40 +79,31 @@ def write_world_data(settings: StudySettings, index: int, study_dir: Path) -> Wo
     return World(index, directory, datasets, specs, roles)
 
 
-def write_options(world: World, seed: int = 0) -> Path:
-    """DCQ's offline (WordNet) options for every partition as the DCQ task samples it, in one cache file.
+def write_task_configs(world: World) -> dict[str, PartitionRole]:
+    """Every family's tasks for every partition of the world, under ``tasks/``, and the quiz options they read in
+    :attr:`World.options_path`; task name -> partition role.
 
-    One file for the world, as the shipped samples keep one per dataset: a task reading a control partition's
-    options (the likelihood family) finds them beside the audited partition's.
-
-    Not the audit's path (``catalogue.QUIZ_OPTION_MAKER`` over the tasks' ``MethodSpec.quiz_samples``): that one
-    samples and perturbs with the tasks' seed (0: the retargeted YAMLs do not carry the study's), this one with the
-    study's, so the two files are byte-identical at seed 0 only, and the shipped rates were measured on these.
+    The options are made as the audit makes them (``catalogue.QUIZ_OPTION_MAKER``, offline, over the tasks'
+    ``MethodSpec.quiz_samples``): every task samples and perturbs with its own seed (the pattern's, which the
+    retargeted YAMLs carry whatever the study's seed), so every instance a task quizzes has options. An instance left
+    without valid options stops the study: the rates count every sampled instance.
     """
-
-    path = world.directory / "options.jsonl"
-    cached = read_options(path) if path.is_file() else {}
-    todo = [instance for role in world.roles
-            for instance in sample_instances(world.partition(role), world.partition(role).rows(),
-                                             DEFAULT_NUM_INSTANCES, seed)
-            if instance.key not in cached]
-    if todo:
-        run = collect_options(todo, offline_proposer(seed), generator="offline", progress=False)
-        append_options(path, run.entries)
-    return path
-
-
-def write_task_configs(world: World, options: Path) -> dict[str, PartitionRole]:
-    """Every family's tasks for every partition of the world, under ``tasks/``; task name -> partition role."""
     task_dir = world.directory / "tasks"
     task_dir.mkdir(parents=True, exist_ok=True)
-    tasks = {}
+    tasks, written = {}, []
     for role in world.roles:
         partition = world.partition(role)
         for pattern in configs.patterns(role.split):
-            config = configs.retarget(pattern, partition, options_path=options)
+            config = configs.retarget(pattern, partition, options_path=world.options_path)
             (task_dir / f"{config['task']}.yaml").write_text(configs.dump(config), encoding="utf-8")
             tasks[str(config["task"])] = role
+            written.append(config)
+    left_out = QUIZ_OPTION_MAKER(task_quiz_samples(written), OFFLINE_QUIZ_OPTION_GENERATOR, progress=False)
+    if left_out:
+        raise ContamError("no valid quiz options for " + ", ".join(
+            f"{count} sampled instance(s) of {label}" for label, count in left_out.items())
+            + " (the failures are recorded beside the options); the null study quizzes every sampled instance",
+            source=str(world.options_path))
     return tasks
 
 
@@ -221,8 +219,7 @@ def run_study(settings: StudySettings, study_dir: Path, *, progress: bool = True
     for index in tqdm(range(settings.worlds), desc="null study worlds", unit="world", disable=not progress):
         world = write_world_data(settings, index, study_dir)
         world.directory.mkdir(parents=True, exist_ok=True)
-        tasks = _timed(world, "data_options_configs",
-                       lambda: write_task_configs(world, write_options(world, settings.seed)))
+        tasks = _timed(world, "data_options_configs", lambda: write_task_configs(world))
         model_dir = _timed(world, "training", lambda: train_world_model(world, settings, progress=progress))
         _timed(world, "evaluation", lambda: run_world(world, list(tasks), model_dir, settings))
         done.append((world, tasks))

@@ -26,7 +26,6 @@ from typing import Any
 from lm_eval_contam import task_dir as templates_dir
 from lm_eval_contam.contaminate import MANIFEST_FILE, InjectionSettings, inject, trained_with
 from lm_eval_contam.contaminate.corpus import default_filler
-from lm_eval_contam.dcq.perturb import wordnet_dir
 from lm_eval_contam.jsonl import read_jsonl_objects, write_jsonl
 from lm_eval_contam.nullstudy import configs
 from lm_eval_contam.nullstudy.corpus import MC_LETTERS, SyntheticDataset, make_mc_dataset, render_mc
@@ -38,7 +37,6 @@ from lm_eval_contam.nullstudy.study import (
     evaluate,
     results_dir,
     training_texts,
-    write_options,
     write_task_configs,
     write_world_data,
 )
@@ -54,6 +52,7 @@ from lm_eval_contam.verdict import (
     shipped_rates,
     sibling_rates,
 )
+from lm_eval_contam.wordnet import glosses, wordnet_dir
 
 VALIDATION_VERSION = 1
 MODEL_LABELS = ("injected", "clean")
@@ -115,12 +114,8 @@ def gloss_paragraphs(wordnet_folder: Path) -> list[str]:
 
     The bundled filler (Python's reference docs) is too small for a 15 % share of 8 x 40 instances.
     """
-    glosses = []
-    for part in ("noun", "verb", "adj", "adv"):
-        for line in (wordnet_folder / f"data.{part}").read_text(encoding="utf-8").splitlines():
-            if not line.startswith(" ") and " | " in line:
-                glosses.append(line.split(" | ", 1)[1].strip().rstrip(";") + ".")
-    return [" ".join(glosses[i:i + GLOSSES_PER_PARAGRAPH]) for i in range(0, len(glosses), GLOSSES_PER_PARAGRAPH)]
+    found = glosses(wordnet_folder)
+    return [" ".join(found[i:i + GLOSSES_PER_PARAGRAPH]) for i in range(0, len(found), GLOSSES_PER_PARAGRAPH)]
 
 
 def study_filler() -> list[str]:
@@ -392,10 +387,9 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
 def prepare(settings: ValidationSettings, study_dir: Path, base_model: str) -> tuple[list[StudyPartition], Path]:
     """Data, options and configs of both shapes, and the injected model (every step resumable)."""
     world = write_world_data(settings.world(), 0, study_dir)
-    options = write_options(world, settings.seed)
-    world_tasks = write_task_configs(world, options)
+    world_tasks = write_task_configs(world)
     mc = write_mc_data(settings, study_dir)
-    partitions = study_partitions(world, world_tasks, mc, study_dir, options, settings.fresh_per_shape)
+    partitions = study_partitions(world, world_tasks, mc, study_dir, world.options_path, settings.fresh_per_shape)
     return partitions, train_injected_model(world, mc, settings, base_model, study_dir)
 
 

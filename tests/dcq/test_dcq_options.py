@@ -18,8 +18,9 @@ from lm_eval_contam.dcq.options import (
     read_options,
     validate_options,
 )
-from lm_eval_contam.dcq.perturb import WORDNET_INSTALL_COMMAND, WordNet, load_wordnet, perturb
+from lm_eval_contam.dcq.perturb import perturb
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.wordnet import WORDNET_INSTALL_COMMAND, WordNet, load_wordnet
 
 ORIGINAL = QuizInstance("text: The team won the final match on Sunday.\nlabel: 1 (Sports)", "label")
 GOOD = (

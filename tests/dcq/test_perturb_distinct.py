@@ -13,8 +13,9 @@ import json
 from lm_eval_contam import task_dir
 from lm_eval_contam.dcq.instances import QuizInstance, sample_instances
 from lm_eval_contam.dcq.options import validate_options
-from lm_eval_contam.dcq.perturb import _drawn_options, load_wordnet, number_slots, perturb, substitution_slots
+from lm_eval_contam.dcq.perturb import _drawn_options, number_slots, perturb, substitution_slots
 from lm_eval_contam.partitions import Partition
+from lm_eval_contam.wordnet import load_wordnet
 
 ONE_LINE_QUESTIONS = [QuizInstance(f"text: What is {a} plus {b}?\nanswer: {a + b}", "answer")
                       for a, b in zip(range(2, 14), range(13, 1, -1))]
