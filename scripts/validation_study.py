@@ -172,7 +172,7 @@ def run_papers_strength(args) -> None:
     passes = args.passes.split(",") if args.passes else ["likelihood"]
     if not args.collect:
         run_validation(settings, args.out, base, passes=passes)
-    labelled, combined_passes = collect(settings, args.out, base, passes)
+    labelled, combined_passes = collect(settings, args.out, base)  # every pass scored so far, not only this call's
     document = rates_document(
         # The command that scores it all (a --collect call only reads what it scored).
         labelled, command="python " + shlex.join(["scripts/validation_study.py",
@@ -263,4 +263,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from lm_eval_contam.errors import ContamError
+
+    try:
+        main()
+    except ContamError as error:  # bad input or a folder of another study: one line, exit 2
+        print(f"validation_study.py: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -64,7 +64,7 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     runs = sorted(path.relative_to(study_dir / "runs").as_posix() for path in (study_dir / "runs").glob("*/*")
                   if path.is_dir() and not path.name.endswith(".cache"))
     assert runs == ["clean/likelihood_00", "injected/likelihood_00"]
-    partitions, _ = prepare(settings, study_dir, str(tiny_model_dir))
+    partitions, _, _ = prepare(settings, study_dir)
     assert [(p.partition.label, p.role, p.shape, p.clean_only) for p in partitions] == [
         ("Quick Kettle 0 train", "injected", "free text", False), ("Quick Kettle 0 test", "sibling", "free text", False),
         ("Quick Bridge Quiz 0 train", "injected", "multiple choice", False),
@@ -127,6 +127,19 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     assert clean_bill(row, rates) == ("at the papers' injection strength this verdict (without a control) finds "
                                       f"{entry['by_shape']['multiple choice']['detection']['flagged']} of 1 injected "
                                       "multiple choice partitions")
+
+
+def test_a_study_folder_refuses_other_settings(tmp_path: Path) -> None:
+    """Runs are named by position: a rerun of other settings on the same folder would reuse them for other partitions."""
+    from lm_eval_contam.errors import ContamError
+    from lm_eval_contam.nullstudy.validation import ValidationSettings, check_same_study
+
+    check_same_study(ValidationSettings(), tmp_path)
+    check_same_study(ValidationSettings(batch_size=2), tmp_path)  # the batch size changes no number
+    with pytest.raises(ContamError) as refused:
+        check_same_study(ValidationSettings(partitions=4, rows_per_partition=40), tmp_path)
+    assert str(refused.value) == (f"{tmp_path}: field '--out': holds a study of other settings (partitions 8 -> 4; "
+                                  "rows_per_partition 24 -> 40); give a new --out")
 
 
 def test_detection_rate_text_and_bad_document() -> None:

@@ -26,6 +26,7 @@ from typing import Any
 from lm_eval_contam import task_dir as templates_dir
 from lm_eval_contam.contaminate import MANIFEST_FILE, InjectionSettings, inject, trained_with
 from lm_eval_contam.contaminate.corpus import default_filler
+from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import read_jsonl_objects, write_jsonl
 from lm_eval_contam.nullstudy import configs
 from lm_eval_contam.nullstudy.corpus import MC_LETTERS, SyntheticDataset, make_mc_dataset, render_mc
@@ -155,13 +156,13 @@ def train_injected_model(world: World, mc: Sequence[McDataset], settings: Valida
     ``model/``)."""
     out = study_dir / "model"
     injection = settings.injection()
-    _, texts = training_texts(world, settings.world())
-    texts = texts + [mc_training_text(row) for dataset in mc for row in dataset.dataset.splits["train"]]
     sources = [{"partition": world.partition(role).label, "format": "timetravel"}
                for role in world.roles if role.role == "injected"]
     sources += [{"partition": f"{dataset.dataset.display_name} train", "format": "lm-eval multiple choice"}
                 for dataset in mc]
     if not trained_with(out, injection, sources):
+        _, texts = training_texts(world, settings.world())
+        texts = texts + [mc_training_text(row) for dataset in mc for row in dataset.dataset.splits["train"]]
         inject(base_model, texts, str(out), settings=injection, filler=study_filler(), description={"sources": sources})
     return out
 
@@ -280,8 +281,8 @@ def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc:
     shaped += [(spec.partition(split), "injected" if split == "train" else "sibling", "multiple choice")
                for spec in mc_specs(mc, study_dir) for split in ("train", "test")]
     # Split a of every fresh dataset before any split b: a study stopped early has both shapes of natural text.
-    shaped += [(spec.partition(split), "unseen", shape) for split in FRESH_SPLITS
-               for spec, shape in fresh_specs(study_dir, fresh_per_shape)]
+    fresh = fresh_specs(study_dir, fresh_per_shape)
+    shaped += [(spec.partition(split), "unseen", shape) for split in FRESH_SPLITS for spec, shape in fresh]
     for partition, role, shape in shaped:
         tasks: dict[str, tuple[str, ...]] = {}
         likelihood_configs = likelihood_pass_configs(partition, target)
@@ -384,38 +385,60 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
     return labelled
 
 
-def prepare(settings: ValidationSettings, study_dir: Path, base_model: str) -> tuple[list[StudyPartition], Path]:
-    """Data, options and configs of both shapes, and the injected model (every step resumable)."""
+SETTINGS_FILE = "settings.json"
+
+
+def check_same_study(settings: ValidationSettings, study_dir: Path) -> None:
+    """A study folder holds one design: its runs are named by position, so another design would reuse them for other
+    partitions (or other rows) without a word. Recorded on the first call, refused on a later one that differs."""
+    wanted = {key: value for key, value in asdict(settings).items() if key != "batch_size"}  # changes no number
+    path = study_dir / SETTINGS_FILE
+    if not path.is_file():
+        study_dir.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(wanted, indent=2) + "\n", encoding="utf-8")
+        return
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    changed = [f"{key} {recorded.get(key)!r} -> {wanted.get(key)!r}" for key in sorted({*recorded, *wanted})
+               if recorded.get(key) != wanted.get(key)]
+    if changed:
+        raise ContamError(f"holds a study of other settings ({'; '.join(changed)}); give a new --out",
+                          source=str(study_dir), field="--out")
+
+
+def prepare(settings: ValidationSettings, study_dir: Path) -> tuple[list[StudyPartition], World, list[McDataset]]:
+    """Data, options and task configs of both shapes (every step resumable); the world and the MC data they came from."""
+    check_same_study(settings, study_dir)
     world = write_world_data(settings.world(), 0, study_dir)
     world_tasks = write_task_configs(world)
     mc = write_mc_data(settings, study_dir)
-    partitions = study_partitions(world, world_tasks, mc, study_dir, world.options_path, settings.fresh_per_shape)
-    return partitions, train_injected_model(world, mc, settings, base_model, study_dir)
+    return study_partitions(world, world_tasks, mc, study_dir, world.options_path, settings.fresh_per_shape), world, mc
 
 
 def run_validation(settings: ValidationSettings, study_dir: Path, base_model: str, *,
-                   passes: Sequence[str] = ("likelihood",), run_missing: bool = True,
-                   progress: bool = True) -> list[tuple[Verdict, Role, str]]:
+                   passes: Sequence[str] = ("likelihood",), progress: bool = True) -> list[tuple[Verdict, Role, str]]:
     """The study's data and injected model, then both models scored pass by pass."""
     study_dir = study_dir.resolve()  # task YAMLs name their data and options files by absolute path
-    partitions, injected = prepare(settings, study_dir, base_model)
+    partitions, world, mc = prepare(settings, study_dir)
+    injected = train_injected_model(world, mc, settings, base_model, study_dir)
     return score(partitions, [("injected", injected), ("clean", Path(base_model))], settings, study_dir,
-                 prior_rates(study_dir), passes=passes, run_missing=run_missing, progress=progress)
+                 prior_rates(study_dir), passes=passes, progress=progress)
 
 
 def collect(settings: ValidationSettings, study_dir: Path, base_model: str,
             passes: Sequence[str] = tuple(PASSES)) -> tuple[list[tuple[Verdict, Role, str]], list[str]]:
-    """The verdicts of the runs done so far, and the passes every run of which is done.
+    """The verdicts of the runs done so far, and the passes every run of which is done; nothing is trained or run.
 
     A partition's combined verdicts rest on the passes scored on it (the log-likelihood pass alone unless the
     generation and quiz passes ran too); the rates document records the runs done per pass.
     """
     study_dir = study_dir.resolve()
-    partitions, _ = prepare(settings, study_dir, base_model)
+    partitions, _, _ = prepare(settings, study_dir)
     done, expected = scored_runs(study_dir), expected_runs(partitions)
     complete = [name for name in passes if expected[name] and done.get(name) == expected[name]]
     started = [name for name in passes if done.get(name)]
-    return run_validation(settings, study_dir, base_model, passes=started, run_missing=False, progress=False), complete
+    models = [("injected", study_dir / "model"), ("clean", Path(base_model))]
+    return score(partitions, models, settings, study_dir, prior_rates(study_dir), passes=started, run_missing=False,
+                 progress=False), complete
 
 
 def compute_seconds(study_dir: Path) -> float:
