@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+import sys
 from pathlib import Path
 
 from lm_eval_contam.contaminate import InjectionSettings
@@ -155,7 +156,6 @@ def run_papers_strength(args) -> None:
     """The K >= 8 study at the papers' strength on the default model (lm_eval_contam.nullstudy.validation)."""
     import datetime
     import shlex
-    import sys
 
     from lm_eval_contam.default_model import default_model_path
     from lm_eval_contam.detection_rates import VALIDATION_RATES_FILE
