@@ -20,9 +20,8 @@ from typing import Any
 from lm_eval_contam import harness
 from lm_eval_contam.audit_identity import AUDIT_FILE, relative_to_audit
 from lm_eval_contam.benchmark_docs import LoadedBenchmark, load_tasks, single_choice_caveat
-from lm_eval_contam.benchmark_partitions import derive_partitions, write_partition
-from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER
-from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow, audited_model_window
+from lm_eval_contam.benchmark_partitions import BenchmarkControl, derive_partitions, write_partition
+from lm_eval_contam.context_window import audited_model_window
 from lm_eval_contam.contaminate import MANIFEST_FILE
 from lm_eval_contam.default_model import default_model_path
 from lm_eval_contam.errors import ContamError
@@ -30,7 +29,6 @@ from lm_eval_contam.generation import ModelSpec, default_device
 from lm_eval_contam.harness import generation_capped_tasks
 from lm_eval_contam.input_checks import broken_task_yaml, check_label, check_tasks_named_once, partition_control_overlap
 from lm_eval_contam.lm_eval_compat import index_task_folders, task_index
-from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.own_data import check_partition_rows, write_task_configs
 from lm_eval_contam.partitions import Partition, resolve_partition
 from lm_eval_contam.registry import (
@@ -40,7 +38,6 @@ from lm_eval_contam.registry import (
     PlannedTasks,
     method_of,
     registered_methods,
-    task_quiz_samples,
 )
 from lm_eval_contam.rundir import load_run
 from lm_eval_contam.verdict import collect, partition_verdicts
@@ -199,8 +196,8 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.adjusts_benchmarks)
         tasks += harness.adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
-    prepare_quiz_options(tasks, task_manager, settings.quiz_option_generator)
-    not_run = tasks_not_run(tasks, task_manager, audited_model_window(spec.backend, spec.model_args))
+    harness.prepare_quiz_options(tasks, task_manager, settings.quiz_option_generator)
+    not_run = harness.tasks_not_run(tasks, task_manager, audited_model_window(spec.backend, spec.model_args))
     tasks = [task for task in tasks if task not in not_run]
     if not tasks:  # lm-eval cannot run an empty task list: say why each method could not run instead
         raise ContamError("no method can run on the partitions: " + "; ".join(
@@ -322,7 +319,7 @@ class BenchmarkPartitionCards:
 
 
 def write_benchmark_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: Path,
-                               control: Any = None) -> BenchmarkPartitionCards:
+                               control: BenchmarkControl | None = None) -> BenchmarkPartitionCards:
     """Load the lm-eval tasks, derive every (sub)task's partition (and control), then write their cards and rows.
 
     Every task is loaded and rendered, and every control derived, before the first file is written: bad input
@@ -397,38 +394,6 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
             check_partition_rows(partition, partition.rows(), str(partition.data_file))
         partition_control_overlap(partition)
     return [str(write_task_configs(partition, out_dir)) for partition in partitions if not partition.dataset.registered]
-
-
-def task_config(task: str, task_manager: Any) -> dict[str, Any]:
-    """A task's indexed config, its metadata carrying ``config_source`` (relative paths resolve against it)."""
-    entry = task_index(task_manager).get(task)
-    config = dict(entry.cfg) if entry is not None else {}
-    config["metadata"] = {**(config.get("metadata") or {}), "config_source": str(getattr(entry, "yaml_path", ""))}
-    return config
-
-
-def tasks_not_run(tasks: Sequence[str], task_manager: Any, window: ModelWindow | None = None) -> dict[str, NotRun]:
-    """The tasks whose method cannot run on their partition (``MethodSpec.cannot_run``), each with why.
-
-    Asked once the quiz options exist: the audit leaves these out, says "not tested: <why>", and runs the rest.
-    ``window``: the audited local model's, handed to each method in the config (``MODEL_WINDOW_KEY``).
-    """
-    found: dict[str, NotRun] = {}
-    for task in tasks:
-        config = task_config(task, task_manager)
-        if window is not None:
-            config[MODEL_WINDOW_KEY] = window
-        family = config["metadata"].get("method")
-        spec = method_of(str(family)) if family else None
-        if spec is not None and spec.cannot_run is not None and (entry := spec.cannot_run(task, config)) is not None:
-            found[task] = entry
-    return found
-
-
-def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str, *, progress: bool = True) -> None:
-    """Make the quiz options the tasks' samples lack (offline perturber by default), before any request."""
-    QUIZ_OPTION_MAKER(task_quiz_samples(task_config(task, task_manager) for task in tasks), generator,
-                      progress=progress)
 
 
 def evaluation_tasks(tasks: list[str], task_manager: Any, max_gen_toks: int | None,

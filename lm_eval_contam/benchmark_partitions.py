@@ -125,7 +125,7 @@ def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkD
     check_control_overlap([row[TEXT_FIELD] for row in rows], [row[TEXT_FIELD] for row in control_rows], source=name,
                           field="--control-split" if control.split is not None else "--control-data")
     return BenchmarkPartition(group, name, split, rows, control_split, control_rows,
-                         None if control.data is None else str(control.data))
+                              None if control.data is None else str(control.data))
 
 
 def derive_partitions(loaded: Mapping[str, LoadedBenchmark],

@@ -15,6 +15,8 @@ continuations says "not tested: row N has T tokens, over the model's window of W
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -111,23 +113,31 @@ class ModelWindow:
 
 def local_tokenizer_and_window(backend: str | None,
                                model_args: str | Mapping[str, Any] | None) -> tuple[Any, int] | None:
-    """A local backend's (hf, vllm) tokenizer and the window lm-eval uses; None for API models."""
+    """A local backend's (hf, vllm) tokenizer and the window lm-eval uses; None for API models. Loaded once per
+    model: the audit asks before its run (:func:`audited_model_window`) and after it (:func:`count_truncation`)."""
     if backend not in LOCAL_BACKENDS:
         return None
-    model_args = model_args or {}
-    if isinstance(model_args, str):
+    if not isinstance(model_args, str):
+        model_args = json.dumps(dict(model_args or {}), sort_keys=True, default=str)
+    return _loaded_tokenizer_and_window(model_args)
+
+
+@functools.lru_cache(maxsize=4)
+def _loaded_tokenizer_and_window(model_args: str) -> tuple[Any, int] | None:
+    if model_args.startswith("{"):
+        arguments = json.loads(model_args)
+    else:
         from lm_eval.utils import simple_parse_args_string
 
-        model_args = simple_parse_args_string(model_args)
-    pretrained = model_args.get("pretrained") or model_args.get("model")
+        arguments = simple_parse_args_string(model_args)
+    pretrained = arguments.get("pretrained") or arguments.get("model")
     if not pretrained:
         return None
     from transformers import AutoConfig, AutoTokenizer
 
-    source = str(model_args.get("tokenizer") or pretrained)
-    tokenizer = AutoTokenizer.from_pretrained(source)
+    tokenizer = AutoTokenizer.from_pretrained(str(arguments.get("tokenizer") or pretrained))
     return tokenizer, model_window(AutoConfig.from_pretrained(str(pretrained)), tokenizer,
-                                   model_args.get("max_length") or model_args.get("max_model_len"))
+                                   arguments.get("max_length") or arguments.get("max_model_len"))
 
 
 def audited_model_window(backend: str, model_args: str) -> ModelWindow | None:

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
-from lm_eval_contam.context_window import count_truncation
+from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER  # importing the catalogue registers the built-in methods
+from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow, count_truncation
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.lm_eval_compat import (
     built_tasks,
@@ -22,7 +22,8 @@ from lm_eval_contam.lm_eval_compat import (
     selected_task_configs,
     task_index,
 )
-from lm_eval_contam.registry import method_of, registered_methods
+from lm_eval_contam.method_verdict import NotRun
+from lm_eval_contam.registry import method_of, registered_methods, task_quiz_samples
 
 log = logging.getLogger("lm_eval_contam")
 
@@ -143,6 +144,38 @@ def _arg_dict(model_args: str | dict[str, Any] | None) -> dict[str, Any]:
     if isinstance(model_args, dict):
         return dict(model_args)
     return simple_parse_args_string(model_args or "")
+
+
+def task_config(task: str, task_manager: Any) -> dict[str, Any]:
+    """A task's indexed config, its metadata carrying ``config_source`` (relative paths resolve against it)."""
+    entry = task_index(task_manager).get(task)
+    config = dict(entry.cfg) if entry is not None else {}
+    config["metadata"] = {**(config.get("metadata") or {}), "config_source": str(getattr(entry, "yaml_path", ""))}
+    return config
+
+
+def tasks_not_run(tasks: Sequence[str], task_manager: Any, window: ModelWindow | None = None) -> dict[str, NotRun]:
+    """The tasks whose method cannot run on their partition (``MethodSpec.cannot_run``), each with why.
+
+    Asked once the quiz options exist: the audit leaves these out, says "not tested: <why>", and runs the rest.
+    ``window``: the audited local model's, handed to each method in the config (``MODEL_WINDOW_KEY``).
+    """
+    found: dict[str, NotRun] = {}
+    for task in tasks:
+        config = task_config(task, task_manager)
+        if window is not None:
+            config[MODEL_WINDOW_KEY] = window
+        family = config["metadata"].get("method")
+        spec = method_of(str(family)) if family else None
+        if spec is not None and spec.cannot_run is not None and (entry := spec.cannot_run(task, config)) is not None:
+            found[task] = entry
+    return found
+
+
+def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str, *, progress: bool = True) -> None:
+    """Make the quiz options the tasks' samples lack (offline perturber by default), before any request."""
+    QUIZ_OPTION_MAKER(task_quiz_samples(task_config(task, task_manager) for task in tasks), generator,
+                      progress=progress)
 
 
 def adjustment_tasks(tasks: Sequence[Any], manager: Any, *, metadata: Mapping[str, Any] | None = None,

@@ -20,10 +20,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lm_eval_contam.audit import tasks_not_run
 from lm_eval_contam.context_window import audited_model_window
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.harness import adjustment_tasks, check_model_can_run, include_paths, post_process
+from lm_eval_contam.harness import adjustment_tasks, check_model_can_run, include_paths, post_process, tasks_not_run
 from lm_eval_contam.input_checks import check_run_metadata
 from lm_eval_contam.lm_eval_compat import selected_task_configs
 

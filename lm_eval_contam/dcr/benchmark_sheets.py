@@ -53,11 +53,9 @@ def benchmark_tasks(configs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     Left out: this project's own tasks (``metadata.method``: the methods' tasks, DCR levels included), tasks whose
     metadata says ``dcr_adjust: false`` (the wiring probe) and every task a DCR sheet of the run already adjusts.
     """
-    adjusted: set[str] = set()
-    for config in configs.values():
-        metadata = config.get("metadata") or {}
-        if "dcr_sheet" in metadata:
-            adjusted.update(target.task for target in load_sheet(str(metadata["dcr_sheet"])).adjusts)
+    sheets = {str(metadata["dcr_sheet"]) for config in configs.values()
+              if "dcr_sheet" in (metadata := config.get("metadata") or {})}  # one per sheet, not one per level task
+    adjusted = {target.task for sheet in sheets for target in load_sheet(sheet).adjusts}
     wanted = []
     for name, config in configs.items():
         metadata = config.get("metadata") or {}
