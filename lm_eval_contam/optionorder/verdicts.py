@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lm_eval_contam.formatting import number, p_equals, pvalue
 from lm_eval_contam.method_verdict import Verdict
 from lm_eval_contam.optionorder.configs import METHOD
+from lm_eval_contam.optionorder.orders import DEFAULT_ORDERS
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.stats import ALPHA
@@ -39,21 +42,24 @@ class OrderEvidence:
         return f"{p_equals(self.pvalue)}, original first in {100 * self.top_share:.0f} % (chance {100 / self.orders:.0f} %)"
 
 
-def smallest_pvalue(items: int, orders: int) -> float:
-    return float(orders) ** -items
+def smallest_pvalue(orders_per_item: Sequence[int]) -> float:
+    """The smallest p the exact rank test can give: every item's original order ranked first, 1/orders each."""
+    return math.prod(1 / orders for orders in orders_per_item)
 
 
 def task_verdict(model: ModelResults, task: str) -> Verdict:
     partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
     records = [sample.get("order_pvalue") or {} for sample in model.samples(task)]
-    orders = max((int(record.get("orders", 0)) for record in records), default=0) or 5
-    first = records[0] if records else {}
     p = model.number(task, "order_pvalue")
     items = int(model.number(task, "order_items"))
+    # Each item's orders from its logged record; a run without logged samples has the default for every item.
+    per_item = [int(record["orders"]) for record in records if record.get("orders")] or [DEFAULT_ORDERS] * items
+    orders = max(per_item, default=DEFAULT_ORDERS)
+    first = records[0] if records else {}
     caveats = []
-    if smallest_pvalue(items, orders) > ALPHA:
-        caveats.append(f"{items} item(s) with {orders} orders each: the smallest p this test can give is "
-                       f"{number(smallest_pvalue(items, orders))} > {ALPHA}, so it cannot flag")
+    if smallest_pvalue(per_item) > ALPHA:
+        caveats.append(f"{items} item(s) with {min(per_item)}–{orders} orders each: the smallest p this test can give "
+                       f"is {number(smallest_pvalue(per_item))} > {ALPHA}, so it cannot flag")
     evidence = OrderEvidence(items, orders, model.number(task, "order_top_share"), model.number(task, "order_u_mean"),
                              p, int(first.get("left_out", 0)), str(first.get("left_out_reason", "")))
     return Verdict(model=model.label, partition=partition.label, family=METHOD, method="option_order",

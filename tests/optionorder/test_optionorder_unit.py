@@ -75,6 +75,14 @@ def test_rank_test_exact_values() -> None:
         rank_test([6], [5])
 
 
+def test_the_cannot_flag_caveat_uses_each_items_own_number_of_orders() -> None:
+    from lm_eval_contam.optionorder.verdicts import smallest_pvalue
+
+    # Items of 2, 2 and 3 orders, every original first: the test's smallest p is 1/12 > 0.05 (not 3 ** -3 < 0.05).
+    assert smallest_pvalue([2, 2, 3]) == pytest.approx(rank_test([1, 1, 1], [2, 2, 3]).pvalue) == pytest.approx(1 / 12)
+    assert smallest_pvalue([5] * 10) == pytest.approx(rank_test([1] * 10, [5] * 10).pvalue)
+
+
 def test_ties_are_broken_at_random_within_the_tied_places() -> None:
     ranks = {original_rank(1.0, [1.0, 1.0, 0.0, 2.0], seed=0, identity=str(i)) for i in range(50)}
     assert ranks == {2, 3, 4}
