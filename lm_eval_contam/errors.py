@@ -20,3 +20,4 @@ class ContamError(ValueError):
         super().__init__(f"{prefix}: {message}" if prefix else message)
         self.source = source
         self.field = field
+        self.reason = message  # the message without its source and field (e.g. a "not tested: <why>")

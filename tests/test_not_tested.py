@@ -245,3 +245,29 @@ def test_a_row_over_the_models_window_is_not_tested_where_it_would_be_a_continua
     control = verdicts["likelihood_control"]
     assert control.pvalue is not None and control.n == 6 + 6 and not control.caveats
     assert verdicts["dcq_loglikelihood"].caveats[-1].startswith("1 of 6 docs exceed the model's context window")
+
+
+def test_option_order_is_not_tested_when_no_sampled_item_is_usable(tmp_path: Path) -> None:
+    """The plan counts usable items over every row; the test samples. A big partition with two usable items among
+    300 can sample none: "not tested" on that partition, not a task without docs that stops the audit."""
+    from lm_eval_contam.nullstudy.validation import render_question
+    from lm_eval_contam.optionorder.method import cannot_run, task_names
+    from lm_eval_contam.partitions import dataset_from_task_metadata
+    from lm_eval_contam.registry import AuditedModel
+
+    rows = [{"text": render_question(f"Which number is number {i}?", ["10", "20", "30", "40"]), "answer": "A",
+             "choices": list("ABCD")} for i in range(298)]  # sorted options: left out on purpose
+    rows[7] = {"text": render_question("Which fruit is yellow?", ["pear", "apple", "banana", "kiwi"]), "answer": "C",
+               "choices": list("ABCD")}
+    rows[150] = {"text": render_question("Which colour is the sky?", ["red", "blue", "green", "brown"]),
+                 "answer": "B", "choices": list("ABCD")}
+    data = tmp_path / "quiz.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    spec = dataset_from_task_metadata({"dataset_name": "Big Quiz", "data_files": {"test": str(data)},
+                                       "task_type": "question", "text_field": "text", "label_field": "answer",
+                                       "columns": ["text", "answer"], "companion_field": "answer"})
+    partition = spec.partition("test")
+    assert task_names(partition, AuditedModel(chat=False, plain_text=True)) == ["optionorder_big_quiz_test"]  # planned
+    entry = cannot_run("optionorder_big_quiz_test", {"test_split": "test", "metadata": spec.task_metadata()})
+    assert entry is not None and entry.method == "option_order" and entry.partition == "Big Quiz test"
+    assert entry.reason.startswith("no multiple-choice item the option-order test can use (100 left out: ")

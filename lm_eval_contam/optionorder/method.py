@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.optionorder import report_section
 from lm_eval_contam.optionorder.configs import METHOD, render_task_config, task_name
-from lm_eval_contam.optionorder.task import usable_items
+from lm_eval_contam.optionorder.task import OptionOrderSettings, order_docs, usable_items
 from lm_eval_contam.optionorder.verdicts import verdicts
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
@@ -20,6 +24,18 @@ def _multiple_choice(partition: Partition) -> bool:
         return usable_items(partition, partition.rows()) > 0
     except ContamError:
         return False  # an unreadable partition is reported by the methods that read it
+
+
+def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
+    """Not run when none of the *sampled* items is usable: the plan counts usable items over every row, so a large
+    partition with a few usable items can sample none, and lm-eval would stop the whole audit on a task without docs."""
+    settings = OptionOrderSettings.from_metadata(config.get("metadata"), str(config.get("test_split")))
+    try:
+        order_docs(settings, settings.partition.rows())
+    except ContamError as error:
+        return NotRun(task=task, family=METHOD, method="option_order", title="Option order (ours, after Ni et al.)",
+                      partition=settings.partition.label, reason=error.reason)
+    return None
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -45,4 +61,5 @@ SPEC = MethodSpec(
     rate_keys=("option_order",),
     output_types=frozenset({"multiple_choice"}),
     evidence_kind="option order",
+    cannot_run=cannot_run,
 )

@@ -78,6 +78,12 @@ def left_out_reason(item: Item | None, shared: set[frozenset[str]]) -> str | Non
                                                if deliberate(item.options) else None)
 
 
+def no_usable_item(reasons: Sequence[str]) -> str:
+    """Why no sampled item could be used (the first reason, with how many were left out)."""
+    return f"no multiple-choice item the option-order test can use ({len(reasons)} left out: " \
+           f"{reasons[0] if reasons else 'no rows'})"
+
+
 def order_docs(settings: OptionOrderSettings, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One doc per usable sampled item: the item rendered in its original order, then in its comparator orders.
 
@@ -100,8 +106,7 @@ def order_docs(settings: OptionOrderSettings, rows: Sequence[Mapping[str, Any]])
         docs.append({"row_index": index, "identity": identity,
                      "texts": [render(item, range(len(item.options))), *(render(item, order) for order in orders)]})
     if not docs:
-        raise ContamError(f"no multiple-choice item the option-order test can use ({len(reasons)} left out: "
-                          f"{reasons[0] if reasons else 'no rows'})", source=partition.label, field=text_field)
+        raise ContamError(no_usable_item(reasons), source=partition.label, field=text_field)
     for doc in docs:
         doc["left_out"], doc["left_out_reason"] = len(reasons), (reasons[0] if reasons else "")
     return docs
