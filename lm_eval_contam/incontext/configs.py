@@ -15,12 +15,10 @@ def task_name(partition: Partition) -> str:
     return partition.task_name(METHOD)
 
 
-def render_task_config(partition: Partition, *, include: str | None = None, num_instances: int | None = None) -> str:
+def render_task_config(partition: Partition, *, include: str | None = None) -> str:
     """One task YAML; ``include`` the template's path (default: relative, for the shipped task directory)."""
     sample = partition.dataset.hf_path is None
     metadata: dict[str, Any] = {"version": 1.0, "method": METHOD, **partition.dataset.task_metadata()}
-    if num_instances is not None:
-        metadata["num_instances"] = num_instances
     metadata["seed"] = 0
     family = "incontext_samples" if sample else "incontext"
     lines = [

@@ -16,7 +16,6 @@ from lm_eval_contam.seeding import rng_for
 
 DEFAULT_CONTEXT_INSTANCES = 3  # CoDeC's setting: a few other instances of the dataset in the context
 CONTEXT_SEPARATOR = "\n\n"
-MIN_INSTANCES = DEFAULT_CONTEXT_INSTANCES + 1
 
 # text -> its perturbed twin (None when no word of it can be swapped)
 Twin = Callable[[str], "str | None"]

@@ -15,10 +15,8 @@ def task_name(partition: Partition) -> str:
     return partition.task_name(METHOD)
 
 
-def render_task_config(partition: Partition, *, include: str, num_instances: int | None = None) -> str:
+def render_task_config(partition: Partition, *, include: str) -> str:
     metadata: dict[str, Any] = {"version": 1.0, "method": METHOD, **partition.dataset.task_metadata()}
-    if num_instances is not None:
-        metadata["num_instances"] = num_instances
     metadata["seed"] = 0
     lines = [
         "# Written by lm-eval-contam (lm_eval_contam/optionorder/configs.py).",
