@@ -59,8 +59,9 @@ def percentile_interval(values: Sequence[float] | np.ndarray, confidence_level: 
 
 
 def sign_flip_caveats(n: int | None) -> tuple[str, ...]:
-    """Too few pairs for a sign-flip test to reach ALPHA (its smallest possible p is 2**-n): say so on the verdict."""
-    if n is None or 2.0**-n <= ALPHA:
+    """Too few pairs for a sign-flip test to reach ALPHA (its smallest possible p is 2**-n): say so on the verdict.
+    n = 1 is said once for every verdict (``method_verdict.single_instance_caveats``), not twice."""
+    if n is None or n == 1 or 2.0**-n <= ALPHA:
         return ()
     return (f"{n} instance(s): the smallest p a sign-flip test can give is 1/{2 ** n} > {ALPHA}, so it cannot flag; "
             "audit more instances",)
