@@ -3,12 +3,13 @@
 A subclass gives ``metrics`` (name -> reader of its test's result; a property where the settings choose them),
 ``settings`` (with the ``partition``), ``build_docs(rows)``, ``doc_record(doc, results)`` and
 ``partition_statistics(records)``; lm-eval logs each doc's record under every metric and each metric reads the test
-over all records, computed once (no bootstrap). A test that reads a second partition too (a control) gets its rows
+over all records, computed once per record list (no bootstrap). A test that reads a second partition too (a control) gets its rows
 from ``partition_rows``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ class PartitionTestTask(ConfigurableTask):
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         config = {key: value for key, value in (config or {}).items() if key != "class"}
         self._docs: datasets.Dataset | None = None
+        self._statistics: dict[str, Any] = {}  # record list (as JSON) -> the test over it: once for all metrics
         super().__init__(config=config, **kwargs)
 
     def partition_rows(self, partition: Partition) -> list[dict[str, Any]]:
@@ -44,8 +46,14 @@ class PartitionTestTask(ConfigurableTask):
         return {metric: record for metric in self.metrics}
 
     def aggregation(self) -> dict[str, Callable[..., float]]:
+        def statistics(records: Sequence[Mapping[str, Any]]) -> Any:
+            key = json.dumps(list(records), sort_keys=True)
+            if key not in self._statistics:
+                self._statistics[key] = self.partition_statistics(records)
+            return self._statistics[key]
+
         def reader(read: Callable[[Any], float]) -> Callable[[Sequence[Mapping[str, Any]]], float]:
-            return lambda records: float(read(self.partition_statistics(records)))
+            return lambda records: float(read(statistics(records)))
 
         return {metric: reader(read) for metric, read in self.metrics.items()}
 

@@ -7,8 +7,6 @@ instance: the instance and its twin each scored alone (``loglikelihood_rolling``
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -78,15 +76,6 @@ def doc_record(doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, floa
             "twin_gain": gain(float(twin_in_context[0]), rolling_loglikelihood(twin_alone), utf8_bytes(doc["twin"]))}
 
 
-@functools.lru_cache(maxsize=64)
-def _statistics(records_json: str, seed: int) -> Any:
-    return incontext_test(json.loads(records_json), seed)
-
-
-def partition_statistics(records: Sequence[Mapping[str, Any]], seed: int) -> Any:
-    return _statistics(json.dumps(list(records), sort_keys=True), seed)
-
-
 class InContextTask(PartitionTestTask):
     """One partition's in-context test; its YAML's ``metadata`` names the partition."""
 
@@ -103,7 +92,7 @@ class InContextTask(PartitionTestTask):
         return doc_record(doc, results)
 
     def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> Any:
-        return partition_statistics(records, self.settings.seed)
+        return incontext_test(records, self.settings.seed)
 
     def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
         return doc["context"]

@@ -17,8 +17,6 @@ Requests per doc, each one forward pass for texts within the model's context:
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,13 +100,8 @@ def interleave(groups: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any
     return docs
 
 
-def _frozen(records: Sequence[Mapping[str, Any]]) -> str:
-    return json.dumps(list(records), sort_keys=True)
-
-
-@functools.lru_cache(maxsize=64)
-def _statistics(mode: str, records_json: str, seed: int) -> Any:
-    records = json.loads(records_json)
+def partition_statistics(mode: str, records: Sequence[Mapping[str, Any]], seed: int) -> Any:
+    """The mode's tests over one task's per-doc records."""
     if mode == "control":
         return control_tests(records, seed)
     if mode == "options":
@@ -116,11 +109,6 @@ def _statistics(mode: str, records_json: str, seed: int) -> Any:
     own, other = ([float(record[key]) for record in records] for key in ("own_lift", "other_lift"))
     return {"controlled": lift_from_records(records, seed), "uncontrolled": lift_test(own, [0.0] * len(own), seed=seed),
             "own_mean": sum(own) / len(own), "other_mean": sum(other) / len(other)}
-
-
-def partition_statistics(mode: str, records: Sequence[Mapping[str, Any]], seed: int) -> Any:
-    """The mode's tests over one task's per-doc records, computed once per record list."""
-    return _statistics(mode, _frozen(records), seed)
 
 
 def doc_record(mode: str, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:

@@ -8,8 +8,6 @@ original order sorted on purpose) are counted and left out before any request.
 
 from __future__ import annotations
 
-import functools
-import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -126,16 +124,6 @@ def doc_record(doc: Mapping[str, Any], results: Sequence[Any], seed: int) -> dic
             "left_out_reason": doc["left_out_reason"]}
 
 
-@functools.lru_cache(maxsize=64)
-def _statistics(records_json: str) -> Any:
-    records = json.loads(records_json)
-    return rank_test([int(r["rank"]) for r in records], [int(r["orders"]) for r in records])
-
-
-def partition_statistics(records: Sequence[Mapping[str, Any]]) -> Any:
-    return _statistics(json.dumps(list(records), sort_keys=True))
-
-
 class OptionOrderTask(PartitionTestTask):
     """One partition's option-order test; its YAML's ``metadata`` names the partition."""
 
@@ -152,7 +140,7 @@ class OptionOrderTask(PartitionTestTask):
         return doc_record(doc, results, self.settings.seed)
 
     def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> Any:
-        return partition_statistics(records)
+        return rank_test([int(r["rank"]) for r in records], [int(r["orders"]) for r in records])
 
     def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
         return doc["texts"][0]
