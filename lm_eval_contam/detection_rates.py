@@ -76,7 +76,7 @@ def parse_detection(document: Mapping[str, Any], source: str = "validation rates
                                        _counted(entry.get("false_positive_clean"), level), strength,
                                        str(entry.get("command") or document["command"]),
                                        str(entry.get("date") or document["date"]), shapes)
-        except (KeyError, TypeError, ValueError) as error:
+        except (AttributeError, KeyError, TypeError, ValueError) as error:  # AttributeError: a by_shape no mapping
             raise ContamError(f"not a validation rate ({type(error).__name__}: {error})", source=source,
                               field=f"methods.{key}") from None
     return found
@@ -97,9 +97,10 @@ def measured_detection(verdict: Verdict, rates: Mapping[str, DetectionRate] | No
 
 def partition_shape(row: PartitionVerdict) -> str:
     """The study shape a partition verdict's evidence matches: multiple choice when a test that only multiple-choice
-    items get ran on it (MethodSpec.output_types), free text otherwise."""
+    items get ran on it (MethodSpec.output_types), driving the verdict or shown beside it over its level; free text
+    otherwise."""
     multiple_choice = {spec.name for spec in registered_methods() if spec.output_types == {"multiple_choice"}}
-    tests = [verdict for verdict, _ in row.evidence]
+    tests = [*(verdict for verdict, _ in row.evidence), *row.over_level]
     return "multiple choice" if any(verdict.family in multiple_choice for verdict in tests) else "free text"
 
 

@@ -498,3 +498,14 @@ def test_each_measured_rate_is_stated_once_per_test(run_dir, measured, tmp_path)
     details = markdown[markdown.index("## Details"):]
     assert "caveat: run with --limit 4" in details
     assert "null hypothesis" not in details and "rule:" not in details
+
+
+def test_a_partition_whose_option_order_test_is_over_its_level_is_still_multiple_choice() -> None:
+    from lm_eval_contam.detection_rates import partition_shape
+    from lm_eval_contam.verdict import PartitionVerdict
+
+    lift = _verdict("likelihood_lift", "likelihood", "lk", 0.5, False, "lift", "Lift")
+    order = _verdict("option_order", "optionorder", "oo", 0.5, False, None, "Option order")
+    assert partition_shape(PartitionVerdict("m", "Quiz test", ((lift, 0.5),), (), over_level=(order,))) == \
+        "multiple choice"
+    assert partition_shape(PartitionVerdict("m", "Notes test", ((lift, 0.5),), ())) == "free text"
