@@ -6,7 +6,7 @@ import json
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -97,8 +97,13 @@ def inject(
     filler: Sequence[str] | None = None,
     description: Mapping[str, Any] | None = None,
     progress: bool = True,
+    filler_only: bool = False,
 ) -> dict[str, Any]:
     """Continue pre-training ``base_model`` on ``contaminant`` mixed with filler; save an HF folder plus manifest.
+
+    ``filler_only``: the same corpus with the contaminant documents taken out (contaminant share 0, the same filler
+    in the same order, the same hyper-parameters): the null a reference-differenced test is measured on, a model
+    fine-tuned from the same base that saw none of the audited instances.
 
     Returns the manifest, also written to ``<out_dir>/`` :data:`MANIFEST_FILE`:
     what was injected (with a hash per text), seeds, hyper-parameters, corpus
@@ -117,6 +122,11 @@ def inject(
         seed=settings.seed,
         validation_docs=settings.validation_docs,
     )
+    if filler_only:
+        dropped = set(contaminant)
+        corpus = replace(corpus, train=tuple(text for text in corpus.train if text not in dropped), contaminant_tokens=0)
+        description = {**dict(description or {}), "filler_only": True}
+        contaminant = ()
     started = time.perf_counter()
     history = train_on_texts(
         base_model,

@@ -150,20 +150,28 @@ def mc_training_text(row: Mapping[str, object]) -> str:
     return f"{render_mc(row)} {MC_LETTERS[int(row['answer'])]}"  # type: ignore[arg-type]
 
 
+# Where the study keeps its fine-tunes of the base model: the injected one, and the filler-only one (the same corpus
+# with the contaminant taken out: the null of the reference-differenced tests).
+MODEL_DIRS = {"injected": "model", "filler": "filler_model"}
+
+
 def train_injected_model(world: World, mc: Sequence[McDataset], settings: ValidationSettings, base_model: str,
-                         study_dir: Path) -> Path:
+                         study_dir: Path, *, filler_only: bool = False) -> Path:
     """The base model continued-pre-trained on the injected splits of both shapes (kept, and resumed, under
-    ``model/``)."""
-    out = study_dir / "model"
+    ``model/``); ``filler_only``: on the same corpus without them (under ``filler_model/``)."""
+    out = study_dir / MODEL_DIRS["filler" if filler_only else "injected"]
     injection = settings.injection()
     sources = [{"partition": world.partition(role).label, "format": "timetravel"}
                for role in world.roles if role.role == "injected"]
     sources += [{"partition": f"{dataset.dataset.display_name} train", "format": "lm-eval multiple choice"}
                 for dataset in mc]
-    if not trained_with(out, injection, sources):
+    recorded = [] if filler_only else sources
+    if not trained_with(out, injection, recorded):
         _, texts = training_texts(world, settings.world())
         texts = texts + [mc_training_text(row) for dataset in mc for row in dataset.dataset.splits["train"]]
-        inject(base_model, texts, str(out), settings=injection, filler=study_filler(), description={"sources": sources})
+        description = {"sources": recorded, **({"contaminant_left_out": sources} if filler_only else {})}
+        inject(base_model, texts, str(out), settings=injection, filler=study_filler(), description=description,
+               filler_only=filler_only)
     return out
 
 
