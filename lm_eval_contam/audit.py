@@ -28,7 +28,7 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.generation import ModelSpec, default_device
 from lm_eval_contam.harness import generation_capped_tasks
 from lm_eval_contam.input_checks import broken_task_yaml, check_label, check_tasks_named_once, partition_control_overlap
-from lm_eval_contam.lm_eval_compat import index_task_folders, task_index
+from lm_eval_contam.lm_eval_compat import index_task_folders, selected_task_configs, task_index
 from lm_eval_contam.own_data import check_partition_rows, write_task_configs
 from lm_eval_contam.partitions import Partition, resolve_partition
 from lm_eval_contam.registry import (
@@ -37,6 +37,7 @@ from lm_eval_contam.registry import (
     AuditedModel,
     PlannedTasks,
     method_of,
+    reference_methods,
     registered_methods,
 )
 from lm_eval_contam.rundir import load_run
@@ -67,6 +68,9 @@ class AuditSettings:
     # The benchmarks are scored as lm-eval scores them by default (no chat template), whatever the audit's own
     # prompts get: their score is then the one the user reports. True applies the chat template to them too.
     benchmark_chat_template: bool = False
+    # The checkpoint the audited model was fine-tuned from (--reference-model: a model spec as --model takes): it
+    # scores the same requests of every method that differences the two (``"reference"`` among its needs).
+    reference_model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,8 @@ class ModelRunRecord:
     quiz_left_out: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # How the benchmark tasks were scored (the settings that change their score), when the audit ran any.
     benchmark_scoring: dict[str, Any] | None = None
+    # The reference model's run of the same tasks (--reference-model): model, model_args, run_dir, tasks, seconds.
+    reference: dict[str, Any] | None = None
 
 
 def partition_tasks(name: str | Partition, quiz_modes: Sequence[str], *, chat: bool = True, plain_text: bool = True,
@@ -196,9 +202,12 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.adjusts_benchmarks)
         tasks += harness.adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
+    reference_spec, reference_tasks = (check_reference(settings.reference_model, spec.backend, tasks, task_manager)
+                                       if settings.reference_model else (None, []))
     harness.prepare_quiz_options(tasks, task_manager, settings.quiz_option_generator)
     not_run = harness.tasks_not_run(tasks, task_manager, audited_model_window(spec.backend, spec.model_args))
     tasks = [task for task in tasks if task not in not_run]
+    reference_tasks = [task for task in reference_tasks if task not in not_run]
     if not tasks:  # lm-eval cannot run an empty task list: say why each method could not run instead
         raise ContamError("no method can run on the partitions: " + "; ".join(
             f"{entry.task}: {entry.reason}" for entry in not_run.values()), field="partitions")
@@ -248,10 +257,66 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     print(make_table(results))
     if "groups" in results:
         print(make_table(results, "groups"))
+    reference = None
+    if reference_spec is not None:
+        reference = run_reference(reference_spec, reference_tasks, label, out_dir, settings, task_manager, cache_dir)
     run = ModelRunRecord(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(model_args),
-                   tuple(tasks), seconds, quiz_left_out(results["configs"]), results.get(BENCHMARK_SCORING_KEY))
+                   tuple(tasks), seconds, quiz_left_out(results["configs"]), results.get(BENCHMARK_SCORING_KEY),
+                   reference)
     record_run(out_dir, run, settings, plan.method_inputs)
     return run
+
+
+REFERENCE_SUFFIX = ".reference"  # runs/<label>.reference: beside the model's run_dir, never inside it
+
+
+def referenced_tasks(tasks: Sequence[str], task_manager: Any) -> list[str]:
+    """The tasks a reference model scores too: those of every method with ``"reference"`` among its needs."""
+    configs = selected_task_configs(task_manager, list(tasks))
+    methods = reference_methods()
+    return [task for task in tasks if str(((configs.get(task) or {}).get("metadata") or {}).get("method")) in methods]
+
+
+def check_reference(reference: str, backend: str, tasks: Sequence[str], task_manager: Any) -> tuple[ModelSpec, list[str]]:
+    """The reference model's spec and the tasks it scores, refused before any request: the audited model must run a
+    test that differences the two, and the reference must score log-likelihoods (a local backend, or an API whose
+    server returns prompt log-probabilities)."""
+    spec = ModelSpec.parse(reference)
+    spec.check()
+    found = referenced_tasks(tasks, task_manager)
+    if not found:
+        why = ("the audited model is a chat API without prompt log-probabilities" if backend not in PLAIN_TEXT_BACKENDS
+               else "no partition of the audit has a test that differences the two models")
+        raise ContamError(f"nothing for the reference model to score: {why}", field="--reference-model")
+    harness.check_model_can_run(spec.backend, spec.model_args, found, task_manager)
+    return spec, found
+
+
+def run_reference(spec: ModelSpec, tasks: Sequence[str], label: str, out_dir: Path, settings: AuditSettings,
+                  task_manager: Any, cache_dir: Path) -> dict[str, Any]:
+    """The reference model on the audited model's reference-differenced tasks, under ``runs/<label>.reference``.
+
+    The same task YAMLs build the same docs and requests (everything is seeded by the doc's identity), so each doc's
+    logged scores pair with the audited model's; ``u`` is per text, so another tokenizer is no obstacle."""
+    import lm_eval
+    from lm_eval.loggers import EvaluationTracker
+
+    run_dir = Path("runs") / f"{label}{REFERENCE_SUFFIX}"
+    tracker = EvaluationTracker(output_path=str(out_dir / run_dir))
+    started = time.perf_counter()
+    results = lm_eval.simple_evaluate(
+        model=spec.backend, model_args=spec.model_args, tasks=list(tasks), batch_size=settings.batch_size,
+        device=settings.device or default_device(), use_cache=str(cache_dir / f"{label}{REFERENCE_SUFFIX}"),
+        log_samples=True, evaluation_tracker=tracker, apply_chat_template=False, task_manager=task_manager,
+        limit=settings.limit)
+    seconds = round(time.perf_counter() - started, 1)
+    if results is not None:
+        samples = results.pop("samples")
+        tracker.save_results_aggregated(results=results, samples=samples)
+        for task_name in results["configs"]:
+            tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
+    return {"model": spec.backend, "model_args": spec.model_args, "run_dir": str(run_dir), "tasks": list(tasks),
+            "seconds": seconds}
 
 
 BENCHMARK_SCORING_KEY = "benchmark_scoring"  # in the results JSON and audit.json: how the benchmarks were scored

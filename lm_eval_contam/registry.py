@@ -20,8 +20,9 @@ from lm_eval_contam.partitions import Partition
 from lm_eval_contam.rundir import ModelResults
 
 # What a method needs of the model and the data: quiz options made before the run, a control partition, prompt
-# log-probabilities (local backends), or generated text.
-Need = Literal["quiz_options", "control", "logprobs", "generation"]
+# log-probabilities (local backends), or generated text; "reference": its tasks are scored by the reference model
+# too when the audit names one (--reference-model), its verdicts then difference the two.
+Need = Literal["quiz_options", "control", "logprobs", "generation", "reference"]
 # Task metadata key under which a quiz records the sampled instances it left out (no valid options), with why.
 QUIZ_LEFT_OUT_KEY = "quiz_left_out"
 # Results key (task -> NotRun record) of the tasks the audit left out because their method cannot run on the partition.
@@ -178,3 +179,8 @@ def controlled_methods() -> frozenset[str]:
 def papers_own_methods() -> frozenset[str]:
     """Every registered method's papers'-own decision rules (Verdict.method)."""
     return frozenset(rule for spec in _REGISTRY.values() for rule in spec.papers_own_methods)
+
+
+def reference_methods() -> frozenset[str]:
+    """The registered methods whose tasks a reference model scores too (``"reference"`` among their needs)."""
+    return frozenset(spec.name for spec in _REGISTRY.values() if "reference" in spec.needs)

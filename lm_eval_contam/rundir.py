@@ -119,6 +119,9 @@ class ModelResults:
     results: Mapping[str, Any]  # "results", "configs", "n-samples", "group_subtasks", "higher_is_better"
     files: Mapping[str, TaskFiles]
     injection: Mapping[str, Any] | None = None  # the contamination manifest, when an audit injected this model
+    # The checkpoint the model was fine-tuned from, run on the same tasks (audit --reference-model): its per-text
+    # scores difference the model's (u = log p(model) - log p(reference)).
+    reference: ModelResults | None = None
 
     def config(self, task: str) -> dict[str, Any]:
         return dict((self.results.get("configs") or {}).get(task) or {})
@@ -151,6 +154,15 @@ class ModelResults:
         """lm-eval's ``--limit`` of the run (None for a full run): then the instances are not the method's sample."""
         limit = (self.results.get("config") or {}).get("limit")
         return limit if isinstance(limit, (int, float)) and not isinstance(limit, bool) else None
+
+    def reference_records(self, task: str, metric: str) -> dict[str, dict[str, Any]] | None:
+        """The reference model's logged record of each doc of ``task`` (under ``metric``), by the record's
+        ``identity``; None without a reference run of the task. A record the reference lacks, or one of another
+        identity, is the caller's to refuse."""
+        if self.reference is None or task not in (self.reference.results.get("results") or {}):
+            return None
+        records = [sample.get(metric) or {} for sample in self.reference.samples(task)]
+        return {str(record.get("identity")): record for record in records}
 
     def tasks_of(self, family: str) -> list[str]:
         """The run's tasks whose ``metadata.method`` is ``family``, sorted."""
@@ -215,7 +227,7 @@ def _model_description(results: Mapping[str, Any]) -> str:
 
 
 def load_model_dir(directory: Path, *, label: str | None = None, model: str | None = None,
-                   injection: Mapping[str, Any] | None = None) -> ModelResults:
+                   injection: Mapping[str, Any] | None = None, reference: ModelResults | None = None) -> ModelResults:
     """One model's results files merged, the latest file winning per task."""
     files = results_by_date(directory)
     if not files:
@@ -240,6 +252,7 @@ def load_model_dir(directory: Path, *, label: str | None = None, model: str | No
         results=merged,
         files=task_files,
         injection=injection,
+        reference=reference,
     )
 
 
@@ -268,8 +281,24 @@ def _load_audit(path: Path) -> Run:
             # One model per run_dir by contract; extra subdirectories keep their name in the label.
             label = str(entry["label"]) if len(directories) == 1 else f"{entry['label']}/{directory.name}"
             model = " ".join(str(entry[key]) for key in ("model", "model_args") if entry.get(key)) or None
-            runs.append(load_model_dir(directory, label=label, model=model, injection=entry.get("injection")))
+            runs.append(load_model_dir(directory, label=label, model=model, injection=entry.get("injection"),
+                                       reference=_reference_run(path, audit_file, entry, where)))
     return Run(path=path, models=tuple(runs), audit={k: v for k, v in audit.items() if k != "models"})
+
+
+def _reference_run(path: Path, audit_file: Path, entry: Mapping[str, Any], where: str) -> ModelResults | None:
+    """The reference model's run recorded beside a model's (``audit --reference-model``), if any."""
+    reference = entry.get("reference")
+    if reference is None:
+        return None
+    if not isinstance(reference, dict) or not reference.get("run_dir"):
+        raise ContamError("a reference needs its run_dir", source=str(audit_file), field=f"{where}.reference")
+    directories = _model_dirs(path / str(reference["run_dir"]))
+    if len(directories) != 1:
+        raise ContamError(f"expected one lm-eval results folder under {reference['run_dir']}, found {len(directories)}",
+                          source=str(audit_file), field=f"{where}.reference.run_dir")
+    model = " ".join(str(reference[key]) for key in ("model", "model_args") if reference.get(key)) or None
+    return load_model_dir(directories[0], label=f"{entry['label']} (reference)", model=model)
 
 
 def load_run(path: str | Path) -> Run:

@@ -44,6 +44,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--model", help="HF folder / Hub id, or <lm-eval backend>:<model_args> "
                                         "(default: the embedded SmolLM2-135M-Instruct)")
     parser.add_argument("--label", help="name of this model in the report (default: the model folder's name)")
+    parser.add_argument("--reference-model", metavar="SPEC",
+                        help="the checkpoint the audited model was fine-tuned from (HF folder / Hub id, or <lm-eval "
+                             "backend>:<model_args>): it scores the same texts, and the reference-differenced tests "
+                             "read u = log p(model) - log p(reference) per text")
     parser.add_argument("--output_path", type=Path, default=Path("contamination_audit"),
                         help="audit directory (default: ./contamination_audit)")
     parser.add_argument("--dcq-generator", default="offline",
@@ -111,6 +115,7 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
         limit=args.limit,
         benchmark_chat_template=args.benchmark_chat_template,
         skip_methods=("likelihood",) if args.no_likelihood else (),
+        reference_model=args.reference_model,
     )
 
 
@@ -127,6 +132,8 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, str, str]:
                         data=args.data is not None)
     spec = ModelSpec.parse(args.model or str(default_model_path()))
     spec.check()
+    if args.reference_model:
+        ModelSpec.parse(args.reference_model).check()
     own = {flag: getattr(args, flag) for flag in ("data", "split", "name", "text_field", "second_field", "label_field",
                                                   "label_names", "task_type", "hf_name")}
     identity = {"partitions": list(partitions) if partitions is not None else None,
@@ -134,7 +141,7 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, str, str]:
                 "data": own if args.data is not None else None,
                 "control_split": args.control_split, "control_data": args.control_data,
                 "dcr_sheet": args.dcr_sheet, "dcq_mode": args.dcq_mode, "likelihood": not args.no_likelihood,
-                "limit": args.limit}
+                "limit": args.limit, **({"reference_model": args.reference_model} if args.reference_model else {})}
     check_same_audit(args.output_path, identity, label, spec.backend, spec.model_args)
     return identity, spec.backend, spec.model_args
 

@@ -11,6 +11,7 @@ and make an item whose original order is one of them ineligible.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,9 @@ from typing import Any
 from lm_eval_contam.seeding import rng_for
 
 DEFAULT_ORDERS = 5  # the original and four other orders per item: the smallest per-item p is 1/5
+# Orders per item of the arrangement tests (the original and up to 23 others: every order of four options; a seeded
+# sample of 23 admissible others beyond that).
+DEFAULT_ARRANGEMENTS = 24
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _LISTED = re.compile(r"^([A-Z])[.)]\s*(.*\S)\s*$")
 _POSITIONAL = re.compile(
@@ -128,3 +132,43 @@ def comparator_orders(item: Item, *, orders: int, seed: int, identity: str) -> l
         if order != identity_order and order not in found and not deliberate([item.options[i] for i in order]):
             found.append(order)
     return found
+
+
+def _admissible(item: Item, order: tuple[int, ...]) -> bool:
+    return order != tuple(range(len(item.options))) and not deliberate([item.options[i] for i in order])
+
+
+def arrangement_orders(item: Item, *, arrangements: int, seed: int, identity: str) -> list[tuple[int, ...]]:
+    """The other admissible orders of the arrangement tests: every one when there are at most ``arrangements - 1``,
+    else a seeded uniform sample of that many (in a seeded order either way)."""
+    count = len(item.options)
+    rng = rng_for(seed, "optionorder-arrangements", identity)
+    if math.factorial(count) <= 8 * arrangements:
+        candidates = [order for order in itertools.permutations(range(count)) if _admissible(item, order)]
+        picked = rng.permutation(len(candidates))[: arrangements - 1]
+        return [candidates[int(i)] for i in picked]
+    found: list[tuple[int, ...]] = []
+    while len(found) < arrangements - 1:  # many options: rejection sampling over the (huge) set of orders
+        order = tuple(int(i) for i in rng.permutation(count))
+        if _admissible(item, order) and order not in found:
+            found.append(order)
+    return found
+
+
+def answer_index(item: Item, answer: Any) -> int | None:
+    """The position of the item's gold answer among its options (None when the row's answer does not name one):
+    an index, a letter of a listed option, or an option's text."""
+    if isinstance(answer, bool):
+        return None
+    if isinstance(answer, int):
+        return answer if 0 <= answer < len(item.options) else None
+    text = str(answer or "").strip()
+    if len(text) == 1 and text in _LETTERS[: len(item.options)]:
+        return _LETTERS.index(text)
+    folded = [option.strip().casefold() for option in item.options]
+    return folded.index(text.casefold()) if text.casefold() in folded else None
+
+
+def keeps_answer(order: Sequence[int], answer: int) -> bool:
+    """Whether ``order`` leaves the gold answer at its letter (only the wrong options move)."""
+    return order[answer] == answer

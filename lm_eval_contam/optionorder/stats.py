@@ -10,13 +10,15 @@ exact null distribution is the convolution of the items' discrete uniforms, so t
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.relabelling import RelabellingResult, arrangement_test
 from lm_eval_contam.seeding import rng_for
 from lm_eval_contam.stats import TestResult
 
@@ -59,3 +61,25 @@ def rank_test(ranks: Sequence[int], sizes: Sequence[int]) -> OrderRankResult:
     statistic = float(Fraction(observed, scale * len(ranks)))
     return OrderRankResult(statistic=statistic, pvalue=pvalue, confidence_interval=None, n=len(ranks),
                            top_share=sum(rank == 1 for rank in ranks) / len(ranks))
+
+
+@dataclass(frozen=True)
+class OrderStatistics:
+    """A partition's option-order tests on one model's scores: the rank test (the original among ``orders``) and the
+    arrangement test (the original's standardised score among every arrangement scored, :mod:`~.relabelling`)."""
+
+    rank: OrderRankResult
+    arrangement: RelabellingResult
+
+
+def arranged_scores(record: Mapping[str, Any], scores: Sequence[float] | None = None, *,
+                    subset: str = "arranged") -> list[float]:
+    """An item's scores (its own, or ``scores`` such as ``u``) of the arrangement tests' texts, the original first;
+    ``subset`` "fixed": of the orders that keep the gold answer at its letter."""
+    values = record["scores"] if scores is None else scores
+    return [float(values[number]) for number in record[subset]]
+
+
+def order_statistics(records: Sequence[Mapping[str, Any]], *, seed: int, name: str) -> OrderStatistics:
+    return OrderStatistics(rank_test([int(r["rank"]) for r in records], [int(r["orders"]) for r in records]),
+                           arrangement_test([arranged_scores(record) for record in records], seed=seed, name=name))

@@ -1,9 +1,12 @@
 """lm-eval glue for the option-order test: one task per partition, ``loglikelihood_rolling`` requests only.
 
 Task ``metadata``: the partition (the schema every method shares), ``num_instances`` (100), ``orders`` (5: the
-original and four admissible others per item) and ``seed`` (0). Requests per item: one rolling log-likelihood per
-order, each one forward pass. Items the test cannot use (fewer than two options, options that refer to positions, an
-original order sorted on purpose) are counted and left out before any request.
+original and four admissible others per item, the rank test's), ``arrangements`` (24: the original and up to 23
+admissible others, the arrangement tests') and ``seed`` (0). Requests per item: one rolling log-likelihood per order
+(the rank test's orders are among the arrangement tests' for items of up to four options), each one forward pass.
+Every order's score is logged, so a reference model's run of the same task gives ``u`` per order (verdicts.py).
+Items the test cannot use (fewer than two options, options that refer to positions, an original order sorted on
+purpose) are counted and left out before any request.
 """
 
 from __future__ import annotations
@@ -23,23 +26,29 @@ from lm_eval_contam.lm_eval_compat import (
     task_request,
 )
 from lm_eval_contam.optionorder.orders import (
+    DEFAULT_ARRANGEMENTS,
     DEFAULT_ORDERS,
     Item,
+    answer_index,
+    arrangement_orders,
     comparator_orders,
     deliberate,
     item_from_row,
+    keeps_answer,
     positional_reason,
     render,
 )
-from lm_eval_contam.optionorder.stats import original_rank, rank_test
+from lm_eval_contam.optionorder.stats import OrderStatistics, order_statistics, original_rank
 from lm_eval_contam.partition_task import PartitionTestTask
 from lm_eval_contam.partitions import Partition, metadata_number
 
-METRICS: dict[str, Callable[[Any], float]] = {
-    "order_u_mean": lambda s: s.statistic,
-    "order_pvalue": lambda s: s.pvalue,
-    "order_top_share": lambda s: s.top_share,
-    "order_items": lambda s: s.n,
+METRICS: dict[str, Callable[[OrderStatistics], float]] = {
+    "order_u_mean": lambda s: s.rank.statistic,
+    "order_pvalue": lambda s: s.rank.pvalue,
+    "order_top_share": lambda s: s.rank.top_share,
+    "order_items": lambda s: s.rank.n,
+    "arrangement_z": lambda s: s.arrangement.standardised,
+    "arrangement_pvalue": lambda s: s.arrangement.pvalue,
 }
 
 
@@ -48,6 +57,7 @@ class OptionOrderSettings:
     partition: Partition
     num_instances: int
     orders: int
+    arrangements: int
     seed: int
 
     @classmethod
@@ -56,6 +66,8 @@ class OptionOrderSettings:
         return cls(partition=Partition.from_task_metadata(metadata, split),
                    num_instances=metadata_number(metadata, "num_instances", DEFAULT_NUM_INSTANCES, minimum=1),
                    orders=metadata_number(metadata, "orders", DEFAULT_ORDERS, minimum=2, maximum=24),
+                   arrangements=metadata_number(metadata, "arrangements", DEFAULT_ARRANGEMENTS, minimum=2,
+                                                maximum=120),
                    seed=metadata_number(metadata, "seed", 0))
 
 
@@ -83,12 +95,16 @@ def no_usable_item(reasons: Sequence[str]) -> str:
 
 
 def order_docs(settings: OptionOrderSettings, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One doc per usable sampled item: the item rendered in its original order, then in its comparator orders.
+    """One doc per usable sampled item: the item rendered in its original order, then in the rank test's comparator
+    orders, then in the arrangement tests' other orders (each order once).
 
-    Every doc carries the partition's count of sampled items left out and why (the first reason), for the verdict.
+    ``rank_orders``: how many texts from the first the rank test reads; ``arranged``: the texts of the arrangement
+    tests (the original first); ``fixed``: those among them whose order keeps the gold answer at its letter (empty
+    when the row's answer names no option). Every doc carries the partition's count of sampled items left out and why
+    (the first reason), for the verdict.
     """
     partition = settings.partition
-    text_field = partition.dataset.text_field
+    text_field, label_field = partition.dataset.text_field, partition.dataset.label_field
     indices = sample_indices(partition, rows, settings.num_instances, settings.seed)
     items = [item_from_row(rows[index], text_field) for index in indices]
     shared = shared_option_sets(items)
@@ -96,13 +112,21 @@ def order_docs(settings: OptionOrderSettings, rows: Sequence[Mapping[str, Any]])
     for index, item in zip(indices, items):
         identity = f"{partition.label}:{index}"
         reason = left_out_reason(item, shared)
-        orders = [] if reason or item is None else comparator_orders(item, orders=settings.orders,
-                                                                     seed=settings.seed, identity=identity)
-        if item is None or reason or not orders:
-            reasons.append(reason or "no other admissible order")
+        if item is None or reason:
+            reasons.append(reason or "fewer than two options")
             continue
-        docs.append({"row_index": index, "identity": identity,
-                     "texts": [render(item, range(len(item.options))), *(render(item, order) for order in orders)]})
+        ranked = comparator_orders(item, orders=settings.orders, seed=settings.seed, identity=identity)
+        arranged = arrangement_orders(item, arrangements=settings.arrangements, seed=settings.seed, identity=identity)
+        if not ranked:
+            reasons.append("no other admissible order")
+            continue
+        original = tuple(range(len(item.options)))
+        orders = [original, *ranked, *(order for order in arranged if order not in ranked)]
+        answer = answer_index(item, rows[index].get(label_field)) if label_field else None
+        in_arrangement = [0, *(number for number, order in enumerate(orders) if order in arranged)]
+        docs.append({"row_index": index, "identity": identity, "texts": [render(item, order) for order in orders],
+                     "rank_orders": 1 + len(ranked), "arranged": in_arrangement,
+                     "fixed": [] if answer is None else [n for n in in_arrangement if keeps_answer(orders[n], answer)]})
     if not docs:
         raise ContamError(no_usable_item(reasons), source=partition.label, field=text_field)
     for doc in docs:
@@ -119,8 +143,10 @@ def usable_items(partition: Partition, rows: Sequence[Mapping[str, Any]]) -> int
 
 def doc_record(doc: Mapping[str, Any], results: Sequence[Any], seed: int) -> dict[str, Any]:
     scores = [rolling_loglikelihood(result) for result in results]
-    return {"rank": original_rank(scores[0], scores[1:], seed=seed, identity=doc["identity"]), "orders": len(scores),
-            "original": scores[0], "best_other": max(scores[1:]), "left_out": doc["left_out"],
+    ranked = scores[: doc["rank_orders"]]
+    return {"rank": original_rank(ranked[0], ranked[1:], seed=seed, identity=doc["identity"]), "orders": len(ranked),
+            "original": scores[0], "best_other": max(ranked[1:]), "identity": doc["identity"], "scores": scores,
+            "arranged": list(doc["arranged"]), "fixed": list(doc["fixed"]), "left_out": doc["left_out"],
             "left_out_reason": doc["left_out_reason"]}
 
 
@@ -139,8 +165,8 @@ class OptionOrderTask(PartitionTestTask):
     def doc_record(self, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
         return doc_record(doc, results, self.settings.seed)
 
-    def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> Any:
-        return rank_test([int(r["rank"]) for r in records], [int(r["orders"]) for r in records])
+    def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> OrderStatistics:
+        return order_statistics(records, seed=self.settings.seed, name=self.settings.partition.label)
 
     def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
         return doc["texts"][0]
@@ -153,4 +179,4 @@ class OptionOrderTask(PartitionTestTask):
                              **kwargs) for number, text in enumerate(doc["texts"])]
 
     def higher_is_better(self) -> dict[str, bool]:
-        return {metric: metric != "order_pvalue" for metric in METRICS}
+        return {metric: not metric.endswith("_pvalue") for metric in METRICS}

@@ -10,7 +10,14 @@ from lm_eval_contam.formatting import number, p_equals, pvalue
 from lm_eval_contam.method_verdict import Verdict
 from lm_eval_contam.optionorder.configs import METHOD
 from lm_eval_contam.optionorder.orders import DEFAULT_ORDERS
+from lm_eval_contam.optionorder.stats import arranged_scores
 from lm_eval_contam.partitions import Partition
+from lm_eval_contam.relabelling import (
+    RelabellingEvidence,
+    RelabellingResult,
+    arrangement_test,
+    reference_differenced,
+)
 from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.stats import ALPHA
 
@@ -68,5 +75,67 @@ def task_verdict(model: ModelResults, task: str) -> Verdict:
                    evidence=evidence, caveats=tuple(caveats))
 
 
+ARRANGEMENT_NULL = ("the model never saw these items: which of each item's scored option orders is the original is "
+                    "exchangeable (uniform over them), independently across items")
+REFERENCE_NULL = ("the fine-tune never saw these items: which of each item's scored option orders is the original is "
+                  "exchangeable in u = log p(model) - log p(reference), independently across items (what the reference "
+                  "shares with the model, e.g. an author's ordering habits, cancels in u)")
+FIXED_ANSWER_NULL = REFERENCE_NULL.replace("scored option orders", "scored orders that keep the answer at its letter")
+ARRANGEMENT_RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the sum over items of the original "
+                    "order's standardised score is high among the sums with each item's original redrawn)")
+# (Verdict.method, title, the records' index list of the orders it compares, its null)
+ARRANGEMENT_TESTS = {
+    "option_order_arrangement": ("Option order, every order's likelihood (ours)", "arranged", ARRANGEMENT_NULL),
+    "option_order_reference": ("Option order on u, against the reference model (ours)", "arranged", REFERENCE_NULL),
+    "option_order_reference_fixed_answer": ("Option order on u, answer kept at its letter (ours)", "fixed",
+                                            FIXED_ANSWER_NULL),
+}
+
+
+def _arrangement_verdict(model: ModelResults, task: str, partition: Partition, method: str,
+                         result: RelabellingResult, per_item: int, reference: str | None) -> Verdict:
+    title, _, null = ARRANGEMENT_TESTS[method]
+    scored = "u = log p(model) - log p(reference)" if reference else "log-likelihood"
+    evidence = RelabellingEvidence("option orders", scored, reference, result, per_item)
+    caveats = (() if result.min_pvalue <= ALPHA else
+               (f"the smallest p this test can give on {result.n} item(s) is {number(result.min_pvalue)} > {ALPHA}, so "
+                "it cannot flag",))
+    return Verdict(model=model.label, partition=partition.label, family=METHOD, method=method, title=title, task=task,
+                   flagged=result.pvalue <= ALPHA, statistic=result.standardised, pvalue=result.pvalue,
+                   confidence_interval=None, n=result.n, null=null, rule=ARRANGEMENT_RULE, evidence=evidence,
+                   caveats=caveats)
+
+
+def arrangement_verdicts(model: ModelResults, task: str) -> list[Verdict]:
+    """The arrangement tests of one task: on the model's own scores, and on u when a reference scored the task too
+    (every order; and the orders that keep the answer's letter, on items whose answer is known). A run of the
+    earlier task (no scores logged) has none."""
+    partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
+    records = [sample.get("order_pvalue") or {} for sample in model.samples(task)]
+    if not records or any("scores" not in record for record in records):
+        return []
+    seed = int(model.metadata(task).get("seed", 0))
+    items = [arranged_scores(record) for record in records]
+    found = [_arrangement_verdict(model, task, partition, "option_order_arrangement",
+                                  arrangement_test(items, seed=seed, name=partition.label),
+                                  max(len(scores) for scores in items), None)]
+    reference = model.reference_records(task, "order_pvalue")
+    if reference is None:
+        return found
+    differenced = reference_differenced(records, reference, source=str(model.reference.directory))  # type: ignore[union-attr]
+    described = model.reference.model or model.reference.label  # type: ignore[union-attr]
+    for method, (_, subset, _) in ARRANGEMENT_TESTS.items():
+        if method == "option_order_arrangement":
+            continue
+        items = [arranged_scores(record, u, subset=subset) for record, u in zip(records, differenced)
+                 if len(record[subset]) >= 2]
+        if items:
+            found.append(_arrangement_verdict(model, task, partition, method,
+                                              arrangement_test(items, seed=seed, name=f"{partition.label}:{method}"),
+                                              max(len(scores) for scores in items), described))
+    return found
+
+
 def verdicts(model: ModelResults) -> list[Verdict]:
-    return [task_verdict(model, task) for task in model.tasks_of(METHOD)]
+    return [verdict for task in model.tasks_of(METHOD)
+            for verdict in (task_verdict(model, task), *arrangement_verdicts(model, task))]

@@ -115,3 +115,49 @@ def test_rank_test_detects_an_original_order_the_model_prefers() -> None:
     rng = np.random.default_rng(1)
     ranks = [1 if rng.random() < 0.6 else int(rng.integers(1, 6)) for _ in range(24)]
     assert rank_test(ranks, [5] * 24).significant(ALPHA)
+
+
+def test_arrangement_orders_are_every_admissible_order_of_four_options() -> None:
+    from lm_eval_contam.optionorder.orders import arrangement_orders
+
+    item = item_from_row(MMLU_STYLE)
+    orders = arrangement_orders(item, arrangements=24, seed=0, identity="Quiz test:7")
+    everything = [o for o in itertools.permutations(range(4)) if o != (0, 1, 2, 3)]
+    admissible = [o for o in everything if not deliberate([item.options[i] for i in o])]
+    assert sorted(orders) == sorted(admissible) and len(admissible) == 22  # the alphabetical order is left out
+    assert orders == arrangement_orders(item, arrangements=24, seed=0, identity="Quiz test:7")
+    many = item_from_row({"text": "Pick", "choices": [f"option {word}" for word in "kdqxmzt"]})
+    sampled = arrangement_orders(many, arrangements=24, seed=0, identity="x")
+    assert len(sampled) == 23 == len(set(sampled)) and tuple(range(7)) not in sampled
+
+
+def test_the_gold_answer_is_found_as_an_index_a_letter_or_an_option_text() -> None:
+    from lm_eval_contam.optionorder.orders import answer_index, keeps_answer
+
+    item = item_from_row(MMLU_STYLE)
+    assert answer_index(item, "B") == 1 == answer_index(item, 1) == answer_index(item, "carbon dioxide ")
+    assert answer_index(item, "Atlantis") is None and answer_index(item, 7) is None and answer_index(item, True) is None
+    assert keeps_answer((2, 1, 0, 3), 1) and not keeps_answer((1, 2, 0, 3), 1)
+
+
+def test_order_docs_carry_the_rank_tests_orders_first_then_every_arrangement(tmp_path) -> None:
+    import json
+
+    from lm_eval_contam.optionorder.task import OptionOrderSettings, order_docs
+    from lm_eval_contam.partitions import Partition
+
+    rows = [{"text": f"Which word is number {i}?\nA. kiwi{i}\nB. fig\nC. lime\nD. date\nAnswer:", "answer": "C",
+             "choices": ["A", "B", "C", "D"]} for i in range(3)]
+    data = tmp_path / "quiz_test.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    partition = Partition.from_task_metadata({"dataset_name": "Quiz", "data_files": {"test": str(data)},
+                                              "text_field": "text", "label_field": "answer", "task_type": "question",
+                                              "columns": ["text", "answer"]}, "test")
+    docs = order_docs(OptionOrderSettings(partition, num_instances=100, orders=5, arrangements=24, seed=0), rows)
+    doc = docs[0]
+    # 24 orders less the alphabetical one (date, fig, kiwi0, lime: made on purpose, never drawn).
+    assert doc["rank_orders"] == 5 and len(doc["texts"]) == 23 == len(set(doc["texts"])) == len(doc["arranged"])
+    assert doc["texts"][0] == rows[doc["row_index"]]["text"]
+    # The answer (lime, C) keeps its letter in 3! = 6 orders, the original among them.
+    assert len(doc["fixed"]) == 6 and doc["fixed"][0] == 0
+    assert all(doc["texts"][n].split("\n")[3] == "C. lime" for n in doc["fixed"])

@@ -1,0 +1,65 @@
+"""The pairing test's registry entry: free-text partitions, log-likelihoods only, no control; scored by the reference
+model too when the audit names one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.method_verdict import NotRun
+from lm_eval_contam.pairing import report_section
+from lm_eval_contam.pairing.configs import METHOD, render_task_config, task_name
+from lm_eval_contam.pairing.task import PairingSettings, pairing_docs
+from lm_eval_contam.pairing.verdicts import verdicts
+from lm_eval_contam.partitions import Partition
+from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
+
+
+def _free_text(partition: Partition) -> bool:
+    """A local partition (a benchmark audited with --tasks, one's own data) whose rows have no choices: multiple
+    choice has the option-order tests, and the Hub datasets the papers audit keep their own methods."""
+    if partition.dataset.hf_path is not None:
+        return False
+    try:
+        rows = partition.rows()
+    except ContamError:
+        return False  # an unreadable partition is reported by the methods that read it
+    return bool(rows) and not any(len(row.get("choices") or []) >= 2 for row in rows)
+
+
+def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
+    settings = PairingSettings.from_metadata(config.get("metadata"), str(config.get("test_split")))
+    try:
+        pairing_docs(settings, settings.partition.rows())
+    except ContamError as error:
+        return NotRun(task=task, family=METHOD, method="pairing", title="Pairing of halves (ours)",
+                      partition=settings.partition.label, reason=error.reason)
+    return None
+
+
+def task_names(partition: Partition, model: AuditedModel) -> list[str]:
+    return [task_name(partition)] if model.plain_text and _free_text(partition) else []
+
+
+def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
+    if not _free_text(partition):
+        return {}
+    return {task_name(partition): render_task_config(partition, include=str(target.templates / METHOD / "_template_yaml"))}
+
+
+SPEC = MethodSpec(
+    name=METHOD,
+    title="Pairing test (ours)",
+    order=46,
+    needs=frozenset({"logprobs", "reference"}),
+    task_names=task_names,
+    render_task_configs=render_task_configs,
+    verdicts=verdicts,
+    render_html=report_section.SECTION.html,
+    render_markdown=report_section.SECTION.markdown,
+    rate_keys=("pairing", "pairing_reference"),
+    output_types=frozenset({"generate_until", "loglikelihood", "loglikelihood_rolling"}),
+    evidence_kind="pairing",
+    cannot_run=cannot_run,
+)
