@@ -109,15 +109,15 @@ def clean_bill(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None 
     """What a "not flagged" is worth: how often the verdict that was computed (with a control, or without one)
     found contamination put there at the papers' strength, on partitions of the same shape where measured.
     ``short``: for a table cell."""
-    kind = "with a control" if row.controlled else "without a control"
+    kind = row.setting
     found = measured_detection(row.as_verdict(), rates)
     if found is None or found.detection is None:
-        return (f"detection {'no control' if not row.controlled else 'with control'}: not measured" if short else
+        return (f"detection ({kind}): not measured" if short else
                 f"detection of this verdict ({kind}) at the papers' injection strength not measured")
     shape = partition_shape(row)
     detected = found.detection_by_shape.get(shape)
     counted, where = (detected, f" {shape} partitions") if detected else (found.detection, " partitions")
     if short:
-        return f"finds {counted.flagged}/{counted.k} at papers' strength ({'control' if row.controlled else 'no control'})"
+        return f"finds {counted.flagged}/{counted.k} at papers' strength ({kind})"
     return (f"at the papers' injection strength this verdict ({kind}) finds {counted.flagged} of {counted.k} "
             f"injected{where}")

@@ -99,6 +99,9 @@ class MethodSpec:
     # Its verdicts (by Verdict.method) that compare the partition with a control partition: without a control they
     # are not tested, and the per-partition verdict is the no-control one.
     controlled_methods: tuple[str, ...] = ()
+    # Its verdicts (by Verdict.method) that difference the model's scores with the reference model's (given only with
+    # --reference-model): a partition whose tests include one gets the verdict with a reference.
+    referenced_methods: tuple[str, ...] = ()
     evidence_kind: str = ""  # how the per-partition verdict names its evidence ("" : its name)
     # (task metadata, test split) -> the quiz samples that task reads options for (needs "quiz_options").
     quiz_samples: Callable[[Mapping[str, Any], str], Sequence[QuizSample]] | None = None
@@ -174,6 +177,11 @@ def task_quiz_samples(configs: Iterable[Mapping[str, Any]]) -> list[QuizSample]:
 def controlled_methods() -> frozenset[str]:
     """Every registered method's tests against a control partition (Verdict.method)."""
     return frozenset(rule for spec in _REGISTRY.values() for rule in spec.controlled_methods)
+
+
+def referenced_methods() -> frozenset[str]:
+    """Every registered method's tests on u = log p(model) - log p(reference) (Verdict.method)."""
+    return frozenset(rule for spec in _REGISTRY.values() for rule in spec.referenced_methods)
 
 
 def papers_own_methods() -> frozenset[str]:

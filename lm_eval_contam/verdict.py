@@ -21,7 +21,13 @@ from lm_eval_contam.context_window import TRUNCATED_METRIC, truncation_caveat
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import p_equals
 from lm_eval_contam.method_verdict import Evidence, NotRun, Verdict, not_run_verdict, single_instance_caveats
-from lm_eval_contam.registry import NOT_RUN_KEY, controlled_methods, method_of, papers_own_methods
+from lm_eval_contam.registry import (
+    NOT_RUN_KEY,
+    controlled_methods,
+    method_of,
+    papers_own_methods,
+    referenced_methods,
+)
 from lm_eval_contam.rundir import ModelResults, Run
 from lm_eval_contam.stats import ALPHA, ConfidenceInterval
 
@@ -131,11 +137,14 @@ CLEAN_MODEL_STUDY = "the validation study (never-seen partitions, clean default 
 
 
 SIBLING_STUDY = "the validation study (held-out siblings of injected partitions)"
+FILLER_STUDY = "the validation study (never-seen partitions, filler-only fine-tune against its reference)"
 # Which false-positive column of a validation rates document each study reads, and what its null partitions are.
 _VALIDATION_NULLS = {
     "false_positive_clean": ("partitions the clean default model never saw", CLEAN_MODEL_STUDY),
     "false_positive_held_out": ("held-out splits of datasets whose other split the model was trained on",
                                 SIBLING_STUDY),
+    "false_positive_filler": ("partitions a fine-tune of the default model on the same corpus less the contaminant "
+                              "never saw, against the default model as its reference", FILLER_STUDY),
 }
 
 
@@ -165,6 +174,12 @@ def sibling_rates(document: Mapping[str, Any], source: str = "validation rates")
     return validation_false_positives(document, "false_positive_held_out", source)
 
 
+def filler_rates(document: Mapping[str, Any], source: str = "validation rates") -> dict[str, MeasuredRate]:
+    """False positives on the filler-only fine-tune (the recipe of the injected model, contaminant left out): the null
+    of a test that differences a fine-tune with its reference, where the clean model (u = 0) is none."""
+    return validation_false_positives(document, "false_positive_filler", source)
+
+
 def _shipped_validation() -> Mapping[str, Any]:
     return json.loads(VALIDATION_RATES_FILE.read_text(encoding="utf-8")) if VALIDATION_RATES_FILE.is_file() else {}
 
@@ -179,6 +194,11 @@ def shipped_sibling_rates() -> dict[str, MeasuredRate]:
     return sibling_rates(_shipped_validation(), str(VALIDATION_RATES_FILE))
 
 
+@functools.lru_cache(maxsize=1)
+def shipped_filler_rates() -> dict[str, MeasuredRate]:
+    return filler_rates(_shipped_validation(), str(VALIDATION_RATES_FILE))
+
+
 def clean_model_rate(verdict: Verdict) -> MeasuredRate | None:
     """The validation study's false-positive rate of this verdict's method on the clean default model, if measured."""
     return shipped_clean_model_rates().get(rate_key(verdict))
@@ -190,12 +210,13 @@ def measured_rate(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = N
 
 
 COMBINED_METHOD, COMBINED_WITHOUT_CONTROL = "partition_combined", "partition_combined_without_control"
+COMBINED_WITH_REFERENCE = "partition_combined_with_reference"
 PARTITION_NULL = "every calibrated test's own null hypothesis holds for this partition"
 PARTITION_RULE = (f"contaminated when any calibrated test's Holm-adjusted p <= {ALPHA} (family-wise level {ALPHA} over "
                   "the partition's calibrated tests, under any dependence between them); the papers' own verdicts, "
-                  "and tests measured flagging never-seen partitions (null study, clean default model) or held-out "
-                  f"siblings of injected partitions significantly more often than {ALPHA}, are shown beside it and "
-                  "do not drive it")
+                  "tests with no measured false-positive rate, and tests measured flagging never-seen partitions "
+                  "(null study, clean default model, filler-only fine-tune) or held-out siblings of injected "
+                  f"partitions significantly more often than {ALPHA}, are shown beside it and do not drive it")
 
 
 # Measured rates a verdict is checked against: one mapping, or several (e.g. the null study's and a validation
@@ -205,7 +226,7 @@ RateSources = Mapping[str, MeasuredRate] | Sequence[Mapping[str, MeasuredRate]]
 
 def rate_sources(rates: RateSources | None) -> list[Mapping[str, MeasuredRate]]:
     if rates is None:
-        return [shipped_rates(), shipped_clean_model_rates(), shipped_sibling_rates()]
+        return [shipped_rates(), shipped_clean_model_rates(), shipped_sibling_rates(), shipped_filler_rates()]
     return [rates] if isinstance(rates, Mapping) else list(rates)
 
 
@@ -214,7 +235,7 @@ def over_level_rate(verdict: Verdict, rates: RateSources | None = None) -> Measu
     Clopper-Pearson interval lies above ALPHA), if any: its p-value holds only under its own null, which real models
     break (e.g. Time Travel's guided prompt alone eliciting closer text; a dataset's learned name and style lifting
     its unseen split). ``rates`` None: the null study's rates and the validation study's on the clean model and on
-    held-out siblings of injected partitions."""
+    held-out siblings of injected partitions and on the filler-only fine-tune."""
     sources = rate_sources(rates)
     found = [source[rate_key(verdict)] for source in sources if rate_key(verdict) in source]
     return next((rate for rate in found if rate.confidence_interval.low > ALPHA), None)
@@ -224,23 +245,31 @@ def over_level(verdict: Verdict, rates: RateSources | None = None) -> bool:
     return over_level_rate(verdict, rates) is not None
 
 
+def measured(verdict: Verdict, rates: RateSources | None = None) -> bool:
+    """Whether a study measured this test's false-positive rate (a rates entry in any source): a test whose level on
+    real models is unmeasured does not drive a verdict, however exact its p-value under its own null."""
+    return any(rate_key(verdict) in source for source in rate_sources(rates))
+
+
 def tested(verdicts: Sequence[Verdict]) -> list[Verdict]:
     """Verdicts from a test with a p-value (not the papers' own decision rules: ``MethodSpec.papers_own_methods``)."""
     papers = papers_own_methods()
     return [v for v in verdicts if v.pvalue is not None and v.flagged is not None and v.method not in papers]
 
 
-def calibrated(verdicts: Sequence[Verdict], rates: RateSources | None = None) -> list[Verdict]:
+def calibrated(verdicts: Sequence[Verdict], rates: RateSources | None = None,
+               candidates: frozenset[str] = frozenset()) -> list[Verdict]:
     """The verdicts that drive a partition's verdict: a p-value from a test that holds its level, in the suite's
-    simulations and in the null study.
+    simulations and in a study that measured its false-positive rate (``candidates``: rate keys a study is measuring
+    now, counted as if measured, so the study's combined verdict includes them).
 
     A verdict combining other tasks' tests (its ``task`` joins them with " + ", e.g. Time Travel's two prompt styles
     under Bonferroni) stands in for those parts, so no test is counted twice; when one of its parts is over its
     level (:func:`over_level`) the combination is dropped and its other parts stand alone.
     """
-    candidates = tested(verdicts)
-    failing = {v.task for v in candidates if over_level(v, rates)}
-    kept = [v for v in candidates if v.task not in failing and not failing & set(v.task.split(" + "))]
+    found = [v for v in tested(verdicts) if measured(v, rates) or rate_key(v) in candidates]
+    failing = {v.task for v in found if over_level(v, rates)}
+    kept = [v for v in found if v.task not in failing and not failing & set(v.task.split(" + "))]
     covered = {part for v in kept if " + " in v.task for part in v.task.split(" + ")}
     return [v for v in kept if " + " in v.task or v.task not in covered]
 
@@ -266,6 +295,8 @@ class PartitionVerdict:
     papers: tuple[Verdict, ...]
     over_level: tuple[Verdict, ...] = ()  # tests shown but not driving: the null study measured them over their level
     controlled: bool = False  # a test against a control partition was among its tests (else: the no-control verdict)
+    referenced: bool = False  # a test on u against a reference model was among its tests (and no control)
+    unmeasured: tuple[Verdict, ...] = ()  # tests shown but not driving: no study measured their false-positive rate
 
     @property
     def flagged(self) -> bool | None:
@@ -296,14 +327,27 @@ class PartitionVerdict:
 
     @property
     def method(self) -> str:
-        """``partition_combined`` with a control, ``partition_combined_without_control`` without: two verdicts with
-        their own measured rates (the report states the one that was computed)."""
-        return COMBINED_METHOD if self.controlled else COMBINED_WITHOUT_CONTROL
+        """``partition_combined`` with a control, ``partition_combined_with_reference`` with a reference model and no
+        control, ``partition_combined_without_control`` with neither: verdicts with their own measured rates (the
+        report states the one that was computed)."""
+        if self.controlled:
+            return COMBINED_METHOD
+        return COMBINED_WITH_REFERENCE if self.referenced else COMBINED_WITHOUT_CONTROL
+
+    @property
+    def setting(self) -> str:
+        """What the verdict was computed with, in words ("with a control", "with a reference model, no control",
+        "without a control")."""
+        return {COMBINED_METHOD: "with a control", COMBINED_WITH_REFERENCE: "with a reference model, no control",
+                COMBINED_WITHOUT_CONTROL: "without a control"}[self.method]
 
     def as_verdict(self) -> Verdict:
         """As a :class:`Verdict` (:attr:`method`), for the studies' tallies and the rates lookup."""
-        title = ("One verdict per partition (Holm over calibrated tests)" if self.controlled else
-                 "One verdict per partition, no control (Holm over calibrated tests)")
+        title = {COMBINED_METHOD: "One verdict per partition (Holm over calibrated tests)",
+                 COMBINED_WITH_REFERENCE: "One verdict per partition, reference model, no control (Holm over "
+                                          "calibrated tests)",
+                 COMBINED_WITHOUT_CONTROL: "One verdict per partition, no control (Holm over calibrated tests)"}[
+            self.method]
         return Verdict(model=self.model, partition=self.partition, family="combined", method=self.method,
                        title=title,
                        task=" + ".join(v.task for v, _ in self.evidence), flagged=self.flagged, statistic=None,
@@ -311,17 +355,22 @@ class PartitionVerdict:
                        rule=PARTITION_RULE, evidence=self)
 
 
-def partition_verdicts(verdicts: Sequence[Verdict], rates: RateSources | None = None) -> list[PartitionVerdict]:
-    """One verdict per model × partition, in the verdicts' order (``rates``: the null study's; default the shipped)."""
+def partition_verdicts(verdicts: Sequence[Verdict], rates: RateSources | None = None,
+                       candidates: frozenset[str] = frozenset()) -> list[PartitionVerdict]:
+    """One verdict per model × partition, in the verdicts' order (``rates``: the null study's; default the shipped;
+    ``candidates``: see :func:`calibrated`)."""
     grouped: dict[tuple[str, str], list[Verdict]] = {}
     for verdict in verdicts:
         grouped.setdefault((verdict.model, verdict.partition), []).append(verdict)
     found = []
     for (model, partition), mine in grouped.items():
-        tests = calibrated(mine, rates)
+        tests = calibrated(mine, rates, candidates)
         adjusted = holm([float(v.pvalue) for v in tests])  # type: ignore[arg-type]
         found.append(PartitionVerdict(model, partition, tuple(zip(tests, adjusted)),
                                       tuple(v for v in mine if v.method in papers_own_methods()),
                                       tuple(v for v in tested(mine) if over_level(v, rates)),
-                                      controlled=any(v.method in controlled_methods() for v in tested(mine))))
+                                      controlled=any(v.method in controlled_methods() for v in tested(mine)),
+                                      referenced=any(v.method in referenced_methods() for v in tested(mine)),
+                                      unmeasured=tuple(v for v in tested(mine)
+                                                       if not measured(v, rates) and rate_key(v) not in candidates)))
     return found

@@ -14,7 +14,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-Role = Literal["unseen", "sibling", "injected"]
+# "filler": a partition audited on the validation study's filler-only fine-tune (never seen by it; the null of the
+# reference-differenced tests).
+Role = Literal["unseen", "sibling", "injected", "filler"]
 NULL_ROLES: tuple[Role, ...] = ("unseen", "sibling")
 # What each null role's partitions are (the rates file's ``null``), and their short names in the README table.
 ROLE_NULLS: dict[Role, str] = {
@@ -23,7 +25,8 @@ ROLE_NULLS: dict[Role, str] = {
                "(Time Travel's web format)",
 }
 ROLE_NAMES: dict[Role, str] = {"unseen": "unseen dataset", "sibling": "held-out sibling of an injected split",
-                               "injected": "injected split (detection, not a null)"}
+                               "injected": "injected split (detection, not a null)",
+                               "filler": "partition audited on the filler-only fine-tune"}
 
 
 @dataclass(frozen=True)

@@ -42,12 +42,20 @@ from lm_eval_contam.nullstudy.study import (
     write_world_data,
 )
 from lm_eval_contam.partitions import DatasetSpec, Partition, dataset_from_task_metadata, with_sibling_controls
-from lm_eval_contam.registry import MethodSpec, RenderTarget, controlled_methods, method_of, registered_methods
-from lm_eval_contam.rundir import load_model_dir
+from lm_eval_contam.registry import (
+    MethodSpec,
+    RenderTarget,
+    controlled_methods,
+    method_of,
+    referenced_methods,
+    registered_methods,
+)
+from lm_eval_contam.rundir import ModelResults, load_model_dir
 from lm_eval_contam.verdict import (
     VALIDATION_RATES_FILE,
     Verdict,
     clean_model_rates,
+    filler_rates,
     model_verdicts,
     partition_verdicts,
     shipped_rates,
@@ -56,15 +64,21 @@ from lm_eval_contam.verdict import (
 from lm_eval_contam.wordnet import glosses, wordnet_dir
 
 VALIDATION_VERSION = 1
-MODEL_LABELS = ("injected", "clean")
-# What each measured rate is, keyed by the partition role it is counted on (the clean model's partitions: "unseen").
+# The clean (reference) model first: the fine-tunes' reference-differenced verdicts read its runs.
+MODEL_LABELS = ("clean", "injected", "filler")
+# Each fine-tune's reference: the checkpoint it was fine-tuned from (its verdicts difference the two).
+REFERENCE_OF = {"injected": "clean", "filler": "clean"}
+# What each measured rate is, keyed by the partition role it is counted on (the clean model's partitions: "unseen";
+# the filler-only fine-tune's: "filler").
 RATE_ROLES: dict[str, Role] = {"detection": "injected", "false_positive_held_out": "sibling",
-                               "false_positive_clean": "unseen"}
+                               "false_positive_clean": "unseen", "false_positive_filler": "filler"}
 RATE_MEANINGS = {
     "detection": "injected train splits flagged, on the injected model",
     "false_positive_held_out": "held-out test splits (their sibling split and dataset name were injected) flagged, on "
                                "the injected model",
     "false_positive_clean": "partitions flagged on the clean model (it saw none of them)",
+    "false_positive_filler": "partitions flagged on the filler-only fine-tune (the injected model's recipe with the "
+                             "contaminant left out; it saw none of them), against the clean model as its reference",
 }
 GLOSSES_PER_PARAGRAPH = 12
 
@@ -181,7 +195,8 @@ def train_injected_model(world: World, mc: Sequence[McDataset], settings: Valida
 # times the first's cost) are built for the free-text shape only.
 PASSES = {"likelihood": "every test that needs only log-likelihoods (both shapes)",
           "generation": "every test that generates text (free text)",
-          "quiz": "every test that reads quiz options (free text)"}
+          "quiz": "every test that reads quiz options (free text)",
+          "reference": "every test a reference model's scores difference (both shapes; all three models)"}
 SHAPES = ("free text", "multiple choice", "fresh free text", "fresh multiple choice")
 
 
@@ -252,13 +267,15 @@ def mc_specs(mc: Sequence[McDataset], study_dir: Path) -> list[DatasetSpec]:
 
 def scoring_pass(config: Mapping[str, Any]) -> str:
     """The pass that scores a task, from its method's registry entry: a task that reads quiz options is in the quiz
-    pass, one of a method that generates in the generation pass, the rest (log-likelihoods only) in the likelihood
-    pass."""
+    pass, one of a method that generates in the generation pass, one a reference model scores too in the reference
+    pass, the rest (log-likelihoods only) in the likelihood pass."""
     metadata = config.get("metadata") or {}
     spec = method_of(str(metadata.get("method")))
     if spec.quiz_samples is not None and spec.quiz_samples(metadata, str(config.get("test_split"))):
         return "quiz"
-    return "generation" if "generation" in spec.needs else "likelihood"
+    if "generation" in spec.needs:
+        return "generation"
+    return "reference" if "reference" in spec.needs else "likelihood"
 
 
 def _likelihood_pass_order(spec: MethodSpec) -> tuple[bool, int]:
@@ -266,15 +283,16 @@ def _likelihood_pass_order(spec: MethodSpec) -> tuple[bool, int]:
     return "control" in spec.needs, spec.order
 
 
-def likelihood_pass_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
-    """Task name -> YAML of the log-likelihood pass: the partition's tasks of every registered method that does not
-    generate, less those that read quiz options (the quiz pass)."""
+def likelihood_pass_configs(partition: Partition, target: RenderTarget) -> dict[str, dict[str, str]]:
+    """Per pass (likelihood, reference), task name -> YAML: the partition's tasks of every registered method that
+    does not generate, less those that read quiz options (the quiz pass)."""
     rendered: dict[str, str] = {}
     for spec in sorted(registered_methods(), key=_likelihood_pass_order):
         if "generation" not in spec.needs:  # a method that generates has no task in this pass
             rendered.update(spec.render_task_configs(partition, target))
-    return {name: text for name, text in rendered.items()
-            if scoring_pass(configs.load(text)) == "likelihood"}
+    passes = {name: scoring_pass(configs.load(text)) for name, text in rendered.items()}
+    return {scored: {name: text for name, text in rendered.items() if passes[name] == scored}
+            for scored in ("likelihood", "reference")}
 
 
 def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc: Sequence[McDataset],
@@ -293,17 +311,17 @@ def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc:
     shaped += [(spec.partition(split), "unseen", shape) for split in FRESH_SPLITS for spec, shape in fresh]
     for partition, role, shape in shaped:
         tasks: dict[str, tuple[str, ...]] = {}
-        likelihood_configs = likelihood_pass_configs(partition, target)
-        for name, text in likelihood_configs.items():
-            (task_dir / f"{name}.yaml").write_text(text, encoding="utf-8")
-        tasks["likelihood"] = tuple(likelihood_configs)
+        for scored, rendered in likelihood_pass_configs(partition, target).items():
+            for name, text in rendered.items():
+                (task_dir / f"{name}.yaml").write_text(text, encoding="utf-8")
+            tasks[scored] = tuple(rendered)
         if shape == "free text":  # the other passes: the null study's retargeted patterns (the world's task folder)
             own = sorted(name for name, task_role in world_tasks.items()
                          if world.partition(task_role).label == partition.label)
             passes = {name: scoring_pass(configs.load(
                 (world.directory / "tasks" / f"{name}.yaml").read_text(encoding="utf-8"))) for name in own}
             tasks.update({scored: tuple(name for name in own if passes[name] == scored)
-                          for scored in PASSES if scored != "likelihood"})
+                          for scored in ("generation", "quiz")})
         found.append(StudyPartition(partition, role, shape, tasks, clean_only=shape.startswith("fresh")))
     return found
 
@@ -315,7 +333,10 @@ PARTITIONS_PER_RUN = 8
 def runs(partitions: Sequence[StudyPartition], scoring_pass: str,
          label: str) -> list[tuple[str, list[StudyPartition]]]:
     """The runs of one pass on one model: (run name, its partitions), in order; the injected model skips the
-    partitions only the clean model is audited on."""
+    partitions only the clean model is audited on (natural text it may have been trained near; the filler-only
+    fine-tune is audited on them as on every other), and only the reference pass runs on the filler-only model."""
+    if label == "filler" and scoring_pass != "reference":
+        return []
     mine = [p for p in partitions if p.tasks.get(scoring_pass) and not (p.clean_only and label == "injected")]
     return [(f"{scoring_pass}_{start // PARTITIONS_PER_RUN:02d}", mine[start:start + PARTITIONS_PER_RUN])
             for start in range(0, len(mine), PARTITIONS_PER_RUN)]
@@ -337,6 +358,12 @@ def without_control(verdicts: Sequence[Verdict]) -> list[Verdict]:
     return [verdict for verdict in verdicts if verdict.method not in controlled]
 
 
+def without_reference(verdicts: Sequence[Verdict]) -> list[Verdict]:
+    """The verdicts an audit without a reference model computes: every test on u left out."""
+    referenced = referenced_methods()
+    return [verdict for verdict in verdicts if verdict.method not in referenced]
+
+
 PRIOR_RATES_FILE = "prior_validation_rates.json"
 
 
@@ -352,14 +379,19 @@ def prior_rates(study_dir: Path) -> dict[str, object]:
 
 
 def combined_verdicts(verdicts: Sequence[Verdict], prior: Mapping[str, object]) -> list[Verdict]:
-    """Each partition's verdict with its control and without one (as :func:`partition_verdicts` computes them).
+    """Each partition's verdict with its control and without one (as :func:`partition_verdicts` computes them); with
+    a reference model's tests among the verdicts, the one without a control is the verdict with a reference.
 
     Over the null study's rates and the earlier validation study's (``prior``): the study's own rates must not
-    choose the tests it measures.
+    choose the tests it measures. The reference-differenced tests have no earlier rate: they drive as the study's
+    candidates (the verdict with a reference is what it measures).
     """
-    rates = [shipped_rates(), clean_model_rates(prior), sibling_rates(prior)]
-    return [combined.as_verdict() for subset in (verdicts, without_control(verdicts))
-            for combined in partition_verdicts(subset, rates)]
+    rates = [shipped_rates(), clean_model_rates(prior), sibling_rates(prior), filler_rates(prior)]
+    candidates = frozenset(referenced_methods())
+    subsets = [verdicts, without_control(verdicts)]
+    if len(without_reference(verdicts)) < len(verdicts):  # with a reference: also the verdict with neither
+        subsets.append(without_control(without_reference(verdicts)))
+    return [combined.as_verdict() for subset in subsets for combined in partition_verdicts(subset, rates, candidates)]
 
 
 def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path]], settings: ValidationSettings,
@@ -368,29 +400,57 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
     """Each model on the partitions, pass by pass (lm-eval runs of several partitions, kept once written); every verdict with
     its role and shape, from the passes that have results (``run_missing`` False: only collect what earlier runs
     wrote). On the injected model a partition keeps its role (injected / held-out sibling); every partition is
-    unseen by the clean model. Each partition's combined verdicts, with and without its control, are counted beside
-    the tests', over the tests its scored passes hold."""
+    unseen by the clean model, and "filler" on the filler-only fine-tune. A fine-tune's run is read with the clean
+    model's run of the same name as its reference (:data:`REFERENCE_OF`), so its reference-differenced tests decide
+    too; each run's models are scored one after the other (the clean one first) before the next run. Each
+    partition's combined verdicts, with and without its control (and without its reference), are counted beside the
+    tests', over the tests its scored passes hold."""
     from tqdm.auto import tqdm
 
     by_label = {partition.partition.label: partition for partition in partitions}
+    paths = dict(models)
     found: dict[tuple[str, str], list[Verdict]] = {}
-    jobs = [(scoring_pass, label, path, name, members) for scoring_pass in passes for label, path in models
-            for name, members in runs(partitions, scoring_pass, label)]
-    for scoring_pass, label, path, name, members in tqdm(jobs, desc="validation study: scoring", unit="run",
-                                                         disable=not progress):
+    planned = {(scoring_pass, label): dict(runs(partitions, scoring_pass, label))
+               for scoring_pass in passes for label in paths}
+    jobs = sorted(((scoring_pass, name, label) for (scoring_pass, label), named in planned.items() for name in named),
+                  key=lambda job: (passes.index(job[0]), job[1], MODEL_LABELS.index(job[2])))
+    loaded: dict[tuple[str, str], Path | None] = {}
+    for scoring_pass, name, label in tqdm(jobs, desc="validation study: scoring", unit="run", disable=not progress):
+        members = planned[(scoring_pass, label)][name]
         run_dir = study_dir / "runs" / label / name
         tasks = [task for partition in members for task in partition.tasks[scoring_pass]]
-        task_dir = study_dir / "tasks" if scoring_pass == "likelihood" else study_dir / "world0" / "tasks"
-        directory = evaluate(task_dir, tasks, path, run_dir, settings.world()) if run_missing else results_dir(run_dir)
-        if directory is not None:
-            for verdict in model_verdicts(load_model_dir(directory, label=label)):
-                found.setdefault((label, verdict.partition), []).append(verdict)
+        task_dir = study_dir / "world0" / "tasks" if scoring_pass in ("generation", "quiz") else study_dir / "tasks"
+        directory = evaluate(task_dir, tasks, paths[label], run_dir, settings.world()) if run_missing else results_dir(run_dir)
+        loaded[(label, name)] = directory
+        if directory is None:
+            continue
+        reference = None
+        if scoring_pass == "reference" and label in REFERENCE_OF:
+            reference = _reference_run(planned, loaded, scoring_pass, name, label)
+            if reference is None:
+                continue  # its reference's run is not scored yet: this run waits for it
+        for verdict in model_verdicts(load_model_dir(directory, label=label, reference=reference)):
+            found.setdefault((label, verdict.partition), []).append(verdict)
     labelled: list[tuple[Verdict, Role, str]] = []
     for (label, partition_label), verdicts in found.items():
         partition = by_label[partition_label]
-        role: Role = partition.role if label == "injected" else "unseen"
+        role: Role = {"injected": partition.role, "filler": "filler"}.get(label, "unseen")  # type: ignore[assignment]
         labelled += [(verdict, role, partition.shape) for verdict in verdicts + combined_verdicts(verdicts, prior)]
     return labelled
+
+
+def _reference_run(planned: Mapping[tuple[str, str], Mapping[str, Sequence[StudyPartition]]],
+                   loaded: Mapping[tuple[str, str], Path | None], scoring_pass: str, name: str,
+                   label: str) -> ModelResults | None:
+    """The reference model's run of the same name, which must hold the fine-tune's partitions (None: not scored)."""
+    reference = REFERENCE_OF[label]
+    mine = [p.partition.label for p in planned[(scoring_pass, label)][name]]
+    theirs = [p.partition.label for p in (planned.get((scoring_pass, reference)) or {}).get(name, [])]
+    if theirs and not set(mine) <= set(theirs):
+        raise ContamError(f"the {reference} model's run {name} holds other partitions than the {label} model's "
+                          f"({sorted(set(mine) - set(theirs))} missing)", field="runs")
+    directory = loaded.get((reference, name))
+    return load_model_dir(directory, label=reference) if directory is not None else None
 
 
 SETTINGS_FILE = "settings.json"
@@ -424,12 +484,15 @@ def prepare(settings: ValidationSettings, study_dir: Path) -> tuple[list[StudyPa
 
 def run_validation(settings: ValidationSettings, study_dir: Path, base_model: str, *,
                    passes: Sequence[str] = ("likelihood",), progress: bool = True) -> list[tuple[Verdict, Role, str]]:
-    """The study's data and injected model, then both models scored pass by pass."""
+    """The study's data and injected model (and, for the reference pass, the filler-only fine-tune), then the models
+    scored pass by pass."""
     study_dir = study_dir.resolve()  # task YAMLs name their data and options files by absolute path
     partitions, world, mc = prepare(settings, study_dir)
     injected = train_injected_model(world, mc, settings, base_model, study_dir)
-    return score(partitions, [("injected", injected), ("clean", Path(base_model))], settings, study_dir,
-                 prior_rates(study_dir), passes=passes, progress=progress)
+    models = [("clean", Path(base_model)), ("injected", injected)]
+    if "reference" in passes:
+        models.append(("filler", train_injected_model(world, mc, settings, base_model, study_dir, filler_only=True)))
+    return score(partitions, models, settings, study_dir, prior_rates(study_dir), passes=passes, progress=progress)
 
 
 def collect(settings: ValidationSettings, study_dir: Path, base_model: str,
@@ -444,7 +507,7 @@ def collect(settings: ValidationSettings, study_dir: Path, base_model: str,
     done, expected = scored_runs(study_dir), expected_runs(partitions)
     complete = [name for name in passes if expected[name] and done.get(name) == expected[name]]
     started = [name for name in passes if done.get(name)]
-    models = [("injected", study_dir / "model"), ("clean", Path(base_model))]
+    models = [("clean", Path(base_model)), *((label, study_dir / folder) for label, folder in MODEL_DIRS.items())]
     return score(partitions, models, settings, study_dir, prior_rates(study_dir), passes=started, run_missing=False,
                  progress=False), complete
 
@@ -519,10 +582,11 @@ def markdown_table(document: Mapping[str, object]) -> str:
 
     def row(key: str, title: str, entry: Mapping[str, object]) -> str:
         return (f"| `{key}` | {title} | {cell(entry.get('detection'))} | "  # type: ignore[arg-type]
-                f"{cell(entry.get('false_positive_held_out'))} | {cell(entry.get('false_positive_clean'))} |")  # type: ignore[arg-type]
+                f"{cell(entry.get('false_positive_held_out'))} | {cell(entry.get('false_positive_clean'))} | "  # type: ignore[arg-type]
+                f"{cell(entry.get('false_positive_filler'))} |")  # type: ignore[arg-type]
 
     lines = ["| verdict | test | detection (injected) | false positives (held-out siblings) | "
-             "false positives (clean model) |", "|---|---|---|---|---|"]
+             "false positives (clean model) | false positives (filler-only fine-tune) |", "|---|---|---|---|---|---|"]
     for key, entry in document["methods"].items():  # type: ignore[union-attr]
         earlier = f" — earlier study ({entry['date']})" if "design" in entry else ""
         lines.append(row(key, f"{entry['title']}{earlier}", entry))

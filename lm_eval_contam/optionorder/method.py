@@ -63,4 +63,5 @@ SPEC = MethodSpec(
     output_types=frozenset({"multiple_choice"}),
     evidence_kind="option order",
     cannot_run=cannot_run,
+    referenced_methods=("option_order_reference", "option_order_reference_fixed_answer"),
 )

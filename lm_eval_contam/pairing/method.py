@@ -62,4 +62,5 @@ SPEC = MethodSpec(
     output_types=frozenset({"generate_until", "loglikelihood", "loglikelihood_rolling"}),
     evidence_kind="pairing",
     cannot_run=cannot_run,
+    referenced_methods=("pairing_reference",),
 )

@@ -21,6 +21,7 @@ from lm_eval_contam.verdict import (
     PartitionVerdict,
     Verdict,
     clean_model_rate,
+    measured,
     measured_rate,
     method_order,
     over_level,
@@ -206,6 +207,8 @@ def aside_reason(verdict: Verdict) -> str:
     rate = over_level_rate(verdict)
     if rate is not None:
         return f"{rate.study} measured it flagging never-seen partitions significantly more often than 0.05"
+    if not measured(verdict):
+        return "no measured false-positive rate (no study has measured how often it flags partitions a model never saw)"
     if " + " in verdict.task:
         return "it combines a test that is over its level; its other parts stand alone"
     return "counted through the test that combines it with others"
@@ -291,13 +294,13 @@ def test_facts(column: TestColumn, rows: Sequence[PartitionVerdict]) -> list[tup
 
 def partition_facts(rows: Sequence[PartitionVerdict]) -> list[tuple[str, str]]:
     """The per-partition verdict's own statement: its null, rule, measured false-positive rate and detection, for
-    each kind computed here (with a control, without one)."""
+    each kind computed here (with a control, with a reference model, with neither)."""
     kinds = {row.method: row for row in rows if row.flagged is not None}
     facts = [("null hypothesis", PARTITION_NULL), ("rule", PARTITION_RULE)]
     if not kinds:
         return facts + [(FALSE_POSITIVES, NOT_MEASURED), (DETECTION, NOT_MEASURED)]
     for row in kinds.values():
-        kind = f" ({'with' if row.controlled else 'without'} a control)" if len(kinds) > 1 else ""
+        kind = f" ({row.setting})" if len(kinds) > 1 else ""
         facts += [(FALSE_POSITIVES + kind, rate_text(row.as_verdict())), (DETECTION + kind, detection_text(row.as_verdict()))]
     return facts
 
