@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam import harness
-from lm_eval_contam.audit_identity import AUDIT_FILE, relative_to_audit
+from lm_eval_contam.audit_identity import AUDIT_FILE, relative_to_audit, request_cache_name
 from lm_eval_contam.benchmark_docs import LoadedBenchmark, load_tasks, single_choice_caveat
 from lm_eval_contam.benchmark_partitions import BenchmarkControl, derive_partitions, write_partition
 from lm_eval_contam.context_window import audited_model_window
@@ -206,6 +206,8 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         print(f"{entry.partition}: {entry.task} not tested: {entry.reason}")
     run_dir = Path("runs") / label
     cache_dir = out_dir / "cache"
+    # Keyed by the model's fingerprint, not the label alone: no model is answered from another model's cache.
+    cache = cache_dir / request_cache_name(label, spec.backend, spec.model_args)
     cache_dir.mkdir(parents=True, exist_ok=True)
     tracker = EvaluationTracker(output_path=str(out_dir / run_dir))
 
@@ -216,7 +218,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
             tasks=evaluation_tasks(names, task_manager, settings.max_gen_toks, built),
             batch_size=settings.batch_size,
             device=settings.device or default_device(),
-            use_cache=str(cache_dir / label),
+            use_cache=str(cache),
             log_samples=True,
             evaluation_tracker=tracked,
             apply_chat_template=chat_template,

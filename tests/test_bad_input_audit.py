@@ -429,3 +429,46 @@ def test_a_refusal_before_the_model_answers_takes_back_the_cards_and_task_files(
     (out / "notes.txt").write_text("the user's own file\n")
     _refused(capsys, [*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_mc")], tmp_path)
     assert [path.name for path in out.iterdir()] == ["notes.txt"]
+
+
+def test_another_model_under_the_same_label_after_audit_json_is_lost_gets_its_own_request_cache(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30, item 1: lm-eval keys its request cache by request only; a cache named by the label alone answered
+    model B with model A's log-likelihoods once audit.json was removed. Each model now has a cache of its own."""
+    from conftest import TINY_CORPUS
+
+    from lm_eval_contam.tiny_model import build_tiny_model
+
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    other = build_tiny_model(tmp_path / "other_model", TINY_CORPUS, seed=1)  # the same shape, other weights
+    out = tmp_path / "audit"
+
+    def audit(model: Path) -> list:
+        argv = ["audit", "--model", str(model), "--label", "m", "--include_path", str(task_dir), "--output_path",
+                str(out), "--tasks", "quiz_mc", "--no-likelihood", "--no-report", "--batch_size", "14"]
+        assert main(argv) == 0
+        (out / "audit.json").unlink()  # lost or edited: nothing binds label m to model A any more
+        logged = max((out / "runs" / "m").rglob("samples_quiz_mc_*.jsonl"), key=lambda path: path.stat().st_mtime_ns)
+        return [row["resps"] for row in map(json.loads, logged.read_text().splitlines())]
+
+    first, second = audit(tiny_model_dir), audit(other)
+    assert first != second  # B's own answers, not A's from the cache
+    assert len(list((out / "cache").glob("m-*_rank0.db"))) == 2
+    capsys.readouterr()
+
+
+def test_a_model_fingerprint_follows_the_folders_bytes_not_its_name(tiny_model_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from lm_eval_contam.audit_identity import model_fingerprint, request_cache_name
+
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_model_dir, copy)
+    same = model_fingerprint("hf", f"pretrained={copy}")
+    assert request_cache_name("m", "hf", f"pretrained={copy}") == f"m-{same}"
+    assert model_fingerprint("hf", f"pretrained={copy},dtype=float32") != same  # other arguments
+    weights = copy / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-1] + bytes([weights.read_bytes()[-1] ^ 1]))  # one bit trained
+    assert model_fingerprint("hf", f"pretrained={copy}") != same
+    assert model_fingerprint("hf", "pretrained=org/name") != model_fingerprint("hf", "pretrained=org/other")
