@@ -21,7 +21,7 @@ from lm_eval_contam import harness
 from lm_eval_contam.audit_identity import AUDIT_FILE, relative_to_audit, request_cache_name
 from lm_eval_contam.benchmark_docs import LoadedBenchmark, load_tasks, single_choice_caveat
 from lm_eval_contam.benchmark_partitions import BenchmarkControl, derive_partitions, write_partition
-from lm_eval_contam.context_window import audited_model_window
+from lm_eval_contam.context_window import ModelWindow, audited_model_window
 from lm_eval_contam.contaminate import MANIFEST_FILE
 from lm_eval_contam.default_model import default_model_path
 from lm_eval_contam.errors import ContamError
@@ -196,8 +196,10 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.adjusts_benchmarks)
         tasks += harness.adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
+    window = audited_model_window(spec.backend, spec.model_args)
+    check_choices_fit(built, window)
     harness.prepare_quiz_options(tasks, task_manager, settings.quiz_option_generator)
-    not_run = harness.tasks_not_run(tasks, task_manager, audited_model_window(spec.backend, spec.model_args))
+    not_run = harness.tasks_not_run(tasks, task_manager, window)
     tasks = [task for task in tasks if task not in not_run]
     if not tasks:  # lm-eval cannot run an empty task list: say why each method could not run instead
         raise ContamError("no method can run on the partitions: " + "; ".join(
@@ -254,6 +256,22 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
                    tuple(tasks), seconds, quiz_left_out(results["configs"]), results.get(BENCHMARK_SCORING_KEY))
     record_run(out_dir, run, settings, plan.method_inputs)
     return run
+
+
+def check_choices_fit(benchmarks: Mapping[str, LoadedBenchmark], window: ModelWindow | None) -> None:
+    """Refuse a ``--tasks`` benchmark with a choice longer than the audited model's window before the run: lm-eval's
+    local backends stop on such a continuation with an assertion, mid-run (the methods' own requests say "not tested"
+    instead; the benchmark is the user's and runs as it is, or not at all)."""
+    if window is None:
+        return
+    for benchmark in benchmarks.values():
+        for subtask, docs in benchmark.docs.items():
+            # lm-eval scores each choice after the prompt and its target delimiter (a space by default)
+            reason = window.over(((doc.index, f"{doc.text} ", choice) for doc in docs for choice in doc.choices),
+                                 "'s longest choice")
+            if reason:
+                raise ContamError(f"{reason}: lm-eval cannot score a choice longer than the window", source=subtask,
+                                  field="doc_to_choice")
 
 
 BENCHMARK_SCORING_KEY = "benchmark_scoring"  # in the results JSON and audit.json: how the benchmarks were scored

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_task_audit import write_tasks
+from test_task_audit import MC_YAML, write_tasks
 
 from lm_eval_contam.cli import main
 
@@ -472,3 +472,67 @@ def test_a_model_fingerprint_follows_the_folders_bytes_not_its_name(tiny_model_d
     weights.write_bytes(weights.read_bytes()[:-1] + bytes([weights.read_bytes()[-1] ^ 1]))  # one bit trained
     assert model_fingerprint("hf", f"pretrained={copy}") != same
     assert model_fingerprint("hf", "pretrained=org/name") != model_fingerprint("hf", "pretrained=org/other")
+
+
+@pytest.mark.parametrize("limit", ["0", "-1"])
+def test_run_refuses_a_limit_below_one_like_audit(tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                  limit: str) -> None:
+    """Issue 30, item 8: lm-eval built every task and ended in tracebacks on a --limit that selects no doc."""
+    line = _refused(capsys, ["run", "--model", "hf", "--model_args", f"pretrained={tiny_model_dir}", "--tasks",
+                             "timetravel_toy_news_train", "--output_path", str(tmp_path / "out"), "--limit", limit],
+                    tmp_path)
+    assert line == (f"lm-eval-contam run: error: field '--limit': got {limit}; expected a number of docs per task >= 1, "
+                    f"or a share of them in (0, 1) (or leave it out)")
+
+
+def _mc_task(task_dir: Path, name: str, rows: list[dict]) -> None:
+    """A multiple-choice task ``name`` over ``rows`` (question, choices, answer), beside quiz_mc."""
+    data = task_dir.parent / "data" / f"{name}.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (task_dir / f"{name}.yaml").write_text(MC_YAML.format(test=data, validation=data).replace("quiz_mc", name))
+
+
+def test_audit_refuses_a_gold_answer_that_is_not_among_the_choices(tiny_model_dir: Path, task_dir: Path,
+                                                                   tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Issue 30, item 4: a text gold answer outside the choices scored acc 0.0 with a 0-0 interval and fed the quizzes
+    (lm-eval scores the doc wrong whatever the model answers); an index out of range was already refused."""
+    _mc_task(task_dir, "quiz_atlantis", [
+        {"question": "Which ocean lies west of Europe?", "choices": ["Atlantic", "Pacific", "Indian"],
+         "answer": "Atlantic"},
+        {"question": "Which city sank in the legend?", "choices": ["Rome", "Athens", "Sparta"], "answer": "Atlantis"}])
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_atlantis"),
+                    tmp_path)
+    assert line == ("lm-eval-contam audit: error: quiz_atlantis: field 'doc_to_target': doc 1: gold answer 'Atlantis' "
+                    "is not among the choices ['Rome', 'Athens', 'Sparta']")
+
+
+def test_audit_refuses_an_empty_choice_instead_of_no_docs(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    """Issue 30, item 8: an empty choice string was reported as "no docs" (lm-eval cannot score an empty
+    continuation)."""
+    blank = {"question": "Which season follows winter?", "choices": ["spring", "", "autumn"], "answer": 0}
+    fine = {"question": "Which season follows summer?", "choices": ["spring", "winter", "autumn"], "answer": 2}
+    _mc_task(task_dir, "quiz_blank", [fine, blank])
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_blank"), tmp_path)
+    assert line == ("lm-eval-contam audit: error: quiz_blank: field 'doc_to_choice': doc 1: choice 1 is empty "
+                    "(['spring', '', 'autumn'])")
+    _mc_task(task_dir, "quiz_blank_first", [blank, fine])  # lm-eval's own build reads the first doc's choices
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_blank_first"),
+                    tmp_path)
+    assert line == ("lm-eval-contam audit: error: quiz_blank_first: field '--tasks': a choice of its first doc is empty "
+                    "(lm-eval cannot score an empty continuation)")
+
+
+def test_audit_refuses_a_benchmark_choice_longer_than_the_models_window_before_the_run(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30, item 6: the window check covered the lift and in-context tests, not the benchmark's own requests:
+    lm-eval's assertion after 112 s, files written. Now one line before the first request, the directory as it was."""
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    long_choice = " ".join(f"harbour{n}" for n in range(600))
+    _mc_task(task_dir, "quiz_long", [
+        {"question": "Which season follows winter?", "choices": ["spring", "autumn"], "answer": 0},
+        {"question": "Which text is the longest?", "choices": ["short", long_choice], "answer": 1}])
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_long"), tmp_path)
+    assert line.startswith("lm-eval-contam audit: error: quiz_long: field 'doc_to_choice': row 1's longest choice has ")
+    assert line.endswith("tokens, over the model's window of 1024: lm-eval cannot score a choice longer than the window")
