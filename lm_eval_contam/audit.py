@@ -412,6 +412,11 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
     for partition in partitions:
         if not partition.dataset.registered and partition.data_file is not None:
             check_partition_rows(partition, partition.rows(), str(partition.data_file))
+            # The card's control file gets the checks --control-data gets (it was read mid-run, after files were
+            # written, in two messages naming no file)
+            if partition.control.kind != "none":
+                control = partition.dataset.partition(str(partition.control.split))
+                check_partition_rows(control, control.rows(), str(control.data_file))
         partition_control_overlap(partition)
     return [str(write_task_configs(partition, out_dir)) for partition in partitions if not partition.dataset.registered]
 

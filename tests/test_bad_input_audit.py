@@ -536,3 +536,53 @@ def test_audit_refuses_a_benchmark_choice_longer_than_the_models_window_before_t
     line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_long"), tmp_path)
     assert line.startswith("lm-eval-contam audit: error: quiz_long: field 'doc_to_choice': row 1's longest choice has ")
     assert line.endswith("tokens, over the model's window of 1024: lm-eval cannot score a choice longer than the window")
+
+
+NOTES = [{"text": f"Note {i}: the exporter writes file number {i} before the importer reads it.", "label": i % 2}
+         for i in range(6)]
+
+
+@pytest.mark.parametrize(("control_rows", "expected"), [
+    ([], "no rows: the partition is empty"),
+    ([{"note": "a later note", "label": 0}], ":1: field 'text': expected non-empty text, got None; columns: note, label"),
+    ([{"text": "A later note.", "label": 0}, {"text": "Another later note.", "label": 5}], ":2: field 'label': "),
+])
+def test_a_cards_control_file_is_checked_up_front_like_control_data(
+        tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture, control_rows: list, expected: str) -> None:
+    """Issue 30, item 7: a card's control file (empty, other columns, a label out of range) was read mid-run, after
+    files were written, in two messages naming no file or line; the same file as --control-data was refused up front
+    with file:line. Now both are the same one line, before anything is written."""
+    import yaml
+
+    notes, fresh = tmp_path / "notes.jsonl", tmp_path / "fresh.jsonl"
+    notes.write_text("".join(json.dumps(row) + "\n" for row in NOTES))
+    fresh.write_text("".join(json.dumps(row) + "\n" for row in control_rows))
+    card = tmp_path / "card.yaml"
+    card.write_text(yaml.safe_dump({
+        "dataset_name": "Notes", "split": "test", "text_field": "text", "label_field": "label",
+        "label_names": ["fix", "feature"], "data_files": {"test": str(notes), "fresh": str(fresh)},
+        "control": {"kind": "file", "source": str(fresh), "split": "fresh"}}, sort_keys=False))
+    from_card = _refused(capsys, ["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--partitions", str(card),
+                                  "--output_path", str(tmp_path / "audit")], tmp_path)
+    from_flag = _refused(capsys, ["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--data", str(notes),
+                                  "--split", "test", "--name", "Notes", "--text-field", "text", "--label-field",
+                                  "label", "--label-names", "fix,feature", "--control-data", str(fresh),
+                                  "--control-split", "fresh", "--output_path", str(tmp_path / "audit")], tmp_path)
+    assert from_card == from_flag
+    assert from_card.startswith(f"lm-eval-contam audit: error: {fresh}") and expected in from_card
+
+
+def test_a_relative_include_path_reads_a_tasks_relative_data_files_where_the_user_wrote_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30, item 8: lm-eval records a task YAML's path as the --include_path was written (relative); its
+    relative data_files then resolved under the shipped samples folder, a path the user never wrote."""
+    from lm_eval_contam.partitions import Partition
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine" / "data").mkdir(parents=True)
+    (tmp_path / "mine" / "data" / "notes.jsonl").write_text('{"text": "A note."}\n{"text": "Another note."}\n')
+    metadata = {"dataset_name": "Notes", "text_field": "text", "data_files": {"test": "data/notes.jsonl"},
+                "config_source": "mine/timetravel_notes_test.yaml"}  # as lm-eval records it for --include_path mine
+    partition = Partition.from_task_metadata(metadata, "test")
+    assert partition.data_file == tmp_path / "mine" / "data" / "notes.jsonl"
+    assert [row["text"] for row in partition.rows()] == ["A note.", "Another note."]

@@ -327,3 +327,45 @@ def test_report_refuses_a_logged_sample_score_out_of_range(run, tmp_path, capsys
         model.samples(LEVELS[0])
     assert str(error.value) == (f"{samples}:1: field 'rougeL_guided': task {LEVELS[0]}: 1.25 is not a share (expected "
                                 f"a number in [0, 1])")
+
+
+def test_ctrl_c_while_the_parser_imports_is_one_line_and_exit_130(monkeypatch, capsys) -> None:
+    """Issue 30, item 8: Ctrl-C in the first ~1.5 s (building the parser imports torch and lm-eval) printed a
+    traceback."""
+    import lm_eval_contam.cli as cli
+
+    def interrupted_import():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted_import)
+    assert main(["adjust", "x"]) == 130
+    assert capsys.readouterr().err == ("lm-eval-contam: interrupted; finished work is saved (re-run the same command "
+                                       "to resume)\n")
+
+
+def test_ctrl_c_swallowed_by_an_import_still_stops_the_command(run, monkeypatch, capsys) -> None:
+    """... or was swallowed by an import that catches everything, and the audit ran on."""
+    import os
+    import signal
+
+    import lm_eval_contam.cli as cli
+    import lm_eval_contam.cli.adjust as adjust_cli
+
+    build = cli.build_parser
+    ran = []
+
+    def swallowing_import():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # handled at the next bytecode, inside this try
+            for _ in range(1000):
+                pass
+        except BaseException:  # noqa: BLE001 - what some imports do
+            pass
+        return build()
+
+    monkeypatch.setattr(cli, "build_parser", swallowing_import)
+    monkeypatch.setattr(adjust_cli, "_main", lambda args: ran.append(args) or 0)
+    assert main(["adjust", str(run)]) == 130 and ran == []
+    assert capsys.readouterr().err == ("lm-eval-contam adjust: interrupted; finished work is saved (re-run the same "
+                                       "command to resume)\n")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back for whoever runs next

@@ -281,8 +281,9 @@ def test_option_order_is_not_tested_on_an_item_with_more_choices_than_letters(tm
     from lm_eval_contam.partitions import dataset_from_task_metadata
     from lm_eval_contam.registry import AuditedModel
 
-    rows = [{"text": f"Question: Which word is word {i}?\nAnswer:", "answer": f"w{i}-{i % 30}",
-             "choices": [f"w{i}-{n}" for n in range(30)]} for i in range(6)]
+    rows = [{"text": f"Question: Which {tree} is number 7?\nAnswer:", "answer": f"{tree} 7",
+             "choices": [f"{tree} {n * 7 % 30}" for n in range(30)]}  # each item its own options, in no sorted order
+            for tree in ("oak", "elm", "ash", "fir", "yew", "pine")]
     data = tmp_path / "wide.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in rows))
     spec = dataset_from_task_metadata({"dataset_name": "Wide Quiz", "data_files": {"test": str(data)},
