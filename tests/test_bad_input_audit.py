@@ -265,6 +265,13 @@ def test_a_control_that_is_the_audited_task_data_is_refused(tiny_model_dir: Path
                                    "--control-data", str(same)), tmp_path)
     assert line == ("lm-eval-contam audit: error: quiz_mc: field '--control-data': 14 of the control's 14 rows (100%) "
                     "are audited rows" + OVERLAP_TAIL)
+    # Issue 30, item 8: a lower-cased copy of the audited data passed the check.
+    lowered = tmp_path / "lowered.jsonl"
+    lowered.write_text(same.read_text().lower())
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_mc",
+                                   "--control-data", str(lowered)), tmp_path)
+    assert line == ("lm-eval-contam audit: error: quiz_mc: field '--control-data': 14 of the control's 14 rows (100%) "
+                    "are audited rows" + OVERLAP_TAIL)
 
 
 def test_a_control_file_overlapping_ones_own_data_is_refused_below_the_share_accepted(
@@ -586,3 +593,21 @@ def test_a_relative_include_path_reads_a_tasks_relative_data_files_where_the_use
     partition = Partition.from_task_metadata(metadata, "test")
     assert partition.data_file == tmp_path / "mine" / "data" / "notes.jsonl"
     assert [row["text"] for row in partition.rows()] == ["A note.", "Another note."]
+
+
+@pytest.mark.parametrize(("metadata", "expected"), [
+    ('{"orders": 30}', "'orders' is 30; expected a whole number from 2 to 24"),
+    ('{"context_instances": 0}', "'context_instances' is 0; expected a whole number from 1 to 16"),
+    ('{"n_resamples": -5}', "'n_resamples' is -5; expected a whole number >= 1"),
+])
+def test_run_refuses_a_method_setting_out_of_range_before_writing_under_the_cache_home(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch, metadata: str, expected: str) -> None:
+    """Issue 30, item 8: a --metadata value the tasks refuse when lm-eval builds them came after the benchmark's DCR
+    sheet was written under the cache home (6 files)."""
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    line = _refused(capsys, ["run", "--model", "hf", "--model_args", f"pretrained={tiny_model_dir}", "--include_path",
+                             str(task_dir), "--tasks", "quiz_mc,timetravel_toy_news_train", "--output_path",
+                             str(tmp_path / "out"), "--metadata", metadata], tmp_path)
+    assert line == f"lm-eval-contam run: error: field '--metadata': {expected}"
+    assert not (tmp_path / "home").exists()
