@@ -611,3 +611,26 @@ def test_run_refuses_a_method_setting_out_of_range_before_writing_under_the_cach
                              str(tmp_path / "out"), "--metadata", metadata], tmp_path)
     assert line == f"lm-eval-contam run: error: field '--metadata': {expected}"
     assert not (tmp_path / "home").exists()
+
+
+def test_a_benchmark_without_a_dcr_sheet_keeps_its_score_in_the_report_with_a_note(tmp_path: Path) -> None:
+    """Issue 30, item 8: a --tasks benchmark that got no DCR sheet (too few items) lost its own score from the report's
+    first screen without a word."""
+    from test_bad_input_cli import _run_dir
+
+    from lm_eval_contam.report import build_report
+    from lm_eval_contam.report.layout import NO_ADJUSTMENT
+    from lm_eval_contam.report.markdown import render_markdown
+
+    run = _run_dir(tmp_path)
+    results_file = next(run.glob("results_*.json"))
+    results = json.loads(results_file.read_text())
+    results["results"]["quiz_small"] = {"alias": "quiz_small", "acc,none": 0.5, "acc_stderr,none": 0.2}
+    results["benchmark_scoring"] = {"tasks": ["contam_toy_sentiment", "quiz_small"], "apply_chat_template": False,
+                                    "limit": None, "num_fewshot": {"contam_toy_sentiment": 0, "quiz_small": 0}}
+    results_file.write_text(json.dumps(results))
+    report = build_report(run)
+    first_screen = render_markdown(report).split("## Models")[0]
+    assert "| contam_toy_sentiment | acc,none | 0.9000 |" in first_screen  # adjusted, as before
+    assert (f"| {report.models[0].label} | quiz_small | acc,none | 0.5000 (caveat: {NO_ADJUSTMENT}) | — | no chat "
+            f"template, 0-shot, every doc |") in first_screen
