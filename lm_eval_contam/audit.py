@@ -27,7 +27,13 @@ from lm_eval_contam.default_model import default_model_path
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.generation import ModelSpec, default_device
 from lm_eval_contam.harness import generation_capped_tasks
-from lm_eval_contam.input_checks import broken_task_yaml, check_label, check_tasks_named_once, partition_control_overlap
+from lm_eval_contam.input_checks import (
+    broken_task_yaml,
+    check_control_source,
+    check_label,
+    check_tasks_named_once,
+    partition_control_overlap,
+)
 from lm_eval_contam.lm_eval_compat import index_task_folders, task_index
 from lm_eval_contam.own_data import check_partition_rows, write_task_configs
 from lm_eval_contam.partitions import Partition, resolve_partition
@@ -415,6 +421,7 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
             # The card's control file gets the checks --control-data gets (it was read mid-run, after files were
             # written, in two messages naming no file)
             if partition.control.kind != "none":
+                check_control_source(partition)
                 control = partition.dataset.partition(str(partition.control.split))
                 check_partition_rows(control, control.rows(), str(control.data_file))
         partition_control_overlap(partition)

@@ -182,3 +182,20 @@ def partition_control_overlap(partition: Partition) -> ControlOverlap | None:
              for split in (partition.split, str(control.split))}
     return check_control_overlap(texts[partition.split], texts[str(control.split)], source=control.source or "",
                                  field="control")
+
+
+def check_control_source(partition: Partition) -> None:
+    """A card's file control names the file its split reads: a JSONL ``control.source`` that is another file than the
+    split's ``data_files`` entry would be named in the verdicts while the scores come from the split's file. (A CSV
+    source is read through its converted JSONL, so only a JSONL source is compared.)"""
+    control = partition.control
+    if control.kind != "file" or partition.dataset.registered or not control.source:
+        return
+    given = Path(control.source).expanduser()
+    read = partition.dataset.partition(str(control.split)).data_file
+    if given.suffix != ".jsonl" or not given.is_file() or read is None or not read.is_file():
+        return
+    if not given.samefile(read):
+        raise ContamError(f"names {control.source} but its split {control.split!r} reads {read}: the verdicts would "
+                          f"name one file and score the other; give the same file in both", source=control.source,
+                          field="control.source")

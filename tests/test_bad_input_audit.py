@@ -634,3 +634,23 @@ def test_a_benchmark_without_a_dcr_sheet_keeps_its_score_in_the_report_with_a_no
     assert "| contam_toy_sentiment | acc,none | 0.9000 |" in first_screen  # adjusted, as before
     assert (f"| {report.models[0].label} | quiz_small | acc,none | 0.5000 (caveat: {NO_ADJUSTMENT}) | — | no chat "
             f"template, 0-shot, every doc |") in first_screen
+
+
+def test_a_card_whose_control_source_is_not_its_control_splits_file_is_refused(
+        tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Issue 30, item 7: a card whose control.source (here the audited file) differs from its control split's file
+    named the audited file as the control while the scores came from the other one."""
+    import yaml
+
+    notes, fresh = tmp_path / "notes.jsonl", tmp_path / "fresh.jsonl"
+    notes.write_text("".join(json.dumps(row) + "\n" for row in NOTES))
+    fresh.write_text(json.dumps({"text": "A later note.", "label": 0}) + "\n")
+    card = tmp_path / "card.yaml"
+    card.write_text(yaml.safe_dump({
+        "dataset_name": "Notes", "split": "test", "text_field": "text", "label_field": "label",
+        "label_names": ["fix", "feature"], "data_files": {"test": str(notes), "fresh": str(fresh)},
+        "control": {"kind": "file", "source": str(notes), "split": "fresh"}}, sort_keys=False))
+    line = _refused(capsys, ["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--partitions", str(card),
+                             "--output_path", str(tmp_path / "audit")], tmp_path)
+    assert line == (f"lm-eval-contam audit: error: {notes}: field 'control.source': names {notes} but its split 'fresh' "
+                    f"reads {fresh}: the verdicts would name one file and score the other; give the same file in both")
