@@ -537,12 +537,14 @@ def test_audit_refuses_a_benchmark_choice_longer_than_the_models_window_before_t
     lm-eval's assertion after 112 s, files written. Now one line before the first request, the directory as it was."""
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     long_choice = " ".join(f"harbour{n}" for n in range(600))
+    fine = [{"question": f"Which season follows winter in year {year}?", "choices": ["spring", "autumn"], "answer": 0}
+            for year in range(1990, 2010)]  # enough items for a DCR sheet, which must not be written either
     _mc_task(task_dir, "quiz_long", [
-        {"question": "Which season follows winter?", "choices": ["spring", "autumn"], "answer": 0},
-        {"question": "Which text is the longest?", "choices": ["short", long_choice], "answer": 1}])
+        fine[0], {"question": "Which text is the longest?", "choices": ["short", long_choice], "answer": 1}, *fine[1:]])
     line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_long"), tmp_path)
     assert line.startswith("lm-eval-contam audit: error: quiz_long: field 'doc_to_choice': row 1's longest choice has ")
     assert line.endswith("tokens, over the model's window of 1024: lm-eval cannot score a choice longer than the window")
+    assert not (tmp_path / "home").exists()  # nothing under the cache home either
 
 
 NOTES = [{"text": f"Note {i}: the exporter writes file number {i} before the importer reads it.", "label": i % 2}
