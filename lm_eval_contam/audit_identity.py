@@ -19,9 +19,9 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from functools import lru_cache
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
