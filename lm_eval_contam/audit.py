@@ -199,11 +199,13 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if missing:
         raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
                           field="tasks")
+    # Both checks before the benchmarks' DCR sheets are written under the cache home (their level tasks generate: the
+    # model check finds the same scoring tasks without them).
     window = audited_model_window(spec.backend, spec.model_args)
-    check_choices_fit(built, window)  # before the benchmarks' DCR sheets are written under the cache home
+    check_choices_fit(built, window)
+    harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.adjusts_benchmarks)
         tasks += harness.adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
-    harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     harness.prepare_quiz_options(tasks, task_manager, settings.quiz_option_generator)
     not_run = harness.tasks_not_run(tasks, task_manager, window)
     tasks = [task for task in tasks if task not in not_run]

@@ -428,6 +428,7 @@ def test_a_refusal_before_the_model_answers_takes_back_the_cards_and_task_files(
         raise ContamError("cannot score log-likelihoods here", field="model")
 
     monkeypatch.setattr(audit_module.harness, "check_model_can_run", refuse)
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))  # no DCR sheet is written there first either
     out = tmp_path / "audit"
     line = _refused(capsys, [*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_mc")], tmp_path)
     assert line == "lm-eval-contam audit: error: field 'model': cannot score log-likelihoods here"
