@@ -18,16 +18,22 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam import harness
-from lm_eval_contam.audit_identity import AUDIT_FILE, relative_to_audit
+from lm_eval_contam.audit_identity import AUDIT_FILE, relative_to_audit, request_cache_name
 from lm_eval_contam.benchmark_docs import LoadedBenchmark, load_tasks, single_choice_caveat
 from lm_eval_contam.benchmark_partitions import BenchmarkControl, derive_partitions, write_partition
-from lm_eval_contam.context_window import audited_model_window
+from lm_eval_contam.context_window import ModelWindow, audited_model_window
 from lm_eval_contam.contaminate import MANIFEST_FILE
 from lm_eval_contam.default_model import default_model_path
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.generation import ModelSpec, default_device
 from lm_eval_contam.harness import generation_capped_tasks
-from lm_eval_contam.input_checks import broken_task_yaml, check_label, check_tasks_named_once, partition_control_overlap
+from lm_eval_contam.input_checks import (
+    broken_task_yaml,
+    check_control_source,
+    check_label,
+    check_tasks_named_once,
+    partition_control_overlap,
+)
 from lm_eval_contam.lm_eval_compat import index_task_folders, selected_task_configs, task_index
 from lm_eval_contam.own_data import check_partition_rows, write_task_configs
 from lm_eval_contam.partitions import Partition, resolve_partition
@@ -199,13 +205,17 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if missing:
         raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
                           field="tasks")
+    # Both checks before the benchmarks' DCR sheets are written under the cache home (their level tasks generate: the
+    # model check finds the same scoring tasks without them).
+    window = audited_model_window(spec.backend, spec.model_args)
+    check_choices_fit(built, window)
+    harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.adjusts_benchmarks)
         tasks += harness.adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
-    harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     reference_spec, reference_tasks = (check_reference(settings.reference_model, spec.backend, tasks, task_manager)
                                        if settings.reference_model else (None, []))
     harness.prepare_quiz_options(tasks, task_manager, settings.quiz_option_generator)
-    not_run = harness.tasks_not_run(tasks, task_manager, audited_model_window(spec.backend, spec.model_args))
+    not_run = harness.tasks_not_run(tasks, task_manager, window)
     tasks = [task for task in tasks if task not in not_run]
     reference_tasks = [task for task in reference_tasks if task not in not_run]
     if not tasks:  # lm-eval cannot run an empty task list: say why each method could not run instead
@@ -215,6 +225,8 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         print(f"{entry.partition}: {entry.task} not tested: {entry.reason}")
     run_dir = Path("runs") / label
     cache_dir = out_dir / "cache"
+    # Keyed by the model's fingerprint, not the label alone: no model is answered from another model's cache.
+    cache = cache_dir / request_cache_name(label, spec.backend, spec.model_args)
     cache_dir.mkdir(parents=True, exist_ok=True)
     tracker = EvaluationTracker(output_path=str(out_dir / run_dir))
 
@@ -225,7 +237,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
             tasks=evaluation_tasks(names, task_manager, settings.max_gen_toks, built),
             batch_size=settings.batch_size,
             device=settings.device or default_device(),
-            use_cache=str(cache_dir / label),
+            use_cache=str(cache),
             log_samples=True,
             evaluation_tracker=tracked,
             apply_chat_template=chat_template,
@@ -306,7 +318,8 @@ def run_reference(spec: ModelSpec, tasks: Sequence[str], label: str, out_dir: Pa
     started = time.perf_counter()
     results = lm_eval.simple_evaluate(
         model=spec.backend, model_args=spec.model_args, tasks=list(tasks), batch_size=settings.batch_size,
-        device=settings.device or default_device(), use_cache=str(cache_dir / f"{label}{REFERENCE_SUFFIX}"),
+        device=settings.device or default_device(),
+        use_cache=str(cache_dir / request_cache_name(f"{label}{REFERENCE_SUFFIX}", spec.backend, spec.model_args)),
         log_samples=True, evaluation_tracker=tracker, apply_chat_template=False, task_manager=task_manager,
         limit=settings.limit)
     seconds = round(time.perf_counter() - started, 1)
@@ -317,6 +330,22 @@ def run_reference(spec: ModelSpec, tasks: Sequence[str], label: str, out_dir: Pa
             tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
     return {"model": spec.backend, "model_args": spec.model_args, "run_dir": str(run_dir), "tasks": list(tasks),
             "seconds": seconds}
+
+
+def check_choices_fit(benchmarks: Mapping[str, LoadedBenchmark], window: ModelWindow | None) -> None:
+    """Refuse a ``--tasks`` benchmark with a choice longer than the audited model's window before the run: lm-eval's
+    local backends stop on such a continuation with an assertion, mid-run (the methods' own requests say "not tested"
+    instead; the benchmark is the user's and runs as it is, or not at all)."""
+    if window is None:
+        return
+    for benchmark in benchmarks.values():
+        for subtask, docs in benchmark.docs.items():
+            # lm-eval scores each choice after the prompt and its target delimiter (a space by default)
+            reason = window.over(((doc.index, f"{doc.text} ", choice) for doc in docs for choice in doc.choices),
+                                 "'s longest choice")
+            if reason:
+                raise ContamError(f"{reason}: lm-eval cannot score a choice longer than the window", source=subtask,
+                                  field="doc_to_choice")
 
 
 BENCHMARK_SCORING_KEY = "benchmark_scoring"  # in the results JSON and audit.json: how the benchmarks were scored
@@ -457,6 +486,12 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
     for partition in partitions:
         if not partition.dataset.registered and partition.data_file is not None:
             check_partition_rows(partition, partition.rows(), str(partition.data_file))
+            # The card's control file gets the checks --control-data gets (it was read mid-run, after files were
+            # written, in two messages naming no file)
+            if partition.control.kind != "none":
+                check_control_source(partition)
+                control = partition.dataset.partition(str(partition.control.split))
+                check_partition_rows(control, control.rows(), str(control.data_file))
         partition_control_overlap(partition)
     return [str(write_task_configs(partition, out_dir)) for partition in partitions if not partition.dataset.registered]
 

@@ -16,10 +16,12 @@ refusal after the model's first answers keep everything, for the same command to
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +74,41 @@ def check_same_audit(out_dir: Path, identity: Mapping[str, Any], label: str, bac
     if label in bound and bound[label] != f"{backend}:{model_args}":
         raise ContamError(f"label {label!r} is model {bound[label]} in this audit, not {backend}:{model_args}; give "
                           f"another --label", source=str(out_dir), field="--label")
+
+
+def request_cache_name(label: str, backend: str, model_args: str) -> str:
+    """The name of the label's lm-eval request cache under ``<audit>/cache``: the label and the model's fingerprint.
+
+    lm-eval keys its cache by request only, so a cache named by the label alone answers another model's requests
+    with the first one's answers once ``audit.json`` (which binds a label to its model) is lost or edited, or the
+    folder's weights were trained further in place. Another model under the label gets a cache of its own instead.
+    """
+    return f"{label}-{model_fingerprint(backend, model_args)}"
+
+
+def model_fingerprint(backend: str, model_args: str) -> str:
+    """A short hash of the backend, ``model_args`` and the bytes of every file of each local folder or file the
+    arguments name (``pretrained=<dir>``, ``peft=<dir>``, ``gguf_file=<file>``...): the weights, tokenizer and
+    config the model answers with. A Hub id is taken by its name (and revision, when the arguments pin one)."""
+    digest = hashlib.sha256(f"{backend}:{model_args}".encode())
+    for pair in model_args.split(","):
+        value = pair.partition("=")[2].strip()
+        path = Path(value)
+        if not value or not path.exists():
+            continue
+        files = sorted(found for found in path.iterdir() if found.is_file()) if path.is_dir() else [path]
+        for file in files:
+            stat = file.stat()
+            content = _file_digest(str(file.resolve()), stat.st_size, stat.st_mtime_ns)
+            digest.update(f"{file.name}:{stat.st_size}:{content}".encode())
+    return digest.hexdigest()[:16]
+
+
+@lru_cache(maxsize=None)
+def _file_digest(path: str, size: int, mtime_ns: int) -> str:
+    """sha256 of a file's bytes; the size and mtime in the key re-read a file that changed (once per process else)."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def _other_files(out_dir: Path) -> dict[str, tuple[int, int]]:

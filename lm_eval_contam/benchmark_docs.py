@@ -25,6 +25,7 @@ without evaluation docs, or any other output type is a :class:`ContamError` nami
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +55,9 @@ def _first_line(error: BaseException) -> str:
 
 def _why(error: BaseException) -> str:
     """Why lm-eval could not build a task, in words."""
+    if isinstance(error, IndexError) and "choice[0]" in (traceback.extract_tb(error.__traceback__)[-1].line or ""):
+        # lm-eval's build reads the first character of each choice of the first doc (its delimiter check)
+        return "a choice of its first doc is empty (lm-eval cannot score an empty continuation)"
     if isinstance(error, (StopIteration, IndexError)):
         return "its evaluation split has no docs"
     if isinstance(error, ValueError) and "must have valid or test docs" in str(error):
@@ -148,7 +152,11 @@ def _choice(choices: Sequence[str], value: Any, task: str, index: int) -> str:
             raise ContamError(f"doc {index}: gold index {value} is outside the {len(choices)} choices",
                               source=task, field="doc_to_target")
         return choices[value]
-    return _text(value, "doc_to_target", task, index)
+    text = _text(value, "doc_to_target", task, index)
+    if choices and text not in choices:  # lm-eval would score the doc as wrong whatever the model answers
+        raise ContamError(f"doc {index}: gold answer {text!r} is not among the choices {list(choices)!r:.200}",
+                          source=task, field="doc_to_target")
+    return text
 
 
 def render_doc(name: str, task: Any, index: int, doc: Mapping[str, Any]) -> BenchmarkDoc:
@@ -163,6 +171,10 @@ def render_doc(name: str, task: Any, index: int, doc: Mapping[str, Any]) -> Benc
     choices: tuple[str, ...] = ()
     if output_type == "multiple_choice":
         choices = tuple(_text(choice, "doc_to_choice", name, index) for choice in task.doc_to_choice(doc))
+        empty = next((number for number, choice in enumerate(choices) if not choice), None)
+        if empty is not None:  # lm-eval cannot score an empty continuation (its assertion, mid-run)
+            raise ContamError(f"doc {index}: choice {empty} is empty ({list(choices)!r:.200})", source=name,
+                              field="doc_to_choice")
     target = task.doc_to_target(doc)
     if isinstance(target, list):
         if not target:

@@ -73,17 +73,25 @@ METADATA_TYPES: dict[str, tuple[type, str]] = {
     "seed": (int, "a whole number"),
     "num_instances": (int, "a whole number >= 1"),
     "dcr_adjust": (bool, "true or false (JSON booleans, not strings)"),
+    # The methods' own settings, with the bounds their tasks check when lm-eval builds them (partitions.metadata_number):
+    # checked here too, or a bad value is refused only after the DCR sheets were written under the cache home.
+    "orders": (int, "a whole number from 2 to 24"),
+    "context_instances": (int, "a whole number from 1 to 16"),
+    "n_resamples": (int, "a whole number >= 1"),
 }
+METADATA_BOUNDS: dict[str, tuple[int, int | None]] = {
+    "num_instances": (1, None), "orders": (2, 24), "context_instances": (1, 16), "n_resamples": (1, None)}
 
 
 def check_run_metadata(metadata: Mapping[str, Any] | None) -> None:
-    """The keys of ``--metadata`` the project reads have the type each needs."""
+    """The keys of ``--metadata`` the project reads have the type (and range) each needs."""
     for key, (kind, expected) in METADATA_TYPES.items():
         if not metadata or key not in metadata:
             continue
         value = metadata[key]
         wrong_kind = not isinstance(value, kind) or (kind is int and isinstance(value, bool))
-        if wrong_kind or (key == "num_instances" and value < 1):
+        low, high = METADATA_BOUNDS.get(key, (None, None))
+        if wrong_kind or (low is not None and value < low) or (high is not None and value > high):
             raise ContamError(f"{key!r} is {value!r}; expected {expected}", field="--metadata")
 
 
@@ -128,7 +136,7 @@ CONTROL_OVERLAP_LIMIT = 0.5
 
 @dataclass(frozen=True)
 class ControlOverlap:
-    """How many of a control's rows are also audited rows (texts compared with whitespace collapsed)."""
+    """How many of a control's rows are also audited rows (texts compared with whitespace collapsed, case folded)."""
 
     shared: int
     rows: int  # the control's rows
@@ -141,12 +149,18 @@ class ControlOverlap:
         return f"control shares {self.shared} of {self.rows} rows ({self.share:.0%}) with the audited data"
 
 
+def _comparable(text: str) -> str:
+    """A row's text as the overlap check compares it: whitespace collapsed and case folded (a lower-cased copy of the
+    audited data is the audited data)."""
+    return " ".join(text.casefold().split())
+
+
 def check_control_overlap(audited: Sequence[str], control: Sequence[str], *, source: str,
                           field: str) -> ControlOverlap:
     """The control's texts that are also audited texts; refused at or above the limit (below it, the likelihood
     verdicts show it in their evidence)."""
-    seen = {" ".join(text.split()) for text in audited}
-    overlap = ControlOverlap(sum(" ".join(text.split()) in seen for text in control), len(control))
+    seen = {_comparable(text) for text in audited}
+    overlap = ControlOverlap(sum(_comparable(text) in seen for text in control), len(control))
     if overlap.share >= CONTROL_OVERLAP_LIMIT:
         raise ContamError(f"{overlap.shared} of the control's {overlap.rows} rows ({overlap.share:.0%}) are audited "
                           f"rows; expected a control the model cannot have seen, sharing under "
@@ -168,3 +182,20 @@ def partition_control_overlap(partition: Partition) -> ControlOverlap | None:
              for split in (partition.split, str(control.split))}
     return check_control_overlap(texts[partition.split], texts[str(control.split)], source=control.source or "",
                                  field="control")
+
+
+def check_control_source(partition: Partition) -> None:
+    """A card's file control names the file its split reads: a JSONL ``control.source`` that is another file than the
+    split's ``data_files`` entry would be named in the verdicts while the scores come from the split's file. (A CSV
+    source is read through its converted JSONL, so only a JSONL source is compared.)"""
+    control = partition.control
+    if control.kind != "file" or partition.dataset.registered or not control.source:
+        return
+    given = Path(control.source).expanduser()
+    read = partition.dataset.partition(str(control.split)).data_file
+    if given.suffix != ".jsonl" or not given.is_file() or read is None or not read.is_file():
+        return
+    if not given.samefile(read):
+        raise ContamError(f"names {control.source} but its split {control.split!r} reads {read}: the verdicts would "
+                          f"name one file and score the other; give the same file in both", source=control.source,
+                          field="control.source")

@@ -389,12 +389,16 @@ def slug(name: str) -> str:
 
 
 def resolve_path(path: str | Path, metadata: Mapping[str, Any]) -> Path:
-    """``path`` as given if absolute (or with no YAML to anchor it), else relative to the task YAML."""
+    """``path`` as given if absolute (or with no YAML to anchor it), else relative to the task YAML.
+
+    The YAML's path is made absolute here: lm-eval records it as the include path was written (relative to the working
+    directory), and a relative data file would later be read under the shipped samples folder
+    (:attr:`Partition.data_file`), a path the user never wrote."""
     candidate = Path(path).expanduser()
     source = metadata.get("config_source")
     if candidate.is_absolute() or not source or source == "inline":
         return candidate
-    return Path(source).parent / candidate
+    return Path(source).absolute().parent / candidate
 
 
 def with_sibling_controls(spec: DatasetSpec) -> DatasetSpec:

@@ -41,11 +41,56 @@ def read_json(path: Path) -> Any:
 
 
 def read_results(path: Path) -> dict[str, Any]:
-    """One lm-eval ``results_*.json``."""
+    """One lm-eval ``results_*.json``, its numbers checked against what the project's tasks write
+    (:func:`check_results_numbers`)."""
     results = read_json(path)
     if not isinstance(results, dict) or not isinstance(results.get("results"), dict):
         raise ContamError("not an lm-eval results file (no 'results' object)", source=str(path), field="results")
+    check_results_numbers(results, path)
     return results
+
+
+# The ranges of the numbers the project's tasks write, by metric name. A number read back outside its range (a p of
+# -0.2 would flag a partition, one of 1.7 be printed) is a damaged or edited file: refused, never rendered. Values
+# that are no number at all are left to the reader that needs them (ModelResults.number refuses them there).
+_PVALUE = re.compile(r"(?:^|_)pvalue(?:_|$)")  # alg1_pvalue, dcq_pvalue_null, order_pvalue, advantage_pvalue...
+_SHARE = re.compile(r"dcq_(?:max|min|max_ci_low|max_ci_high|chance_max|unparseable|bdq_.+|bcq_.+|non_preferred_.+)"
+                    r"|order_(?:top_share|u_mean)|codec_score|rougeL_(?:guided|general)|alg[12]_contaminated")
+_COUNT = frozenset({"order_items", "exact_matches", "near_exact_matches"})
+_KAPPA = frozenset({"dcq_kappa"})
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+
+
+def number_problem(metric: str, value: Any) -> str | None:
+    """Why ``value`` cannot be the project's ``metric`` (None when it can, or when it is no number to check)."""
+    if not _is_number(value) or metric.endswith("_stderr"):
+        return None
+    if _PVALUE.search(metric) and not 0.0 <= value <= 1.0:
+        return f"{value!r} is not a p-value (expected a number in [0, 1])"
+    if _SHARE.fullmatch(metric) and not 0.0 <= value <= 1.0:
+        return f"{value!r} is not a share (expected a number in [0, 1])"
+    if metric in _KAPPA and not -1.0 <= value <= 1.0:
+        return f"{value!r} is not a kappa (expected a number in [-1, 1])"
+    if metric in _COUNT and (value < 0 or value != int(value)):
+        return f"{value!r} is not a count (expected a non-negative whole number)"
+    return None
+
+
+def check_results_numbers(results: Mapping[str, Any], path: Path) -> None:
+    """Refuse a results file whose metrics or instance counts are out of their range, naming file, task and field."""
+    for task, row in results["results"].items():
+        for key, value in (row.items() if isinstance(row, dict) else ()):
+            problem = number_problem(str(key).partition(",")[0], value)
+            if problem:
+                raise ContamError(f"task {task}: {problem}", source=str(path), field=str(key))
+    for task, counts in (results.get("n-samples") or {}).items():
+        for key, value in (counts.items() if isinstance(counts, dict) else ()):
+            if not _is_number(value) or value < 0 or value != int(value):
+                raise ContamError(f"task {task}: {value!r} is not a count (expected a non-negative whole number)",
+                                  source=str(path), field=f"n-samples.{key}")
 
 
 def results_files(output_path: str | Path) -> list[Path]:
@@ -145,9 +190,16 @@ class ModelResults:
         return value
 
     def samples(self, task: str) -> list[dict[str, Any]]:
-        """The task's logged samples (empty when the run did not log them)."""
+        """The task's logged samples (empty when the run did not log them); a per-sample metric out of its range (see
+        :func:`number_problem`) is refused, naming the file, the line and the field."""
         path = self.files[task].samples_file
-        return read_jsonl_objects(path) if path is not None else []
+        samples = read_jsonl_objects(path) if path is not None else []
+        for line, sample in enumerate(samples, start=1):
+            for key, value in sample.items():
+                problem = number_problem(key, value)
+                if problem:
+                    raise ContamError(f"task {task}: {problem}", source=f"{path}:{line}", field=key)
+        return samples
 
     @property
     def limit(self) -> int | float | None:

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_task_audit import write_tasks
+from test_task_audit import MC_YAML, write_tasks
 
 from lm_eval_contam.cli import main
 
@@ -265,6 +265,13 @@ def test_a_control_that_is_the_audited_task_data_is_refused(tiny_model_dir: Path
                                    "--control-data", str(same)), tmp_path)
     assert line == ("lm-eval-contam audit: error: quiz_mc: field '--control-data': 14 of the control's 14 rows (100%) "
                     "are audited rows" + OVERLAP_TAIL)
+    # Issue 30, item 8: a lower-cased copy of the audited data passed the check.
+    lowered = tmp_path / "lowered.jsonl"
+    lowered.write_text(same.read_text().lower())
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_mc",
+                                   "--control-data", str(lowered)), tmp_path)
+    assert line == ("lm-eval-contam audit: error: quiz_mc: field '--control-data': 14 of the control's 14 rows (100%) "
+                    "are audited rows" + OVERLAP_TAIL)
 
 
 def test_a_control_file_overlapping_ones_own_data_is_refused_below_the_share_accepted(
@@ -421,6 +428,7 @@ def test_a_refusal_before_the_model_answers_takes_back_the_cards_and_task_files(
         raise ContamError("cannot score log-likelihoods here", field="model")
 
     monkeypatch.setattr(audit_module.harness, "check_model_can_run", refuse)
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))  # no DCR sheet is written there first either
     out = tmp_path / "audit"
     line = _refused(capsys, [*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_mc")], tmp_path)
     assert line == "lm-eval-contam audit: error: field 'model': cannot score log-likelihoods here"
@@ -429,3 +437,223 @@ def test_a_refusal_before_the_model_answers_takes_back_the_cards_and_task_files(
     (out / "notes.txt").write_text("the user's own file\n")
     _refused(capsys, [*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_mc")], tmp_path)
     assert [path.name for path in out.iterdir()] == ["notes.txt"]
+
+
+def test_another_model_under_the_same_label_after_audit_json_is_lost_gets_its_own_request_cache(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30, item 1: lm-eval keys its request cache by request only; a cache named by the label alone answered
+    model B with model A's log-likelihoods once audit.json was removed. Each model now has a cache of its own."""
+    from conftest import TINY_CORPUS
+
+    from lm_eval_contam.tiny_model import build_tiny_model
+
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    other = build_tiny_model(tmp_path / "other_model", TINY_CORPUS, seed=1)  # the same shape, other weights
+    out = tmp_path / "audit"
+
+    def audit(model: Path) -> list:
+        argv = ["audit", "--model", str(model), "--label", "m", "--include_path", str(task_dir), "--output_path",
+                str(out), "--tasks", "quiz_mc", "--no-likelihood", "--no-report", "--batch_size", "14"]
+        assert main(argv) == 0
+        (out / "audit.json").unlink()  # lost or edited: nothing binds label m to model A any more
+        logged = max((out / "runs" / "m").rglob("samples_quiz_mc_*.jsonl"), key=lambda path: path.stat().st_mtime_ns)
+        return [row["resps"] for row in map(json.loads, logged.read_text().splitlines())]
+
+    first, second = audit(tiny_model_dir), audit(other)
+    assert first != second  # B's own answers, not A's from the cache
+    assert len(list((out / "cache").glob("m-*_rank0.db"))) == 2
+    capsys.readouterr()
+
+
+def test_a_model_fingerprint_follows_the_folders_bytes_not_its_name(tiny_model_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from lm_eval_contam.audit_identity import model_fingerprint, request_cache_name
+
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_model_dir, copy)
+    same = model_fingerprint("hf", f"pretrained={copy}")
+    assert request_cache_name("m", "hf", f"pretrained={copy}") == f"m-{same}"
+    assert model_fingerprint("hf", f"pretrained={copy},dtype=float32") != same  # other arguments
+    weights = copy / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-1] + bytes([weights.read_bytes()[-1] ^ 1]))  # one bit trained
+    assert model_fingerprint("hf", f"pretrained={copy}") != same
+    assert model_fingerprint("hf", "pretrained=org/name") != model_fingerprint("hf", "pretrained=org/other")
+
+
+@pytest.mark.parametrize("limit", ["0", "-1"])
+def test_run_refuses_a_limit_below_one_like_audit(tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                  limit: str) -> None:
+    """Issue 30, item 8: lm-eval built every task and ended in tracebacks on a --limit that selects no doc."""
+    line = _refused(capsys, ["run", "--model", "hf", "--model_args", f"pretrained={tiny_model_dir}", "--tasks",
+                             "timetravel_toy_news_train", "--output_path", str(tmp_path / "out"), "--limit", limit],
+                    tmp_path)
+    assert line == (f"lm-eval-contam run: error: field '--limit': got {limit}; expected a number of docs per task >= 1, "
+                    f"or a share of them in (0, 1) (or leave it out)")
+
+
+def _mc_task(task_dir: Path, name: str, rows: list[dict]) -> None:
+    """A multiple-choice task ``name`` over ``rows`` (question, choices, answer), beside quiz_mc."""
+    data = task_dir.parent / "data" / f"{name}.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (task_dir / f"{name}.yaml").write_text(MC_YAML.format(test=data, validation=data).replace("quiz_mc", name))
+
+
+def test_audit_refuses_a_gold_answer_that_is_not_among_the_choices(tiny_model_dir: Path, task_dir: Path,
+                                                                   tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Issue 30, item 4: a text gold answer outside the choices scored acc 0.0 with a 0-0 interval and fed the quizzes
+    (lm-eval scores the doc wrong whatever the model answers); an index out of range was already refused."""
+    _mc_task(task_dir, "quiz_atlantis", [
+        {"question": "Which ocean lies west of Europe?", "choices": ["Atlantic", "Pacific", "Indian"],
+         "answer": "Atlantic"},
+        {"question": "Which city sank in the legend?", "choices": ["Rome", "Athens", "Sparta"], "answer": "Atlantis"}])
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_atlantis"),
+                    tmp_path)
+    assert line == ("lm-eval-contam audit: error: quiz_atlantis: field 'doc_to_target': doc 1: gold answer 'Atlantis' "
+                    "is not among the choices ['Rome', 'Athens', 'Sparta']")
+
+
+def test_audit_refuses_an_empty_choice_instead_of_no_docs(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    """Issue 30, item 8: an empty choice string was reported as "no docs" (lm-eval cannot score an empty
+    continuation)."""
+    blank = {"question": "Which season follows winter?", "choices": ["spring", "", "autumn"], "answer": 0}
+    fine = {"question": "Which season follows summer?", "choices": ["spring", "winter", "autumn"], "answer": 2}
+    _mc_task(task_dir, "quiz_blank", [fine, blank])
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_blank"), tmp_path)
+    assert line == ("lm-eval-contam audit: error: quiz_blank: field 'doc_to_choice': doc 1: choice 1 is empty "
+                    "(['spring', '', 'autumn'])")
+    _mc_task(task_dir, "quiz_blank_first", [blank, fine])  # lm-eval's own build reads the first doc's choices
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_blank_first"),
+                    tmp_path)
+    assert line == ("lm-eval-contam audit: error: quiz_blank_first: field '--tasks': a choice of its first doc is empty "
+                    "(lm-eval cannot score an empty continuation)")
+
+
+def test_audit_refuses_a_benchmark_choice_longer_than_the_models_window_before_the_run(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30, item 6: the window check covered the lift and in-context tests, not the benchmark's own requests:
+    lm-eval's assertion after 112 s, files written. Now one line before the first request, the directory as it was."""
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    long_choice = " ".join(f"harbour{n}" for n in range(600))
+    fine = [{"question": f"Which season follows winter in year {year}?", "choices": ["spring", "autumn"], "answer": 0}
+            for year in range(1990, 2010)]  # enough items for a DCR sheet, which must not be written either
+    _mc_task(task_dir, "quiz_long", [
+        fine[0], {"question": "Which text is the longest?", "choices": ["short", long_choice], "answer": 1}, *fine[1:]])
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_long"), tmp_path)
+    assert line.startswith("lm-eval-contam audit: error: quiz_long: field 'doc_to_choice': row 1's longest choice has ")
+    assert line.endswith("tokens, over the model's window of 1024: lm-eval cannot score a choice longer than the window")
+    assert not (tmp_path / "home").exists()  # nothing under the cache home either
+
+
+NOTES = [{"text": f"Note {i}: the exporter writes file number {i} before the importer reads it.", "label": i % 2}
+         for i in range(6)]
+
+
+@pytest.mark.parametrize(("control_rows", "expected"), [
+    ([], "no rows: the partition is empty"),
+    ([{"note": "a later note", "label": 0}], ":1: field 'text': expected non-empty text, got None; columns: note, label"),
+    ([{"text": "A later note.", "label": 0}, {"text": "Another later note.", "label": 5}], ":2: field 'label': "),
+])
+def test_a_cards_control_file_is_checked_up_front_like_control_data(
+        tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture, control_rows: list, expected: str) -> None:
+    """Issue 30, item 7: a card's control file (empty, other columns, a label out of range) was read mid-run, after
+    files were written, in two messages naming no file or line; the same file as --control-data was refused up front
+    with file:line. Now both are the same one line, before anything is written."""
+    import yaml
+
+    notes, fresh = tmp_path / "notes.jsonl", tmp_path / "fresh.jsonl"
+    notes.write_text("".join(json.dumps(row) + "\n" for row in NOTES))
+    fresh.write_text("".join(json.dumps(row) + "\n" for row in control_rows))
+    card = tmp_path / "card.yaml"
+    card.write_text(yaml.safe_dump({
+        "dataset_name": "Notes", "split": "test", "text_field": "text", "label_field": "label",
+        "label_names": ["fix", "feature"], "data_files": {"test": str(notes), "fresh": str(fresh)},
+        "control": {"kind": "file", "source": str(fresh), "split": "fresh"}}, sort_keys=False))
+    from_card = _refused(capsys, ["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--partitions", str(card),
+                                  "--output_path", str(tmp_path / "audit")], tmp_path)
+    from_flag = _refused(capsys, ["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--data", str(notes),
+                                  "--split", "test", "--name", "Notes", "--text-field", "text", "--label-field",
+                                  "label", "--label-names", "fix,feature", "--control-data", str(fresh),
+                                  "--control-split", "fresh", "--output_path", str(tmp_path / "audit")], tmp_path)
+    assert from_card == from_flag
+    assert from_card.startswith(f"lm-eval-contam audit: error: {fresh}") and expected in from_card
+
+
+def test_a_relative_include_path_reads_a_tasks_relative_data_files_where_the_user_wrote_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30, item 8: lm-eval records a task YAML's path as the --include_path was written (relative); its
+    relative data_files then resolved under the shipped samples folder, a path the user never wrote."""
+    from lm_eval_contam.partitions import Partition
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine" / "data").mkdir(parents=True)
+    (tmp_path / "mine" / "data" / "notes.jsonl").write_text('{"text": "A note."}\n{"text": "Another note."}\n')
+    metadata = {"dataset_name": "Notes", "text_field": "text", "data_files": {"test": "data/notes.jsonl"},
+                "config_source": "mine/timetravel_notes_test.yaml"}  # as lm-eval records it for --include_path mine
+    partition = Partition.from_task_metadata(metadata, "test")
+    assert partition.data_file == tmp_path / "mine" / "data" / "notes.jsonl"
+    assert [row["text"] for row in partition.rows()] == ["A note.", "Another note."]
+
+
+@pytest.mark.parametrize(("metadata", "expected"), [
+    ('{"orders": 30}', "'orders' is 30; expected a whole number from 2 to 24"),
+    ('{"context_instances": 0}', "'context_instances' is 0; expected a whole number from 1 to 16"),
+    ('{"n_resamples": -5}', "'n_resamples' is -5; expected a whole number >= 1"),
+])
+def test_run_refuses_a_method_setting_out_of_range_before_writing_under_the_cache_home(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+        monkeypatch: pytest.MonkeyPatch, metadata: str, expected: str) -> None:
+    """Issue 30, item 8: a --metadata value the tasks refuse when lm-eval builds them came after the benchmark's DCR
+    sheet was written under the cache home (6 files)."""
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    line = _refused(capsys, ["run", "--model", "hf", "--model_args", f"pretrained={tiny_model_dir}", "--include_path",
+                             str(task_dir), "--tasks", "quiz_mc,timetravel_toy_news_train", "--output_path",
+                             str(tmp_path / "out"), "--metadata", metadata], tmp_path)
+    assert line == f"lm-eval-contam run: error: field '--metadata': {expected}"
+    assert not (tmp_path / "home").exists()
+
+
+def test_a_benchmark_without_a_dcr_sheet_keeps_its_score_in_the_report_with_a_note(tmp_path: Path) -> None:
+    """Issue 30, item 8: a --tasks benchmark that got no DCR sheet (too few items) lost its own score from the report's
+    first screen without a word."""
+    from test_bad_input_cli import _run_dir
+
+    from lm_eval_contam.report import build_report
+    from lm_eval_contam.report.layout import NO_ADJUSTMENT
+    from lm_eval_contam.report.markdown import render_markdown
+
+    run = _run_dir(tmp_path)
+    results_file = next(run.glob("results_*.json"))
+    results = json.loads(results_file.read_text())
+    results["results"]["quiz_small"] = {"alias": "quiz_small", "acc,none": 0.5, "acc_stderr,none": 0.2}
+    results["benchmark_scoring"] = {"tasks": ["contam_toy_sentiment", "quiz_small"], "apply_chat_template": False,
+                                    "limit": None, "num_fewshot": {"contam_toy_sentiment": 0, "quiz_small": 0}}
+    results_file.write_text(json.dumps(results))
+    report = build_report(run)
+    first_screen = render_markdown(report).split("## Models")[0]
+    assert "| contam_toy_sentiment | acc,none | 0.9000 |" in first_screen  # adjusted, as before
+    assert (f"| {report.models[0].label} | quiz_small | acc,none | 0.5000 (caveat: {NO_ADJUSTMENT}) | — | no chat "
+            f"template, 0-shot, every doc |") in first_screen
+
+
+def test_a_card_whose_control_source_is_not_its_control_splits_file_is_refused(
+        tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Issue 30, item 7: a card whose control.source (here the audited file) differs from its control split's file
+    named the audited file as the control while the scores came from the other one."""
+    import yaml
+
+    notes, fresh = tmp_path / "notes.jsonl", tmp_path / "fresh.jsonl"
+    notes.write_text("".join(json.dumps(row) + "\n" for row in NOTES))
+    fresh.write_text(json.dumps({"text": "A later note.", "label": 0}) + "\n")
+    card = tmp_path / "card.yaml"
+    card.write_text(yaml.safe_dump({
+        "dataset_name": "Notes", "split": "test", "text_field": "text", "label_field": "label",
+        "label_names": ["fix", "feature"], "data_files": {"test": str(notes), "fresh": str(fresh)},
+        "control": {"kind": "file", "source": str(notes), "split": "fresh"}}, sort_keys=False))
+    line = _refused(capsys, ["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--partitions", str(card),
+                             "--output_path", str(tmp_path / "audit")], tmp_path)
+    assert line == (f"lm-eval-contam audit: error: {notes}: field 'control.source': names {notes} but its split 'fresh' "
+                    f"reads {fresh}: the verdicts would name one file and score the other; give the same file in both")

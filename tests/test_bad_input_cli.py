@@ -274,3 +274,98 @@ def test_contaminate_refuses_a_folder_that_holds_something(tmp_path: Path, capsy
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(out) in err[0] and "exists and is not an empty folder" in err[0]
     assert (out / "config.json").read_text() == '{"mine": true}'  # nothing written
+
+
+# --- numbers read back (issue 30, item 2) -------------------------------------------------------------------------
+
+def _with_value(run: Path, task: str, key: str, value) -> Path:
+    """The run's results file with ``task``'s ``key`` set to ``value`` (an edited or damaged file)."""
+    path = run / f"results_{DATE}.json"
+    results = json.loads(path.read_text())
+    results["results"].setdefault(task, {"alias": task})[key] = value
+    results["n-samples"].setdefault(task, {"original": 16, "effective": 16})
+    path.write_text(json.dumps(results))
+    return path
+
+
+@pytest.mark.parametrize(("task", "key", "value", "expected"), [
+    ("incontext_toy", "incontext_pvalue,none", -0.2, "-0.2 is not a p-value (expected a number in [0, 1])"),
+    ("incontext_toy", "incontext_pvalue,none", 1.7, "1.7 is not a p-value (expected a number in [0, 1])"),
+    ("dcq_toy", "dcq_pvalue_null,none", 2, "2 is not a p-value (expected a number in [0, 1])"),
+    ("dcq_toy", "dcq_max,none", 1.5, "1.5 is not a share (expected a number in [0, 1])"),
+    ("dcq_toy", "dcq_kappa,none", -3.0, "-3.0 is not a kappa (expected a number in [-1, 1])"),
+    ("order_toy", "order_items,none", 2.5, "2.5 is not a count (expected a non-negative whole number)"),
+    ("tt_toy", "exact_matches,none", -1, "-1 is not a count (expected a non-negative whole number)"),
+])
+@pytest.mark.parametrize("command", ["report", "adjust"])
+def test_report_and_adjust_refuse_an_impossible_number_read_back(run, tmp_path, capsys, command, task, key, value,
+                                                                 expected) -> None:
+    path = _with_value(run, task, key, value)
+    line = _fails(capsys, [command, str(run)], tmp_path)
+    assert line == f"lm-eval-contam {command}: error: {path}: field {key!r}: task {task}: {expected}"
+
+
+@pytest.mark.parametrize("count", [-3, 2.5, True])
+def test_report_refuses_an_instance_count_that_is_no_count(run, tmp_path, capsys, count) -> None:
+    path = run / f"results_{DATE}.json"
+    results = json.loads(path.read_text())
+    results["n-samples"][LEVELS[0]]["effective"] = count
+    path.write_text(json.dumps(results))
+    line = _fails(capsys, ["report", str(run)], tmp_path)
+    assert line == (f"lm-eval-contam report: error: {path}: field 'n-samples.effective': task {LEVELS[0]}: {count!r} is "
+                    f"not a count (expected a non-negative whole number)")
+
+
+def test_report_refuses_a_logged_sample_score_out_of_range(run, tmp_path, capsys) -> None:
+    from lm_eval_contam.rundir import load_run
+
+    samples = run / f"samples_{LEVELS[0]}_{DATE}.jsonl"
+    sample = json.loads(samples.read_text())
+    samples.write_text(json.dumps({**sample, "rougeL_guided": 1.25}) + "\n")
+    model = load_run(run).models[0]
+    with pytest.raises(ContamError) as error:
+        model.samples(LEVELS[0])
+    assert str(error.value) == (f"{samples}:1: field 'rougeL_guided': task {LEVELS[0]}: 1.25 is not a share (expected "
+                                f"a number in [0, 1])")
+
+
+def test_ctrl_c_while_the_parser_imports_is_one_line_and_exit_130(monkeypatch, capsys) -> None:
+    """Issue 30, item 8: Ctrl-C in the first ~1.5 s (building the parser imports torch and lm-eval) printed a
+    traceback."""
+    import lm_eval_contam.cli as cli
+
+    def interrupted_import():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted_import)
+    assert main(["adjust", "x"]) == 130
+    assert capsys.readouterr().err == ("lm-eval-contam: interrupted; finished work is saved (re-run the same command "
+                                       "to resume)\n")
+
+
+def test_ctrl_c_swallowed_by_an_import_still_stops_the_command(run, monkeypatch, capsys) -> None:
+    """... or was swallowed by an import that catches everything, and the audit ran on."""
+    import os
+    import signal
+
+    import lm_eval_contam.cli as cli
+    import lm_eval_contam.cli.adjust as adjust_cli
+
+    build = cli.build_parser
+    ran = []
+
+    def swallowing_import():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # handled at the next bytecode, inside this try
+            for _ in range(1000):
+                pass
+        except BaseException:  # noqa: BLE001 - what some imports do
+            pass
+        return build()
+
+    monkeypatch.setattr(cli, "build_parser", swallowing_import)
+    monkeypatch.setattr(adjust_cli, "_main", lambda args: ran.append(args) or 0)
+    assert main(["adjust", str(run)]) == 130 and ran == []
+    assert capsys.readouterr().err == ("lm-eval-contam adjust: interrupted; finished work is saved (re-run the same "
+                                       "command to resume)\n")
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back for whoever runs next

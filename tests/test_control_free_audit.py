@@ -3,7 +3,8 @@
 A local lm-eval task of items with item-specific options (ARC style: the choices are continuations) and another
 whose items all share one answer set in a fixed order (seasons): the option-order test runs on the first and is not
 planned on the second; the in-context test runs on both; the per-partition verdict is the one without a control and
-says what its "not flagged" is worth.
+says what its "not flagged" is worth. (Since issue 30 the in-context test is "not tested" on both: their rendered
+items repeat the template's words, which the twins swap in nearly every item.)
 """
 
 from __future__ import annotations
@@ -73,9 +74,12 @@ def test_audit_tasks_without_a_control_runs_the_control_free_tests(
                      "--tasks", "items_mc,seasons_mc", "--max_gen_toks", "4", "--batch_size", "16",
                      "--output_path", str(out)]) == 0
     tasks = json.loads((out / "audit.json").read_text())["models"][0]["tasks"]
-    assert "incontext_task_items_mc_test" in tasks and "optionorder_task_items_mc_test" in tasks
+    assert "optionorder_task_items_mc_test" in tasks
     # One answer set for every item, in the dataset's own order: no item the option-order test can use.
-    assert "incontext_task_seasons_mc_test" in tasks and "optionorder_task_seasons_mc_test" not in tasks
+    assert "optionorder_task_seasons_mc_test" not in tasks
+    # Both tasks render their items with "Question: ... Answer:": the twins swap those words in nearly every item, so
+    # the in-context test's null cannot hold (issue 30, item 3): not tested on either, before the run.
+    assert "incontext_task_items_mc_test" not in tasks and "incontext_task_seasons_mc_test" not in tasks
 
     verdicts = collect(load_run(out))
     order = next(v for v in verdicts if v.method == "option_order")
@@ -84,12 +88,13 @@ def test_audit_tasks_without_a_control_runs_the_control_free_tests(
     assert order.null.startswith("the model never saw these items")
     incontext = {v.partition: v for v in verdicts if v.method == "incontext_twin"}
     assert sorted(incontext) == ["items_mc test", "seasons_mc test"]
-    assert all(0.0 < v.pvalue <= 1.0 and v.n >= 4 for v in incontext.values())
+    assert all(v.pvalue is None and v.evidence.summary().startswith("not tested: the twins repeat their swaps")
+               for v in incontext.values())
 
     rows = {row.partition: row for row in partition_verdicts(verdicts)}
     items = rows["items_mc test"]
     assert not items.controlled and items.method == "partition_combined_without_control"
-    assert {v.method for v, _ in items.evidence} >= {"option_order", "incontext_twin", "likelihood_lift"}
+    assert {v.method for v, _ in items.evidence} >= {"option_order", "likelihood_lift"}
     report = (out / "report.md").read_text()
     assert "Option-order test (ours, after Ni et al.)" in report and "In-context test (ours, after CoDeC)" in report
     printed = capsys.readouterr().out
@@ -97,3 +102,44 @@ def test_audit_tasks_without_a_control_runs_the_control_free_tests(
     if not items.flagged:  # a clean bill says what the verdict that was computed finds at the papers' strength
         assert "this verdict (without a control)" in next(
             line for line in printed.splitlines() if line.startswith("tiny / items_mc test: "))
+
+
+NOUNS = ["bakery", "harbour", "museum", "library", "theatre", "stadium", "garden", "bridge", "market", "castle",
+         "station", "school", "hospital", "factory", "chapel", "tower"]
+TEMPLATED = {  # task -> (question template, the four choices every item shares): one replaceable word in every item
+    "years_mc": ("In which year did the {noun} open?", ["1901", "1925", "1950", "1975"]),
+    "colours_mc": ("What colour is the door of the {noun}?", ["red", "green", "blue", "white"]),
+    "counts_mc": ("How many windows does the {noun} have?", ["two", "four", "six", "eight"]),
+    "towns_mc": ("Which town built the first {noun}?", ["Leeds", "Bristol", "Oxford", "Bath"]),
+}
+
+
+def test_a_random_weight_model_on_templated_mc_partitions_is_not_flagged(
+        tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 30, item 3: on templated items the twins swap the same word in every item (here the task's own
+    'Question'/'Answer' and the template's words), so the in-context test's differences share one swap's effect and
+    its sign-flip null cannot hold: an untrained model gave p <= 0.05 on 6 of 7 such partitions. The test says "not
+    tested" there before the run, and no test flags the untrained model on any of them."""
+    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.verdict import collect, partition_verdicts
+
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    for name, (template, choices) in TEMPLATED.items():
+        data = tmp_path / f"{name}.jsonl"
+        data.write_text("".join(json.dumps({"question": template.format(noun=noun), "choices": choices,
+                                            "answer": number % 4}) + "\n" for number, noun in enumerate(NOUNS)))
+        (tasks / f"{name}.yaml").write_text(TASK_YAML.format(name=name, data=data))
+    out = tmp_path / "audit"
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path", str(tasks),
+                     "--tasks", ",".join(TEMPLATED), "--max_gen_toks", "4", "--batch_size", "16", "--no-report",
+                     "--output_path", str(out)]) == 0
+    printed = [line for line in capsys.readouterr().out.splitlines() if "incontext" in line and " not tested: " in line]
+    assert len(printed) == len(TEMPLATED), printed
+    assert all("the twins repeat their swaps across items" in line and "design effect" in line for line in printed)
+    verdicts = collect(load_run(out))
+    incontext = [v for v in verdicts if v.method == "incontext_twin"]
+    assert len(incontext) == len(TEMPLATED) and all(v.flagged is None and v.pvalue is None for v in incontext)
+    assert [v.method for v in verdicts if v.flagged] == []
+    assert [row.partition for row in partition_verdicts(verdicts) if row.flagged] == []

@@ -271,3 +271,26 @@ def test_option_order_is_not_tested_when_no_sampled_item_is_usable(tmp_path: Pat
     entry = cannot_run("optionorder_big_quiz_test", {"test_split": "test", "metadata": spec.task_metadata()})
     assert entry is not None and entry.method == "option_order" and entry.partition == "Big Quiz test"
     assert entry.reason.startswith("no multiple-choice item the option-order test can use (100 left out: ")
+
+
+def test_option_order_is_not_tested_on_an_item_with_more_choices_than_letters(tmp_path: Path) -> None:
+    """Issue 30, item 5: an item with 30 choices (options listed after the prompt, lettered A-Z) was an IndexError
+    mid-audit, after the cards, data, quiz options and YAMLs were written; every rerun failed the same way. Now the
+    test says "not tested" on the partition before the run and the audit goes on."""
+    from lm_eval_contam.optionorder.method import cannot_run, task_names
+    from lm_eval_contam.partitions import dataset_from_task_metadata
+    from lm_eval_contam.registry import AuditedModel
+
+    rows = [{"text": f"Question: Which {tree} is number 7?\nAnswer:", "answer": f"{tree} 7",
+             "choices": [f"{tree} {n * 7 % 30}" for n in range(30)]}  # each item its own options, in no sorted order
+            for tree in ("oak", "elm", "ash", "fir", "yew", "pine")]
+    data = tmp_path / "wide.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    spec = dataset_from_task_metadata({"dataset_name": "Wide Quiz", "data_files": {"test": str(data)},
+                                       "task_type": "question", "text_field": "text", "label_field": "answer",
+                                       "columns": ["text", "answer"], "companion_field": "answer"})
+    partition = spec.partition("test")
+    assert task_names(partition, AuditedModel(chat=False, plain_text=True)) == ["optionorder_wide_quiz_test"]
+    entry = cannot_run("optionorder_wide_quiz_test", {"test_split": "test", "metadata": spec.task_metadata()})
+    assert entry is not None and entry.partition == "Wide Quiz test"
+    assert entry.reason == "row 0 has 30 choices; the test letters the options A-Z (26 at most)"

@@ -197,13 +197,15 @@ def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: 
     assert audit["settings"]["benchmark_tasks"] == ["quiz_group"]
     assert audit["settings"]["task_groups"] == [["quiz_group", "quiz_mc test"], ["quiz_group", "quiz_gen test"]]
     # quiz_mc's items share one answer set in a fixed order (the seasons): the option-order test is not planned.
+    # Both tasks' items are one template ("The old <subject> near the northern road..."): the in-context test's twins
+    # swap the same words in most items, its null cannot hold there and it is not tested (issue 30, item 3).
     per_task = [[f"timetravel_task_{name}_test", f"timetravel_task_{name}_test_completion",
-                 f"dcq_task_{name}_test_ll", f"likelihood_task_{name}_test_lift", f"incontext_task_{name}_test"]
+                 f"dcq_task_{name}_test_ll", f"likelihood_task_{name}_test_lift"]
                 for name in ("quiz_mc", "quiz_gen")]
     sheets = sorted((tmp_path / "home" / "dcr_task_sheets").glob("*/dcr_*_l[1-4].yaml"))
     tasks = audit["models"][0]["tasks"]
-    assert tasks[:11] == [*per_task[0], *per_task[1], "quiz_group"]
-    assert sorted(tasks[11:]) == list(map(str, sheets)) and len(sheets) == 8  # a DCR sheet (4 levels) per benchmark
+    assert tasks[:9] == [*per_task[0], *per_task[1], "quiz_group"]
+    assert sorted(tasks[9:]) == list(map(str, sheets)) and len(sheets) == 8  # a DCR sheet (4 levels) per benchmark
     for name in ("quiz_mc", "quiz_gen"):  # each partition's rows are its task's rendered docs, exactly
         rows = Partition.from_card(tmp_path / "partitions" / f"task_{name}_test.yaml").rows()
         assert rows == _rendered_rows(benchmark_docs(name, loaded["quiz_group"][name]))

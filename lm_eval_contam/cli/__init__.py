@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from lm_eval_contam import __version__
@@ -31,26 +33,54 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Interrupts:
+    """Ctrl-C seen since the command started. Building the parser imports torch, transformers and lm-eval (the first
+    second or two), and an import may swallow the KeyboardInterrupt: the flag stops the command before it runs."""
+
+    seen = False
+
+    @classmethod
+    def handler(cls, signum: int, frame: object) -> None:
+        cls.seen = True
+        raise KeyboardInterrupt
+
+
+def _prog(command: str | None) -> str:
+    return f"lm-eval-contam {command}" if command else "lm-eval-contam"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    # Only pass-through commands (run) accept flags they do not declare themselves.
-    if extra and not getattr(args, "accepts_extra", False):
-        parser.error(f"unrecognized arguments for {args.command!r}: {' '.join(extra)}")
-    args.extra = extra
+    command = None
+    _Interrupts.seen = False
+    previous = signal.getsignal(signal.SIGINT)
+    own_handler = previous is signal.default_int_handler and threading.current_thread() is threading.main_thread()
+    if own_handler:
+        signal.signal(signal.SIGINT, _Interrupts.handler)
     try:
+        parser = build_parser()
+        args, extra = parser.parse_known_args(argv)
+        command = args.command
+        if args.command is None:
+            parser.print_help()
+            return 2
+        # Only pass-through commands (run) accept flags they do not declare themselves.
+        if extra and not getattr(args, "accepts_extra", False):
+            parser.error(f"unrecognized arguments for {args.command!r}: {' '.join(extra)}")
+        args.extra = extra
+        if _Interrupts.seen:
+            raise KeyboardInterrupt
         return int(args.func(args) or 0)
     except ContamError as error:
-        print(f"lm-eval-contam {args.command}: error: {error}", file=sys.stderr)
+        print(f"{_prog(command)}: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"lm-eval-contam {args.command}: interrupted; finished work is saved (re-run the same command to "
-              f"resume)", file=sys.stderr)
+        print(f"{_prog(command)}: interrupted; finished work is saved (re-run the same command to resume)",
+              file=sys.stderr)
         return 130
+    finally:
+        if own_handler:
+            signal.signal(signal.SIGINT, previous)
 
 
 if __name__ == "__main__":

@@ -88,6 +88,10 @@ def parse_run_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse
         why = " ".join(str(error).split()).rstrip(".")
         raise ContamError(f"{why}; expected a JSON object or key=value pairs", field=flag) from None
     check_run_metadata(getattr(args, "metadata", None))
+    limit = getattr(args, "limit", None)
+    if limit is not None and limit <= 0:  # lm-eval would build every task and end in a traceback on no docs
+        raise ContamError(f"got {limit:g}; expected a number of docs per task >= 1, or a share of them in (0, 1) (or "
+                          f"leave it out)", field="--limit")
     return args
 
 

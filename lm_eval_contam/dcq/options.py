@@ -234,6 +234,7 @@ def read_options(path: str | Path, *, max_length_change: float = DEFAULT_MAX_LEN
     if not source.is_file():
         return {}
     entries: dict[str, OptionsEntry] = {}
+    lines_of: dict[str, int] = {}  # key -> the line it was first read from
     try:
         lines = source.read_text(encoding="utf-8").splitlines()
     except UnicodeDecodeError as error:
@@ -268,7 +269,11 @@ def read_options(path: str | Path, *, max_length_change: float = DEFAULT_MAX_LEN
                                     max_length_change=max_length_change)
         if problems:
             raise ContamError("; ".join(problems), source=where, field="options")
+        if entry.key in entries and entries[entry.key].options != entry.options:  # the later one won, silently
+            raise ContamError(f"key {entry.key!r} is on line {lines_of[entry.key]} too, with other options; keep one "
+                              f"set of options per instance", source=where, field="key")
         entries[entry.key] = entry
+        lines_of.setdefault(entry.key, number)
     return entries
 
 

@@ -9,6 +9,7 @@ from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow
 from lm_eval_contam.dcq.instances import sample_indices
 from lm_eval_contam.incontext import report_section
 from lm_eval_contam.incontext.configs import METHOD, render_task_config, task_name
+from lm_eval_contam.incontext.docs import MAX_DESIGN_EFFECT, swap_clustering
 from lm_eval_contam.incontext.task import InContextSettings, build_docs
 from lm_eval_contam.incontext.verdicts import verdicts
 from lm_eval_contam.method_verdict import NotRun
@@ -19,7 +20,8 @@ from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
 def why_not_run(settings: InContextSettings, rows: Sequence[Mapping[str, Any]],
                 window: ModelWindow | None) -> str | None:
     """Why the test cannot run on the rows: fewer instances than a context plus the scored one, none with a twin (no
-    replaceable word), or an instance or twin longer than the audited model's window (lm-eval cannot score a
+    replaceable word), twins repeating the same swaps across items (its null cannot hold: see
+    ``docs.MAX_DESIGN_EFFECT``), or an instance or twin longer than the audited model's window (lm-eval cannot score a
     continuation it would cut); None when it can."""
     sampled = len(sample_indices(settings.partition, rows, settings.num_instances, settings.seed))
     if sampled <= settings.context_instances:
@@ -28,6 +30,12 @@ def why_not_run(settings: InContextSettings, rows: Sequence[Mapping[str, Any]],
     docs = build_docs(settings, rows)
     if not docs:
         return "no instance has a perturbed twin (no word with a WordNet synonym)"
+    swaps = swap_clustering(docs)
+    if swaps.design_effect > MAX_DESIGN_EFFECT:
+        return (f"the twins repeat their swaps across items ({swaps.word!r} is swapped in {swaps.twins} of "
+                f"{swaps.docs} twins; design effect {swaps.design_effect:.1f} > {MAX_DESIGN_EFFECT:g}), as in "
+                f"templated items: one swap's effect counts in many differences, so they are not symmetric about 0 "
+                f"under H0")
     if window is None:
         return None
     return window.over((doc["row_index"], doc["context"], text) for doc in docs for text in (doc["text"], doc["twin"]))

@@ -9,6 +9,7 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.optionorder import report_section
 from lm_eval_contam.optionorder.configs import METHOD, render_task_config, task_name
+from lm_eval_contam.optionorder.orders import too_many_options
 from lm_eval_contam.optionorder.task import OptionOrderSettings, order_docs, usable_items
 from lm_eval_contam.optionorder.verdicts import verdicts
 from lm_eval_contam.partitions import Partition
@@ -27,15 +28,22 @@ def _multiple_choice(partition: Partition) -> bool:
 
 
 def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
-    """Not run when none of the *sampled* items is usable: the plan counts usable items over every row, so a large
-    partition with a few usable items can sample none, and lm-eval would stop the whole audit on a task without docs."""
+    """Not run when an item has more options than letters (A-Z), or when none of the *sampled* items is usable: the
+    plan counts usable items over every row, so a large partition with a few usable items can sample none, and lm-eval
+    would stop the whole audit on a task without docs."""
     settings = OptionOrderSettings.from_metadata(config.get("metadata"), str(config.get("test_split")))
+    rows = settings.partition.rows()
     try:
-        order_docs(settings, settings.partition.rows())
+        # An item with more options than letters cannot be rendered (an IndexError mid-audit, before)
+        reason = too_many_options(rows, settings.partition.dataset.text_field)
+        if reason is None:
+            order_docs(settings, rows)
     except ContamError as error:
-        return NotRun(task=task, family=METHOD, method="option_order", title="Option order (ours, after Ni et al.)",
-                      partition=settings.partition.label, reason=error.reason)
-    return None
+        reason = error.reason
+    if reason is None:
+        return None
+    return NotRun(task=task, family=METHOD, method="option_order", title="Option order (ours, after Ni et al.)",
+                  partition=settings.partition.label, reason=reason)
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:

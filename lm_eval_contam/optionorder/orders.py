@@ -24,6 +24,7 @@ DEFAULT_ORDERS = 5  # the original and four other orders per item: the smallest 
 # sample of 23 admissible others beyond that).
 DEFAULT_ARRANGEMENTS = 24
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+MAX_OPTIONS = len(_LETTERS)  # options listed after the prompt are lettered A-Z: an item with more cannot be shown
 _LISTED = re.compile(r"^([A-Z])[.)]\s*(.*\S)\s*$")
 _POSITIONAL = re.compile(
     r"\b(all|none|both|neither|either)\s+(of\s+)?(the\s+)?(above|below|these|those|them|options|answers)\b"
@@ -54,6 +55,16 @@ def item_from_row(row: Mapping[str, Any], text_field: str = "text") -> Item | No
     letters_only = [choice.strip() for choice in choices] == list(_LETTERS[: len(choices)])
     if len(choices) >= 2 and len(set(choices)) == len(choices) and not letters_only:
         return Item(prompt, tuple(choices), False)
+    return None
+
+
+def too_many_options(rows: Sequence[Mapping[str, Any]], text_field: str = "text") -> str | None:
+    """Why the rows' items cannot be rendered (the first with more options than letters), if so."""
+    for number, row in enumerate(rows):
+        item = item_from_row(row, text_field)
+        if item is not None and not item.listed and len(item.options) > MAX_OPTIONS:
+            return (f"row {number} has {len(item.options)} choices; the test letters the options A-Z "
+                    f"({MAX_OPTIONS} at most)")
     return None
 
 

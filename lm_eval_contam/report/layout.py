@@ -378,6 +378,30 @@ def benchmark_scores(models: Sequence[Any]) -> list[BenchmarkScore]:
                     model.label, task, f"{metric},{filtered}", score, _number(value),
                     _number(row.get(f"{name}_ci_low,{filtered}")), _number(row.get(f"{name}_ci_high,{filtered}")),
                     scoring_text(scoring, task), tuple(((scoring or {}).get("caveats") or {}).get(task) or ())))
+        found += unadjusted_scores(model, scoring, {score.task for score in found if score.model == model.label})
+    return found
+
+
+NO_ADJUSTMENT = "no DCR-adjusted score: no DCR sheet could be built from it (the audit's log says why)"
+
+
+def unadjusted_scores(model: Any, scoring: Mapping[str, Any] | None, adjusted: set[str]) -> list[BenchmarkScore]:
+    """The audited benchmarks' own scores that have no ``<metric>_adj`` beside them (no DCR sheet could be built from
+    the task, e.g. too few items): shown with a note, not dropped from the report."""
+    results = model.results.get("results") or {}
+    groups = model.results.get("group_subtasks") or {}  # a group's own row aggregates its subtasks: never adjusted
+    audited = [*((scoring or {}).get("tasks") or ()), *((scoring or {}).get("num_fewshot") or {})]
+    found = []
+    for task in dict.fromkeys(audited):
+        if task in adjusted or task not in results or task in groups:
+            continue
+        for key, value in sorted(results[task].items()):
+            name, _, filtered = key.partition(",")
+            if _number(value) is None or name.endswith("_stderr") or name.startswith("dcr_"):
+                continue
+            found.append(BenchmarkScore(
+                model.label, task, key, float(value), None, None, None, scoring_text(scoring, task),
+                (*(((scoring or {}).get("caveats") or {}).get(task) or ()), NO_ADJUSTMENT)))
     return found
 
 

@@ -57,7 +57,8 @@ def sample_docs(
     seed: int = 0,
     style: str = "instruct",
 ) -> list[dict[str, Any]]:
-    """``num_instances`` docs in a seeded shuffle order, skipping rows too short to cut.
+    """``num_instances`` docs in a seeded shuffle order, skipping rows too short to cut and rows whose text an earlier
+    doc has (without duplicates the sample is the one it always was).
 
     The draw depends only on the seed, the partition's names and the row count,
     so every rerun and every data-parallel rank picks the same instances.
@@ -68,10 +69,15 @@ def sample_docs(
         raise ContamError(f"must be >= 1, got {num_instances!r}", field="num_instances")
     order = rng_for(seed, "timetravel-sample", partition.dataset.display_name, partition.split).permutation(len(rows))
     docs: list[dict[str, Any]] = []
+    seen: set[tuple[str, ...]] = set()  # identical rows are one instance, never counted as several (as DCQ samples)
+    fields = (partition.dataset.text_field, partition.dataset.second_field)
     with tqdm(total=min(num_instances, len(rows)), desc=f"timetravel {partition.label}") as bar:
         for row_index in order:
-            doc = build_doc(rows[int(row_index)], int(row_index), partition, seed=seed, style=style)
-            if doc is not None:
+            row = rows[int(row_index)]
+            doc = build_doc(row, int(row_index), partition, seed=seed, style=style)
+            text = tuple(str(row[field]) if field else "" for field in fields)
+            if doc is not None and text not in seen:
+                seen.add(text)
                 docs.append(doc)
                 bar.update()
             if len(docs) == num_instances:

@@ -258,3 +258,17 @@ def test_instances_with_recorded_failures_are_left_out_not_fatal(tmp_path) -> No
     assert [entry.key for entry in entries] == [ORIGINAL.key]
     with pytest.raises(ContamError, match="none of the 1 instances has valid quiz options"):
         options_for([other], read_options(path), cache_path=path, command="CMD", left_out=left_out)
+
+
+def test_an_options_cache_with_one_key_twice_and_other_options_is_refused(tmp_path) -> None:
+    """Issue 30, item 8: the later record silently won. The same record twice (an append repeated) is harmless."""
+    record = {"key": ORIGINAL.key, "instance": ORIGINAL.text, "label_field": "label", "options": list(GOOD)}
+    path = tmp_path / "options.jsonl"
+    path.write_text(json.dumps(record) + "\n" + json.dumps(record) + "\n")
+    assert read_options(path)[ORIGINAL.key].options == GOOD
+    other = [GOOD[1], GOOD[0], *GOOD[2:]]
+    path.write_text(json.dumps(record) + "\n" + json.dumps({**record, "options": other}) + "\n")
+    with pytest.raises(ContamError) as error:
+        read_options(path)
+    assert str(error.value) == (f"{path}:2: field 'key': key {ORIGINAL.key!r} is on line 1 too, with other options; "
+                                f"keep one set of options per instance")

@@ -67,3 +67,42 @@ def test_sign_flip_holds_its_level_when_instance_and_twin_gain_alike(n: int) -> 
 
 def test_detects_instances_that_gain_less_than_their_twins() -> None:
     assert _rejection_rate(0.1, 24, simulations=50) >= 0.8
+
+
+def test_swaps_repeated_across_items_are_measured_by_their_design_effect() -> None:
+    """Issue 30, item 3: twins that swap the same word in many items share its effect (templated items); twins that
+    each swap words of their own do not."""
+    from lm_eval_contam.incontext.docs import MAX_DESIGN_EFFECT, swap_clustering, swapped_words
+
+    assert swapped_words("Question: Which hen lays eggs?\nAnswer:", "Query: Which hen lays eggs?\nAnswer:") == {
+        "question"}
+    templated = [{"text": f"Question: which {noun}?", "twin": f"Query: which {noun}?"} for noun in "abcdefgh"]
+    own = [{"text": f"word{i} here", "twin": f"other{i} here"} for i in range(8)]
+    found = swap_clustering(templated)
+    assert (found.word, found.twins, found.docs) == ("question", 8, 8) and found.design_effect > MAX_DESIGN_EFFECT
+    assert swap_clustering(own).design_effect == 1.0
+    assert swap_clustering(own[:4] + templated[:4]).design_effect == (4 + 16) / 8  # half the twins share one swap
+    assert swap_clustering([{"text": "same", "twin": "same"}]).design_effect == 1.0
+
+
+def test_the_in_context_test_is_not_tested_on_a_templated_partition(tmp_path) -> None:
+    """Before the run (``cannot_run``): one replaceable word in every item is "not tested: <why>"; the shipped sample
+    partitions, whose twins each swap words of their own, run as before."""
+    import json
+
+    from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - registers the built-in methods
+    from lm_eval_contam.incontext.method import why_not_run
+    from lm_eval_contam.incontext.task import InContextSettings
+    from lm_eval_contam.own_data import OwnData, write_card
+    from lm_eval_contam.partitions import Partition, sample_partitions
+
+    source = tmp_path / "templated.jsonl"
+    source.write_text("".join(json.dumps({"text": f"In which year did the {noun} open?"}) + "\n" for noun in (
+        "bakery", "harbour", "museum", "library", "theatre", "stadium", "garden", "bridge", "market", "castle",
+        "station", "school", "hospital", "factory", "chapel", "tower")))
+    partition = Partition.from_card(write_card(OwnData(str(source), "test", "Years", "text"), tmp_path / "own"))
+    reason = why_not_run(InContextSettings(partition, 100, 3, 0), partition.rows(), None)
+    assert reason is not None and reason.startswith("the twins repeat their swaps across items (")
+    assert "design effect" in reason and reason.endswith("so they are not symmetric about 0 under H0")
+    for sample in sample_partitions():
+        assert why_not_run(InContextSettings(sample, 100, 3, 0), sample.rows(), None) is None

@@ -255,3 +255,17 @@ def test_sentences_keep_common_english_abbreviations_whole() -> None:
     texts = [row[field] for partition in sample_partitions() for row in partition.rows()
              for field in (partition.dataset.text_field, partition.dataset.second_field) if field]
     assert all(sentences(text) == PunktSentenceTokenizer().tokenize(text.strip()) for text in texts)
+
+
+def test_identical_rows_are_one_time_travel_instance() -> None:
+    """Issue 30, item 8: 10,000 identical rows counted as 10 instances (the same text completed ten times); the
+    sample now keeps each text once, as the quiz's does, and is unchanged where no row repeats."""
+    partition = Partition.from_task_metadata(
+        {"dataset_name": "Demo", "data_files": {"train": "demo.jsonl"}, "task_type": "cls", "text_field": "text",
+         "label_field": "label", "label_names": ["neg", "pos"]}, "train")
+    same = [{"text": "One row starts here. It continues. It ends.", "label": 0}] * 10_000
+    assert len(sample_docs(same, partition, num_instances=10, seed=0)) == 1
+    distinct = [{"text": f"Row {i} starts here. It continues. It ends {i}.", "label": i % 2} for i in range(40)]
+    mixed = distinct + distinct[:5]  # five rows twice
+    drawn = sample_docs(mixed, partition, num_instances=45, seed=1)
+    assert len(drawn) == 40 and len({mixed[doc["row_index"]]["text"] for doc in drawn}) == 40
