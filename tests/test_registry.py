@@ -106,7 +106,7 @@ def test_a_name_registers_once(toy) -> None:
 
 def test_builtin_methods_in_report_order() -> None:
     assert [spec.name for spec in registered_methods()] == ["timetravel", "dcq", "dcr", "likelihood", "incontext",
-                                                            "optionorder"]
+                                                            "optionorder", "pairing"]
 
 
 def test_every_shipped_rate_belongs_to_a_registered_method() -> None:

@@ -294,8 +294,8 @@ def test_dcr_levels_factor_and_adjusted_accuracy(tmp_path) -> None:
     page = render_html(report)
     assert "DCR level scores S1–S4" in page and "raw vs DCR-adjusted" in page and len(re.findall("<svg", page)) == 2
     assert ("No partition-level test in this run (Time Travel; Data Contamination Quiz; Likelihood modes (ours); "
-            "In-context test (ours, after CoDeC, NVIDIA 2025); Option-order test (ours, after Ni et al., AAAI 2025)): "
-            "nothing to decide.") in page
+            "In-context test (ours, after CoDeC, NVIDIA 2025); Option-order test (ours, after Ni et al., AAAI 2025); "
+            "Pairing test (ours)): nothing to decide.") in page
     markdown = render_markdown(report)
     assert "##### DCR — dcr_toy_sentiment (sheet toy_sentiment)" in markdown and "| 0.700 | 0.150 | 0.500 | 0.300 |" in markdown
 
@@ -352,7 +352,8 @@ PARTITION_VERDICTS = [
 
 @pytest.fixture
 def measured(monkeypatch):
-    """Shipped rates for two methods only (the others read "not measured"); no detection rates."""
+    """Shipped rates for the tests that drive (a test with no measured rate does not; the others read "not
+    measured"); no detection rates."""
     from lm_eval_contam import detection_rates
     from lm_eval_contam import verdict as verdict_module
     from lm_eval_contam.stats import ConfidenceInterval
@@ -360,6 +361,9 @@ def measured(monkeypatch):
     rates = {key: verdict_module.MeasuredRate(key, k, fp, fp / k, ConfidenceInterval(low, high), "unseen",
                                               "python scripts/null_study.py", "2026-11-23")
              for key, k, fp, low, high in (("dcq_loglikelihood", 56, 2, 0.0044, 0.1231),
+                                           ("tt_styles_combined", 56, 4, 0.0198, 0.1731),
+                                           ("likelihood_control:control", 56, 4, 0.0198, 0.1731),
+                                           ("tt_alg1_permutation:instruct", 56, 0, 0.0, 0.0638),
                                            ("partition_combined", 56, 1, 0.0005, 0.0955),
                                            ("partition_combined_without_control", 56, 1, 0.0005, 0.0955))}
     monkeypatch.setattr(verdict_module, "shipped_rates", lambda: rates)
@@ -390,7 +394,8 @@ def test_matrix_shows_each_test_p_and_marks_what_drives_the_verdict(measured) ->
             "contaminated<small>Holm 0.0120</small></td>") in page
     assert ('<td class="p2 fired" title="DCQ: p = 0.0040, Holm p = 0.0120; false-positive rate 3.6 % '
             '(2/56; 95 % CI 0.4–12.3 %)"><a href="#d-m-dcq-ll">0.0040</a></td>') in page
-    assert '<td class="p0" title="Both styles: p = 0.0600, Holm p = 0.0600; false-positive rate not measured">' in page
+    assert ('<td class="p0" title="Both styles: p = 0.0600, Holm p = 0.0600; false-positive rate 7.1 % (4/56; 95 % CI '
+            '2.0–17.3 %)">') in page
     assert ('<td class="p1 aside" title="Permutation (instruct): contaminated (); not driving: counted through the '
             'test that combines it with others"><a href="#d-m-tt-i">0.0300</a></td>') in page
     assert ('<td class="miss aside" title="Judge A (instruct): not flagged (0 exact, 1 near-exact)">'

@@ -197,8 +197,16 @@ def test_clean_model_false_positives_take_a_test_out_of_the_verdict(monkeypatch:
         "not driving: false-positive rate 25.0 % (4/16; 95 % CI 7.3–52.4 %) in the validation study (never-seen "
         "partitions, clean default model)")
     # Given rates replace both studies' (the validation study itself decides over the null study's alone).
-    (row,) = verdict_module.partition_verdicts([test("tt_alg1_permutation", "instruct", 0.004)], rates={})
+    within = verdict_module.clean_model_rates({"command": "c", "date": "d", "methods": {"tt_alg1_permutation:instruct": {
+        "false_positive_clean": {"k": 16, "flagged": 0, "rate": 0.0, "ci": [0.0, 0.2059]}}}})
+    (row,) = verdict_module.partition_verdicts([test("tt_alg1_permutation", "instruct", 0.004)], rates=within)
     assert row.flagged is True
+    # A test no study measured does not drive (shown beside it), unless a study is measuring it now (a candidate).
+    (row,) = verdict_module.partition_verdicts([test("tt_alg1_permutation", "instruct", 0.004)], rates={})
+    assert row.flagged is None and [v.method for v in row.unmeasured] == ["tt_alg1_permutation"]
+    (row,) = verdict_module.partition_verdicts([test("tt_alg1_permutation", "instruct", 0.004)], rates={},
+                                               candidates=frozenset({"tt_alg1_permutation:instruct"}))
+    assert row.flagged is True and not row.unmeasured
 
 
 @pytest.fixture(scope="module")
@@ -217,19 +225,21 @@ def study_setup(tmp_path_factory):
 
 def test_a_tasks_pass_follows_from_what_its_method_needs(study_setup) -> None:
     """Log-likelihoods only: the likelihood pass (every shape); generated text: the generation pass; quiz options:
-    the quiz pass (free text only)."""
+    the quiz pass (free text only); scored by a reference model too: the reference pass (every shape)."""
     _, _, partitions = study_setup
     by_label = {p.partition.label: dict(p.tasks) for p in partitions}
     assert by_label["Quick Kettle 0 train"] == {
         "likelihood": ("incontext_quick_kettle_0_train", "likelihood_quick_kettle_0_train",
                        "likelihood_quick_kettle_0_train_lift"),
         "generation": ("timetravel_quick_kettle_0_train", "timetravel_quick_kettle_0_train_completion"),
-        "quiz": ("dcq_quick_kettle_0_train_ll", "likelihood_quick_kettle_0_train_options")}
+        "quiz": ("dcq_quick_kettle_0_train_ll", "likelihood_quick_kettle_0_train_options"),
+        "reference": ("pairing_quick_kettle_0_train",)}
     assert by_label["Quick Bridge Quiz 0 test"] == {"likelihood": (
-        "incontext_quick_bridge_quiz_0_test", "optionorder_quick_bridge_quiz_0_test",
-        "likelihood_quick_bridge_quiz_0_test", "likelihood_quick_bridge_quiz_0_test_lift")}
+        "incontext_quick_bridge_quiz_0_test", "likelihood_quick_bridge_quiz_0_test",
+        "likelihood_quick_bridge_quiz_0_test_lift"), "reference": ("optionorder_quick_bridge_quiz_0_test",)}
     assert by_label["Fresh Council b"] == {"likelihood": (
-        "incontext_fresh_council_b", "likelihood_fresh_council_b", "likelihood_fresh_council_b_lift")}
+        "incontext_fresh_council_b", "likelihood_fresh_council_b", "likelihood_fresh_council_b_lift"),
+        "reference": ("pairing_fresh_council_b",)}
 
 
 def test_a_registered_method_joins_the_passes_without_an_edit(study_setup) -> None:
@@ -261,7 +271,7 @@ def test_a_registered_method_joins_the_passes_without_an_edit(study_setup) -> No
     register_method(generating)
     try:
         target = RenderTarget(templates=task_dir(), options_path=options)
-        rendered = likelihood_pass_configs(audited, target)
+        rendered = likelihood_pass_configs(audited, target)["likelihood"]
         assert list(rendered) == ["incontext_quick_kettle_0_train", "toyscore_quick_kettle_0_train",
                                   "likelihood_quick_kettle_0_train", "likelihood_quick_kettle_0_train_lift"]
         toy_configs = {name: text for toy in (scoring, generating)
