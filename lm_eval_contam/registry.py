@@ -83,7 +83,8 @@ class MethodSpec:
     needs: frozenset[Need]
     # The tasks auditing a partition for a model (empty: the method does not apply, e.g. no logprobs).
     task_names: Callable[[Partition, AuditedModel], Sequence[str]]
-    # Task name -> YAML text for every task of a card partition (own data, --tasks); registered datasets ship theirs.
+    # Task name -> YAML text for every task of a card partition (own data, --tasks); registered datasets ship theirs
+    # (shipped_task_configs).
     render_task_configs: Callable[[Partition, RenderTarget], Mapping[str, str]]
     verdicts: Callable[[ModelResults], Sequence[Verdict]]  # its verdicts from one model's run
     render_html: Callable[[Sequence[Verdict], Callable[[Verdict], str]], str]  # one task's verdicts; anchor(verdict)
@@ -99,6 +100,9 @@ class MethodSpec:
     # are not tested, and the per-partition verdict is the no-control one.
     controlled_methods: tuple[str, ...] = ()
     evidence_kind: str = ""  # how the per-partition verdict names its evidence ("" : its name)
+    # The task YAMLs it ships (scripts/generate_task_configs.py writes them, the null study retargets the sample
+    # partition's): path relative to task_configs/<name>/ -> YAML text (None: it ships none).
+    shipped_task_configs: Callable[[], Mapping[str, str]] | None = None
     # (task metadata, test split) -> the quiz samples that task reads options for (needs "quiz_options").
     quiz_samples: Callable[[Mapping[str, Any], str], Sequence[QuizSample]] | None = None
     caps_generation: bool = False  # the audit's --max_gen_toks caps its generate tasks (and only its)
@@ -153,6 +157,13 @@ def method_of(family: str) -> MethodSpec:
         raise ContamError(f"no registered method {family!r} (known: {', '.join(sorted(_REGISTRY)) or 'none'}; "
                           "the built-in ones register on `import lm_eval_contam.catalogue`)",
                           field="metadata.method") from None
+
+
+def shipped_task_configs(task_dir: Path) -> dict[Path, str]:
+    """Every registered method's shipped task YAMLs (``MethodSpec.shipped_task_configs``) under ``task_dir``: path
+    (``task_dir/<name>/<relative path>``) -> YAML text, in report order."""
+    return {task_dir / spec.name / relative: text for spec in registered_methods() if spec.shipped_task_configs
+            for relative, text in spec.shipped_task_configs().items()}
 
 
 def task_quiz_samples(configs: Iterable[Mapping[str, Any]]) -> list[QuizSample]:

@@ -56,7 +56,7 @@ def render_task_config(partition: Partition, variant: str, *, include: str | Non
     return "\n".join(lines) + "\n"
 
 
-def render_task_configs() -> dict[str, str]:
+def shipped_task_configs() -> dict[str, str]:
     """Relative path under ``task_configs/dcq/`` -> YAML text."""
     return {
         f"{'samples/' if partition.dataset.hf_path is None else ''}{partition.task_name(METHOD, variant)}.yaml":

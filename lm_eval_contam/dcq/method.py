@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lm_eval_contam.dcq import report_section
-from lm_eval_contam.dcq.configs import ANSWER_MODES, METHOD, MODES, render_task_config
+from lm_eval_contam.dcq.configs import ANSWER_MODES, METHOD, MODES, render_task_config, shipped_task_configs
 from lm_eval_contam.dcq.instances import sample_instances
 from lm_eval_contam.dcq.options import read_failures, read_options
 from lm_eval_contam.dcq.task import DCQSettings
@@ -77,6 +77,7 @@ SPEC = MethodSpec(
     needs=frozenset({"quiz_options", "logprobs", "generation"}),
     task_names=task_names,
     render_task_configs=render_task_configs,
+    shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
     render_html=report_section.html,
     render_markdown=report_section.markdown,

@@ -31,7 +31,7 @@ def level_task_yaml(task: str, sheet_ref: str, level: int, *, include: str) -> s
             f"  dcr_sheet: {sheet_ref}\n  dcr_level: {level}\n")
 
 
-def render_task_configs() -> dict[str, str]:
+def shipped_task_configs() -> dict[str, str]:
     files: dict[str, str] = {}
     for path in sorted(sheets_dir().glob("*.yaml")):
         sheet = load_sheet(path)

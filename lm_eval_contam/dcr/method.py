@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from lm_eval_contam.dcr import report_section
 from lm_eval_contam.dcr.benchmark_sheets import adjustment_tasks
-from lm_eval_contam.dcr.configs import METHOD
+from lm_eval_contam.dcr.configs import METHOD, shipped_task_configs
 from lm_eval_contam.dcr.hook import post_process_results
 from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.dcr.verdicts import verdicts
@@ -35,6 +35,7 @@ SPEC = MethodSpec(
     needs=frozenset({"generation"}),
     task_names=task_names,
     render_task_configs=render_task_configs,
+    shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
     render_html=report_section.html,
     render_markdown=report_section.markdown,

@@ -34,7 +34,7 @@ def render_task_config(partition: Partition, *, include: str | None = None) -> s
     return "\n".join(lines) + "\n"
 
 
-def render_task_configs() -> dict[str, str]:
+def shipped_task_configs() -> dict[str, str]:
     """Relative path under ``task_configs/incontext/`` -> YAML text, for every registered partition."""
     return {f"{'samples/' if partition.dataset.hf_path is None else ''}{task_name(partition)}.yaml":
             render_task_config(partition) for partition in registered_partitions()}

@@ -8,7 +8,7 @@ from typing import Any
 from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow
 from lm_eval_contam.dcq.instances import sample_indices
 from lm_eval_contam.incontext import report_section
-from lm_eval_contam.incontext.configs import METHOD, render_task_config, task_name
+from lm_eval_contam.incontext.configs import METHOD, render_task_config, shipped_task_configs, task_name
 from lm_eval_contam.incontext.task import InContextSettings, build_docs
 from lm_eval_contam.incontext.verdicts import verdicts
 from lm_eval_contam.method_verdict import NotRun
@@ -57,6 +57,7 @@ SPEC = MethodSpec(
     needs=frozenset({"logprobs"}),
     task_names=task_names,
     render_task_configs=render_task_configs,
+    shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
     render_html=report_section.SECTION.html,
     render_markdown=report_section.SECTION.markdown,

@@ -102,7 +102,7 @@ def render_task_config(partition: Partition, mode: str, *, control: str | None =
     return "\n".join(lines) + "\n"
 
 
-def render_task_configs() -> dict[str, str]:
+def shipped_task_configs() -> dict[str, str]:
     """Relative path under ``task_configs/likelihood/`` -> YAML text."""
     return {
         f"{'samples/' if partition.dataset.hf_path is None else ''}{task_name(partition, mode)}.yaml":

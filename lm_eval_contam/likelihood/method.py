@@ -8,7 +8,13 @@ from typing import Any
 from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow
 from lm_eval_contam.input_checks import partition_control_overlap
 from lm_eval_contam.likelihood import report_section
-from lm_eval_contam.likelihood.configs import METHOD, controlled_modes, render_task_config, task_name
+from lm_eval_contam.likelihood.configs import (
+    METHOD,
+    controlled_modes,
+    render_task_config,
+    shipped_task_configs,
+    task_name,
+)
 from lm_eval_contam.likelihood.docs import LIFT_MIN_DOCS, cut_sample
 from lm_eval_contam.likelihood.task import LikelihoodSettings
 from lm_eval_contam.likelihood.verdicts import verdicts
@@ -75,6 +81,7 @@ SPEC = MethodSpec(
     needs=frozenset({"logprobs", "control", "quiz_options"}),
     task_names=task_names,
     render_task_configs=render_task_configs,
+    shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
     render_html=report_section.html,
     render_markdown=report_section.markdown,

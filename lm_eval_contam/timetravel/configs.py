@@ -52,7 +52,7 @@ def render_partition(partition: Partition, style: str, *, include: str | None = 
     return "\n".join(lines) + "\n"
 
 
-def render_task_configs() -> dict[str, str]:
+def shipped_task_configs() -> dict[str, str]:
     """Relative path under ``task_configs/timetravel/`` -> YAML text."""
     return {
         f"{'samples/' if partition.dataset.hf_path is None else ''}{task_name(partition, style)}.yaml":

@@ -9,7 +9,7 @@ from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.partitions import Partition, metadata_number
 from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
 from lm_eval_contam.timetravel import report_section
-from lm_eval_contam.timetravel.configs import METHOD, STYLES, render_partition, task_name
+from lm_eval_contam.timetravel.configs import METHOD, STYLES, render_partition, shipped_task_configs, task_name
 from lm_eval_contam.timetravel.instances import has_cuttable_row
 from lm_eval_contam.timetravel.verdicts import verdicts
 
@@ -50,6 +50,7 @@ SPEC = MethodSpec(
     needs=frozenset({"generation"}),
     task_names=task_names,
     render_task_configs=render_task_configs,
+    shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
     render_html=report_section.html,
     render_markdown=report_section.markdown,
