@@ -13,12 +13,12 @@ import importlib.metadata
 from collections.abc import Collection
 
 from lm_eval_contam.dcq.method import SPEC as DCQ
-from lm_eval_contam.dcq.options import OFFLINE, make_quiz_options
 from lm_eval_contam.dcr.method import SPEC as DCR
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.incontext.method import SPEC as INCONTEXT
 from lm_eval_contam.likelihood.method import SPEC as LIKELIHOOD
 from lm_eval_contam.optionorder.method import SPEC as OPTIONORDER
+from lm_eval_contam.quiz_options import OFFLINE, make_quiz_options
 from lm_eval_contam.registry import MethodSpec, register_method, registered_methods
 from lm_eval_contam.timetravel.method import SPEC as TIMETRAVEL
 

@@ -59,7 +59,7 @@ def test_partition_tasks_follow_the_task_naming() -> None:
 
 
 def test_audited_rows_are_the_union_of_both_samples_and_deterministic() -> None:
-    from lm_eval_contam.dcq.instances import sample_indices
+    from lm_eval_contam.instances import sample_indices
     from lm_eval_contam.timetravel.instances import sample_docs
 
     partition = Partition.parse("toy_news:train")

@@ -13,6 +13,7 @@ import json
 
 from lm_eval_contam.datafiles import data_lines
 from lm_eval_contam.partitions import SAMPLES_DIR, Partition, registered_partitions
+from lm_eval_contam.quiz_options import sample_options_file
 
 METHOD = "dcq"
 ANSWER_MODES = ("loglikelihood", "generate")  # how the quiz is answered (--dcq-mode)
@@ -21,11 +22,6 @@ MODES = {
     "": ("_gen", []),
     "ll": ("_ll", ["output_type: loglikelihood", "generation_kwargs: null"]),
 }
-
-
-def sample_options_file(key: str) -> str:
-    """The shipped options cache of a sample dataset, a file name under ``task_configs/samples/``."""
-    return f"{key}_options.jsonl"
 
 
 def render_task_config(partition: Partition, variant: str, *, include: str | None = None,

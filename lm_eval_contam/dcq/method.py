@@ -7,14 +7,14 @@ from typing import Any
 
 from lm_eval_contam.dcq import report_section
 from lm_eval_contam.dcq.configs import ANSWER_MODES, METHOD, MODES, render_task_config, shipped_task_configs
-from lm_eval_contam.dcq.instances import sample_instances
-from lm_eval_contam.dcq.options import read_failures, read_options
 from lm_eval_contam.dcq.task import DCQSettings
 from lm_eval_contam.dcq.verdicts import MODES as VERDICT_TITLES
 from lm_eval_contam.dcq.verdicts import verdicts
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.instances import sample_instances
 from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.partitions import Partition
+from lm_eval_contam.quiz_options import read_failures, read_options
 from lm_eval_contam.registry import AuditedModel, MethodSpec, QuizSample, RenderTarget
 
 

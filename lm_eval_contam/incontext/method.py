@@ -6,11 +6,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow
-from lm_eval_contam.dcq.instances import sample_indices
 from lm_eval_contam.incontext import report_section
 from lm_eval_contam.incontext.configs import METHOD, render_task_config, shipped_task_configs, task_name
 from lm_eval_contam.incontext.task import InContextSettings, build_docs
 from lm_eval_contam.incontext.verdicts import verdicts
+from lm_eval_contam.instances import sample_indices
 from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget

@@ -16,11 +16,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from lm_eval_contam.dcq.configs import sample_options_file
 from lm_eval_contam.datafiles import data_lines
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.input_checks import ControlOverlap
 from lm_eval_contam.partitions import SAMPLES_DIR, Control, Partition, registered_partitions
+from lm_eval_contam.quiz_options import sample_options_file
 
 METHOD = "likelihood"
 # mode -> task-name variant
