@@ -18,6 +18,7 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.method_verdict import NotRun, Verdict
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.rundir import ModelResults
+from lm_eval_contam.task_yaml import TEMPLATE
 
 # What a method needs of the model and the data: quiz options made before the run, a control partition, prompt
 # log-probabilities (local backends), or generated text.
@@ -45,6 +46,10 @@ class RenderTarget:
 
     templates: Path  # the installed task_configs/ directory (``lm_eval_contam.task_dir()``)
     options_path: Path  # the partition's quiz options cache, shared by every method that reads quiz options
+
+    def include(self, method: str) -> str:
+        """The path of a method's installed template (``task_configs/<method>/_template_yaml``)."""
+        return str(self.templates / method / TEMPLATE)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ def task_names(partition: Partition, model: AuditedModel) -> list[str]:
 
 
 def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
-    include = str(target.templates / METHOD / "_template_yaml")
+    include = target.include(METHOD)
     return {partition.task_name(METHOD, variant): render_task_config(partition, variant, include=include,
                                                                      options_path=str(target.options_path))
             for variant in MODES}

@@ -30,7 +30,7 @@ def task_names(partition: Partition, model: AuditedModel) -> list[str]:
 
 def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
     """The modes' YAMLs; each controlled mode's records how many of the control's rows are audited rows."""
-    include = str(target.templates / METHOD / "_template_yaml")
+    include = target.include(METHOD)
     overlap = partition_control_overlap(partition)
     return {task_name(partition, mode): render_task_config(partition, mode, include=include,
                                                            options_path=str(target.options_path),
