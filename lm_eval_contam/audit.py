@@ -193,7 +193,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if missing:
         raise ContamError(f"no such lm-eval task(s): {', '.join(missing)} (is the partition's task config installed?)",
                           field="tasks")
-    if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.adjusts_benchmarks)
+    if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.benchmark_adjustment)
         tasks += harness.adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
     harness.prepare_quiz_options(tasks, task_manager, settings.quiz_option_generator)

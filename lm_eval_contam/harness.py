@@ -45,7 +45,7 @@ def task_manager(include_path: str | list[str] | tuple[str, ...] | None = None, 
 
 
 def generation_capped_tasks(task_manager: Any, tasks: Sequence[str], max_gen_toks: int) -> dict[str, Any]:
-    """The tasks among ``tasks`` whose method caps its generation (``MethodSpec.caps_generation``), built with
+    """The tasks among ``tasks`` whose method caps its generation (``MethodSpec.generation.capped``), built with
     ``max_gen_toks`` as their cap, by name.
 
     lm-eval's ``gen_kwargs`` would reach every generate task, DCQ's one-letter
@@ -54,7 +54,7 @@ def generation_capped_tasks(task_manager: Any, tasks: Sequence[str], max_gen_tok
     index = task_index(task_manager)
     names = [task for task in tasks if (entry := index.get(task)) is not None
              and (family := (entry.cfg.get("metadata") or {}).get("method"))
-             and method_of(str(family)).caps_generation]
+             and (generation := method_of(str(family)).generation) and generation.capped]
     capped = built_tasks(task_manager, names) if names else {}
     for task in capped.values():
         task.set_config("generation_kwargs", {"max_gen_toks": max_gen_toks}, update=True)
@@ -69,8 +69,8 @@ PROBE_PROMPT = "The quick brown fox"
 
 def generate_mode_alternative(task: str) -> str | None:
     """The generate-mode twin of a log-likelihood task, from the registered method that runs it, if any."""
-    return next((twin for spec in registered_methods() if spec.generate_alternative
-                 and (twin := spec.generate_alternative(task))), None)
+    return next((twin for spec in registered_methods() if spec.generation and spec.generation.alternative
+                 and (twin := spec.generation.alternative(task))), None)
 
 
 def echoed_prompt_logprobs(response: Any) -> bool:
@@ -181,20 +181,22 @@ def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str
 def adjustment_tasks(tasks: Sequence[Any], manager: Any, *, metadata: Mapping[str, Any] | None = None,
                      loaded: Mapping[str, Any] | None = None) -> list[str]:
     """The tasks every registered method adds so each plain benchmark of the run gets its adjusted score
-    (``MethodSpec.adjusts_benchmarks``); ``loaded``: benchmarks the audit already built and rendered, by name."""
-    return [task for spec in registered_methods() if spec.adjusts_benchmarks
-            for task in spec.adjusts_benchmarks(tasks, manager, metadata, loaded)]
+    (``MethodSpec.benchmark_adjustment``); ``loaded``: benchmarks the audit already built and rendered, by name."""
+    return [task for spec in registered_methods() if spec.benchmark_adjustment
+            for task in spec.benchmark_adjustment.tasks(tasks, manager, metadata, loaded)]
 
 
 def post_process(results: dict[str, Any]) -> dict[str, Any]:
     """Add the project's derived rows to lm-eval's results: docs cut to the context window, then each registered
-    method's (``MethodSpec.post_process``, e.g. DCR Factor and ``acc_adj``).
+    method's that adjusts benchmark scores (``MethodSpec.benchmark_adjustment.post_process``, e.g. DCR Factor and
+    ``acc_adj``).
 
     A failing hook is logged, never raised: lm-eval has not saved the run yet, and
     the raw results must survive.
     """
     steps = [(count_truncation, "Context-window check"),
-             *((spec.post_process, f"{spec.title} post-processing") for spec in registered_methods() if spec.post_process)]
+             *((spec.benchmark_adjustment.post_process, f"{spec.title} post-processing")
+               for spec in registered_methods() if spec.benchmark_adjustment)]
     for step, what in steps:
         try:
             results = step(results)

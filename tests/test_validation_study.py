@@ -245,7 +245,14 @@ def test_a_registered_method_joins_the_passes_without_an_edit(study_setup) -> No
     from lm_eval_contam import task_dir
     from lm_eval_contam.nullstudy import configs
     from lm_eval_contam.nullstudy.validation import likelihood_pass_configs, scoring_pass
-    from lm_eval_contam.registry import MethodSpec, QuizSample, RenderTarget, register_method, unregister_method
+    from lm_eval_contam.registry import (
+        MethodSpec,
+        Quiz,
+        QuizSample,
+        RenderTarget,
+        register_method,
+        unregister_method,
+    )
 
     _, options, partitions = study_setup
     audited = next(p.partition for p in partitions if p.partition.label == "Quick Kettle 0 train")
@@ -260,8 +267,8 @@ def test_a_registered_method_joins_the_passes_without_an_edit(study_setup) -> No
         return MethodSpec(name=name, title=name, order=99, needs=frozenset(needs), task_names=lambda p, m: [],
                           render_task_configs=render, verdicts=lambda model: [], render_html=lambda v, a: "",
                           render_markdown=lambda v: [],
-                          quiz_samples=lambda metadata, split: [QuizSample(audited, 10, 0, options)]
-                          if metadata.get("mode") == "quiz" else [])
+                          quiz=Quiz(samples=lambda metadata, split: [QuizSample(audited, 10, 0, options)]
+                                    if metadata.get("mode") == "quiz" else []))
 
     scoring, generating = spec("toyscore", {"logprobs", "quiz_options"}), spec("toygen", {"generation"})
     register_method(scoring)

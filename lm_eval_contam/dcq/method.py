@@ -15,7 +15,7 @@ from lm_eval_contam.instances import sample_instances
 from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.quiz_options import read_failures, read_options
-from lm_eval_contam.registry import AuditedModel, MethodSpec, QuizSample, RenderTarget
+from lm_eval_contam.registry import AuditedModel, Generation, MethodSpec, Quiz, QuizSample, RenderTarget
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -83,8 +83,8 @@ SPEC = MethodSpec(
     render_markdown=report_section.markdown,
     rate_keys=("dcq_loglikelihood",),
     evidence_kind="quiz",
-    quiz_samples=quiz_samples,
-    generate_alternative=generate_alternative,
+    generation=Generation(alternative=generate_alternative),
+    quiz=Quiz(samples=quiz_samples),
     cannot_run=cannot_run,
     null_study_exclusion=null_study_exclusion,
 )

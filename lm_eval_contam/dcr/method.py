@@ -10,7 +10,14 @@ from lm_eval_contam.dcr.hook import post_process_results
 from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.dcr.verdicts import verdicts
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.registry import AuditedModel, ExplicitInput, MethodSpec, PlannedTasks, RenderTarget
+from lm_eval_contam.registry import (
+    AuditedModel,
+    BenchmarkAdjustment,
+    ExplicitInput,
+    MethodSpec,
+    PlannedTasks,
+    RenderTarget,
+)
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -39,7 +46,6 @@ SPEC = MethodSpec(
     verdicts=verdicts,
     render_html=report_section.html,
     render_markdown=report_section.markdown,
-    post_process=post_process_results,
-    adjusts_benchmarks=adjustment_tasks,
+    benchmark_adjustment=BenchmarkAdjustment(tasks=adjustment_tasks, post_process=post_process_results),
     explicit_input=ExplicitInput(what="a DCR sheet", plan=planned_sheet),
 )

@@ -20,7 +20,7 @@ from lm_eval_contam.likelihood.task import LikelihoodSettings
 from lm_eval_contam.likelihood.verdicts import verdicts
 from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.registry import AuditedModel, MethodSpec, QuizSample, RenderTarget
+from lm_eval_contam.registry import AuditedModel, MethodSpec, Quiz, QuizSample, RenderTarget
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -87,7 +87,7 @@ SPEC = MethodSpec(
     render_markdown=report_section.markdown,
     rate_keys=("likelihood_control:control", "likelihood_control_zlib:control", "likelihood_lift:lift",
                "likelihood_options:options"),
-    quiz_samples=quiz_samples,
+    quiz=Quiz(samples=quiz_samples),
     controlled_methods=("likelihood_control", "likelihood_control_zlib", "likelihood_options"),
     cannot_run=cannot_run,
 )

@@ -42,7 +42,14 @@ from lm_eval_contam.nullstudy.study import (
     write_world_data,
 )
 from lm_eval_contam.partitions import DatasetSpec, Partition, dataset_from_task_metadata, with_sibling_controls
-from lm_eval_contam.registry import MethodSpec, RenderTarget, controlled_methods, method_of, registered_methods
+from lm_eval_contam.registry import (
+    MethodSpec,
+    RenderTarget,
+    controlled_methods,
+    method_of,
+    registered_methods,
+    task_quiz_samples,
+)
 from lm_eval_contam.rundir import load_model_dir
 from lm_eval_contam.verdict import (
     VALIDATION_RATES_FILE,
@@ -256,7 +263,7 @@ def scoring_pass(config: Mapping[str, Any]) -> str:
     pass."""
     metadata = config.get("metadata") or {}
     spec = method_of(str(metadata.get("method")))
-    if spec.quiz_samples is not None and spec.quiz_samples(metadata, str(config.get("test_split"))):
+    if task_quiz_samples([config]):
         return "quiz"
     return "generation" if "generation" in spec.needs else "likelihood"
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.partitions import Partition, metadata_number
-from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
+from lm_eval_contam.registry import AuditedModel, Generation, MethodSpec, RenderTarget
 from lm_eval_contam.timetravel import report_section
 from lm_eval_contam.timetravel.configs import METHOD, STYLES, render_task_config, shipped_task_configs, task_name
 from lm_eval_contam.timetravel.instances import has_cuttable_row
@@ -60,6 +60,6 @@ SPEC = MethodSpec(
     # counts matches without a test, so neither has a level a combination could keep.
     papers_own_methods=("tt_alg1", "tt_alg2_judge_a", "tt_judge_b"),
     evidence_kind="generation",
-    caps_generation=True,
+    generation=Generation(capped=True),
     cannot_run=cannot_run,
 )
