@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from lm_eval_contam import TEMPLATE
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.method_verdict import NotRun, Verdict
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.rundir import ModelResults
-from lm_eval_contam.task_yaml import TEMPLATE
 
 # What a method needs of the model and the data: quiz options made before the run, a control partition, prompt
 # log-probabilities (local backends), or generated text.

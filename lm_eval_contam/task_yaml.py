@@ -11,10 +11,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lm_eval_contam import TEMPLATE
 from lm_eval_contam.datafiles import data_lines
 from lm_eval_contam.partitions import Partition
-
-TEMPLATE = "_template_yaml"  # every method's template, in task_configs/<method>/
 
 
 class Verbatim(str):

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lm_eval_contam import TEMPLATE
 from lm_eval_contam.dcr.schema import LEVELS
 from lm_eval_contam.dcr.sheet import load_sheet, sheets_dir
-from lm_eval_contam.task_yaml import TEMPLATE, Verbatim, thin_task_yaml
+from lm_eval_contam.task_yaml import Verbatim, thin_task_yaml
 
 VERSION = 1.0
 METHOD = "dcr"  # metadata.method: the family name of the verdicts and the report renderer
