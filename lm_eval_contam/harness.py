@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from lm_eval_contam import task_dir
 from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER  # importing the catalogue registers the built-in methods
 from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow, count_truncation
+from lm_eval_contam.default_model import cache_home
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.lm_eval_compat import (
     built_tasks,
@@ -28,13 +30,33 @@ from lm_eval_contam.registry import method_of, registered_methods, task_quiz_sam
 log = logging.getLogger("lm_eval_contam")
 
 
+def plugin_task_dir() -> Path | None:
+    """Where the shipped task YAMLs of the registered methods that have none under :func:`task_dir` (plug-ins) are
+    written for lm-eval to find (``$LM_EVAL_CONTAM_HOME/plugin_tasks/<method>/``, rewritten when they change); None
+    when every method's are installed."""
+    plugins = [spec for spec in registered_methods()
+               if spec.shipped_task_configs is not None and not (task_dir() / spec.name).is_dir()]
+    if not plugins:
+        return None
+    root = cache_home() / "plugin_tasks"
+    for spec in plugins:
+        rendered = {root / spec.name / relative: text for relative, text in spec.shipped_task_configs().items()}
+        for stale in (root / spec.name).rglob("*.yaml"):
+            if stale not in rendered:
+                stale.unlink()  # a task the plug-in no longer ships
+        for path, text in rendered.items():
+            if not (path.is_file() and path.read_text(encoding="utf-8") == text):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+    return root
+
+
 def include_paths(user_value: str | list[str] | tuple[str, ...] | None = None) -> list[str]:
-    """The user's include path(s) first, then the project's task directory."""
-    ours = str(task_dir())
-    if user_value is None:
-        return [ours]
-    given = [user_value] if isinstance(user_value, str) else list(user_value)
-    return [p for p in given if p != ours] + [ours]
+    """The user's include path(s) first, then the project's task directory, then the plug-ins' shipped task YAMLs
+    (:func:`plugin_task_dir`)."""
+    ours = [str(task_dir()), *([str(plugins)] if (plugins := plugin_task_dir()) is not None else [])]
+    given = [] if user_value is None else [user_value] if isinstance(user_value, str) else list(user_value)
+    return [p for p in given if p not in ours] + ours
 
 
 def task_manager(include_path: str | list[str] | tuple[str, ...] | None = None, *, include_defaults: bool = False) -> Any:

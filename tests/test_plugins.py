@@ -1,6 +1,6 @@
 """A method outside the project: an installed package's entry point (group ``lm_eval_contam.methods``) is registered
-when the catalogue loads, and the CLI's plan and the shipped task YAMLs pick it up; a broken plug-in is one ContamError
-naming its entry point."""
+when the catalogue loads, and the CLI's plan, lm-eval's task index and the shipped task YAMLs pick it up; a broken
+plug-in is one ContamError naming its entry point."""
 
 from __future__ import annotations
 
@@ -39,10 +39,12 @@ from lm_eval_contam.audit import plan_audit
 from lm_eval_contam.catalogue import PLUGIN_METHODS
 from lm_eval_contam.cli import build_parser
 from lm_eval_contam.cli.audit import settings_from_args
+from lm_eval_contam.cli.tasks import task_rows
 
 args = build_parser().parse_args(["audit", "--partitions", "toy_news:train"])
 print(json.dumps({"plugins": [spec.name for spec in PLUGIN_METHODS],
-                  "plan": list(plan_audit(settings_from_args(args)).tasks)}))
+                  "plan": list(plan_audit(settings_from_args(args)).tasks),
+                  "listed": [row.name for row in task_rows("toyplugin")]}))
 '''
 
 
@@ -59,12 +61,16 @@ def test_an_installed_plugin_reaches_the_clis_plan_and_the_shipped_task_yamls(tm
     site = tmp_path / "site"
     site.mkdir()
     install_plugin(site)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])]),
+           "LM_EVAL_CONTAM_HOME": str(tmp_path / "home")}
     planned = subprocess.run([sys.executable, "-c", PLAN], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert planned.returncode == 0, planned.stderr
     found = json.loads(planned.stdout)
     assert found["plugins"] == ["toyplugin"]
     assert found["plan"][-1] == "toyplugin_toy_news_train" and "timetravel_toy_news_train" in found["plan"]
+    # lm-eval finds the planned task: the plug-in's shipped YAMLs are written under the cache home for it.
+    assert found["listed"] == ["toyplugin_toy_news_train"]
+    assert (tmp_path / "home" / "plugin_tasks" / "toyplugin" / "samples" / "toyplugin_toy_news_train.yaml").is_file()
 
     shipped = tmp_path / "task_configs"
     written = subprocess.run([sys.executable, str(REPO / "scripts" / "generate_task_configs.py"), "--task-dir",
