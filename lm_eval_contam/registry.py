@@ -199,7 +199,7 @@ def shipped_task_configs(task_dir: Path) -> dict[Path, str]:
 
 
 def task_quiz_samples(configs: Iterable[Mapping[str, Any]]) -> list[QuizSample]:
-    """Every quiz sample the task configs read options for (their methods' ``quiz_samples``), each once, in the
+    """Every quiz sample the task configs read options for (their methods' ``quiz.samples``), each once, in the
     configs' order; a config without ``metadata.method`` (a benchmark's own task) reads none."""
     found: dict[tuple[str, int, int, str], QuizSample] = {}
     for config in configs:
