@@ -8,7 +8,8 @@ from pathlib import Path
 from lm_eval_contam.errors import ContamError
 
 __version__ = "0.3.0"
-__all__ = ["ContamError", "__version__", "task_dir"]
+__all__ = ["ContamError", "TEMPLATE", "__version__", "task_dir"]
+TEMPLATE = "_template_yaml"  # every method's task template, in task_dir()/<method>/
 
 
 def task_dir() -> Path:

@@ -21,7 +21,7 @@ from lm_eval_contam import harness
 from lm_eval_contam.audit_identity import AUDIT_FILE, relative_to_audit, request_cache_name
 from lm_eval_contam.benchmark_docs import LoadedBenchmark, load_tasks, single_choice_caveat
 from lm_eval_contam.benchmark_partitions import BenchmarkControl, derive_partitions, write_partition
-from lm_eval_contam.context_window import ModelWindow, audited_model_window
+from lm_eval_contam.context_window import ModelWindow, audited_model_window, local_tokenizer_and_window
 from lm_eval_contam.contaminate import MANIFEST_FILE
 from lm_eval_contam.default_model import default_model_path
 from lm_eval_contam.errors import ContamError
@@ -163,10 +163,8 @@ def plan_audit(settings: AuditSettings, *, chat: bool = True, plain_text: bool =
 def _has_chat_template(backend: str, model_args: dict[str, Any]) -> bool:
     if backend != "hf":
         return True  # chat/API backends take messages
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(model_args["pretrained"])
-    return bool(getattr(tokenizer, "chat_template", None))
+    found = local_tokenizer_and_window(backend, model_args)  # the tokenizer the audit loads once
+    return found is not None and bool(getattr(found[0], "chat_template", None))
 
 
 def _injection_manifest(model_args: dict[str, Any]) -> dict[str, Any] | None:
@@ -210,7 +208,7 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     window = audited_model_window(spec.backend, spec.model_args)
     check_choices_fit(built, window)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
-    if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.adjusts_benchmarks)
+    if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.benchmark_adjustment)
         tasks += harness.adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
     reference_spec, reference_tasks = (check_reference(settings.reference_model, spec.backend, tasks, task_manager)
                                        if settings.reference_model else (None, []))

@@ -114,22 +114,21 @@ class ModelWindow:
 def local_tokenizer_and_window(backend: str | None,
                                model_args: str | Mapping[str, Any] | None) -> tuple[Any, int] | None:
     """A local backend's (hf, vllm) tokenizer and the window lm-eval uses; None for API models. Loaded once per
-    model: the audit asks before its run (:func:`audited_model_window`) and after it (:func:`count_truncation`)."""
+    model, whether ``model_args`` comes as lm-eval's string or parsed: the audit's model check, its chat-template
+    test and its window before the run (:func:`audited_model_window`) and the count after it (:func:`count_truncation`)
+    share it."""
     if backend not in LOCAL_BACKENDS:
         return None
-    if not isinstance(model_args, str):
-        model_args = json.dumps(dict(model_args or {}), sort_keys=True, default=str)
-    return _loaded_tokenizer_and_window(model_args)
+    if isinstance(model_args, str):
+        from lm_eval.utils import simple_parse_args_string
+
+        model_args = simple_parse_args_string(model_args)
+    return _loaded_tokenizer_and_window(json.dumps(dict(model_args or {}), sort_keys=True, default=str))
 
 
 @functools.lru_cache(maxsize=4)
 def _loaded_tokenizer_and_window(model_args: str) -> tuple[Any, int] | None:
-    if model_args.startswith("{"):
-        arguments = json.loads(model_args)
-    else:
-        from lm_eval.utils import simple_parse_args_string
-
-        arguments = simple_parse_args_string(model_args)
+    arguments = json.loads(model_args)  # sorted JSON: one key per model however its arguments were given
     pretrained = arguments.get("pretrained") or arguments.get("model")
     if not pretrained:
         return None

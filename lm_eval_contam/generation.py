@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lm_eval_contam.context_window import local_tokenizer_and_window
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.lm_eval_compat import is_api_model, model_request
 from lm_eval_contam.request_parts import with_api_stop
@@ -83,23 +84,23 @@ class ModelSpec:
                               f"{self.spec or self.model_args!r} ({_one_line(error)})", field="model") from None
 
     def check(self) -> None:
-        """What can be checked without loading weights: the backend exists and an hf model's tokenizer loads.
+        """What can be checked without loading weights: the backend exists and an hf model's tokenizer and config
+        load (kept: the audit's chat-template test and context window use them, loaded once).
 
         The audit runs this before it writes anything; ``build`` would find the same faults only after.
         """
         self.model_class()
         if self.backend != "hf":
             return
-        from lm_eval.utils import simple_parse_args_string
-        from transformers import AutoTokenizer
-
-        pretrained = simple_parse_args_string(self.model_args).get("pretrained")
         try:
-            AutoTokenizer.from_pretrained(str(pretrained))
+            found = local_tokenizer_and_window(self.backend, self.model_args)
         except Exception as error:  # noqa: BLE001 - a missing folder, an unknown Hub id, no network, ...
-            raise ContamError(f"cannot load model spec {self.spec or self.model_args!r}: {_one_line(error)}; "
-                              f"expected an HF model folder, a Hub id or <backend>:<key=value,...>",
-                              field="model") from None
+            found, why = None, _one_line(error)
+        else:
+            why = "its model_args name no pretrained model"
+        if found is None:
+            raise ContamError(f"cannot load model spec {self.spec or self.model_args!r}: {why}; "
+                              f"expected an HF model folder, a Hub id or <backend>:<key=value,...>", field="model")
 
     def build(self) -> Any:
         """The lm-eval model; any failure to build it is a one-line ContamError naming the spec."""

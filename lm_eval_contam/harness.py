@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from lm_eval_contam import task_dir
 from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER  # importing the catalogue registers the built-in methods
 from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow, count_truncation
+from lm_eval_contam.default_model import cache_home
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.lm_eval_compat import (
     built_tasks,
@@ -28,13 +30,33 @@ from lm_eval_contam.registry import method_of, registered_methods, task_quiz_sam
 log = logging.getLogger("lm_eval_contam")
 
 
+def plugin_task_dir() -> Path | None:
+    """Where the shipped task YAMLs of the registered methods that have none under :func:`task_dir` (plug-ins) are
+    written for lm-eval to find (``$LM_EVAL_CONTAM_HOME/plugin_tasks/<method>/``, rewritten when they change); None
+    when every method's are installed."""
+    plugins = [spec for spec in registered_methods()
+               if spec.shipped_task_configs is not None and not (task_dir() / spec.name).is_dir()]
+    if not plugins:
+        return None
+    root = cache_home() / "plugin_tasks"
+    for spec in plugins:
+        rendered = {root / spec.name / relative: text for relative, text in spec.shipped_task_configs().items()}
+        for stale in (root / spec.name).rglob("*.yaml"):
+            if stale not in rendered:
+                stale.unlink()  # a task the plug-in no longer ships
+        for path, text in rendered.items():
+            if not (path.is_file() and path.read_text(encoding="utf-8") == text):
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+    return root
+
+
 def include_paths(user_value: str | list[str] | tuple[str, ...] | None = None) -> list[str]:
-    """The user's include path(s) first, then the project's task directory."""
-    ours = str(task_dir())
-    if user_value is None:
-        return [ours]
-    given = [user_value] if isinstance(user_value, str) else list(user_value)
-    return [p for p in given if p != ours] + [ours]
+    """The user's include path(s) first, then the project's task directory, then the plug-ins' shipped task YAMLs
+    (:func:`plugin_task_dir`)."""
+    ours = [str(task_dir()), *([str(plugins)] if (plugins := plugin_task_dir()) is not None else [])]
+    given = [] if user_value is None else [user_value] if isinstance(user_value, str) else list(user_value)
+    return [p for p in given if p not in ours] + ours
 
 
 def task_manager(include_path: str | list[str] | tuple[str, ...] | None = None, *, include_defaults: bool = False) -> Any:
@@ -45,7 +67,7 @@ def task_manager(include_path: str | list[str] | tuple[str, ...] | None = None, 
 
 
 def generation_capped_tasks(task_manager: Any, tasks: Sequence[str], max_gen_toks: int) -> dict[str, Any]:
-    """The tasks among ``tasks`` whose method caps its generation (``MethodSpec.caps_generation``), built with
+    """The tasks among ``tasks`` whose method caps its generation (``MethodSpec.generation.capped``), built with
     ``max_gen_toks`` as their cap, by name.
 
     lm-eval's ``gen_kwargs`` would reach every generate task, DCQ's one-letter
@@ -54,7 +76,7 @@ def generation_capped_tasks(task_manager: Any, tasks: Sequence[str], max_gen_tok
     index = task_index(task_manager)
     names = [task for task in tasks if (entry := index.get(task)) is not None
              and (family := (entry.cfg.get("metadata") or {}).get("method"))
-             and method_of(str(family)).caps_generation]
+             and (generation := method_of(str(family)).generation) and generation.capped]
     capped = built_tasks(task_manager, names) if names else {}
     for task in capped.values():
         task.set_config("generation_kwargs", {"max_gen_toks": max_gen_toks}, update=True)
@@ -69,8 +91,8 @@ PROBE_PROMPT = "The quick brown fox"
 
 def generate_mode_alternative(task: str) -> str | None:
     """The generate-mode twin of a log-likelihood task, from the registered method that runs it, if any."""
-    return next((twin for spec in registered_methods() if spec.generate_alternative
-                 and (twin := spec.generate_alternative(task))), None)
+    return next((twin for spec in registered_methods() if spec.generation and spec.generation.alternative
+                 and (twin := spec.generation.alternative(task))), None)
 
 
 def echoed_prompt_logprobs(response: Any) -> bool:
@@ -181,20 +203,22 @@ def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str
 def adjustment_tasks(tasks: Sequence[Any], manager: Any, *, metadata: Mapping[str, Any] | None = None,
                      loaded: Mapping[str, Any] | None = None) -> list[str]:
     """The tasks every registered method adds so each plain benchmark of the run gets its adjusted score
-    (``MethodSpec.adjusts_benchmarks``); ``loaded``: benchmarks the audit already built and rendered, by name."""
-    return [task for spec in registered_methods() if spec.adjusts_benchmarks
-            for task in spec.adjusts_benchmarks(tasks, manager, metadata, loaded)]
+    (``MethodSpec.benchmark_adjustment``); ``loaded``: benchmarks the audit already built and rendered, by name."""
+    return [task for spec in registered_methods() if spec.benchmark_adjustment
+            for task in spec.benchmark_adjustment.tasks(tasks, manager, metadata, loaded)]
 
 
 def post_process(results: dict[str, Any]) -> dict[str, Any]:
     """Add the project's derived rows to lm-eval's results: docs cut to the context window, then each registered
-    method's (``MethodSpec.post_process``, e.g. DCR Factor and ``acc_adj``).
+    method's that adjusts benchmark scores (``MethodSpec.benchmark_adjustment.post_process``, e.g. DCR Factor and
+    ``acc_adj``).
 
     A failing hook is logged, never raised: lm-eval has not saved the run yet, and
     the raw results must survive.
     """
     steps = [(count_truncation, "Context-window check"),
-             *((spec.post_process, f"{spec.title} post-processing") for spec in registered_methods() if spec.post_process)]
+             *((spec.benchmark_adjustment.post_process, f"{spec.title} post-processing")
+               for spec in registered_methods() if spec.benchmark_adjustment)]
     for step, what in steps:
         try:
             results = step(results)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from lm_eval_contam import TEMPLATE
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.method_verdict import NotRun, Verdict
 from lm_eval_contam.partitions import Partition
@@ -47,6 +48,10 @@ class RenderTarget:
     templates: Path  # the installed task_configs/ directory (``lm_eval_contam.task_dir()``)
     options_path: Path  # the partition's quiz options cache, shared by every method that reads quiz options
 
+    def include(self, method: str) -> str:
+        """The path of a method's installed template (``task_configs/<method>/_template_yaml``)."""
+        return str(self.templates / method / TEMPLATE)
+
 
 @dataclass(frozen=True)
 class QuizSample:
@@ -75,8 +80,41 @@ class ExplicitInput:
 
 
 @dataclass(frozen=True)
+class Generation:
+    """How a method's generate tasks take part in a run."""
+
+    capped: bool = False  # the audit's --max_gen_toks caps its generate tasks (and only theirs)
+    # A task it runs that needs prompt log-probabilities -> its generate-mode twin, for an API model without them.
+    alternative: Callable[[str], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class Quiz:
+    """A method whose tasks read quiz options, made before the run (it needs "quiz_options")."""
+
+    # (task metadata, test split) -> the quiz samples that task reads options for.
+    samples: Callable[[Mapping[str, Any], str], Sequence[QuizSample]]
+
+
+@dataclass(frozen=True)
+class BenchmarkAdjustment:
+    """A method that adjusts benchmark scores: every plain benchmark of a run gets an adjusted score beside its own."""
+
+    # (the run's task names, its TaskManager, run metadata, benchmarks already loaded by name) -> the tasks to add
+    # (e.g. DCR's sheet per benchmark); the report's benchmark table names the adjusted score after the method.
+    tasks: Callable[[Sequence[Any], Any, Mapping[str, Any] | None, Mapping[str, Any] | None], list[str]]
+    # Adds the derived rows to lm-eval's results before they are saved (e.g. DCR's factor and <metric>_adj).
+    post_process: Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class MethodSpec:
-    """Everything the core needs to know about one method family; the functions live in the family's package."""
+    """Everything the core needs to know about one method family; the functions live in the family's package.
+
+    What every method provides comes first (its tasks for a partition, their YAMLs, its verdicts from results, its
+    report section); what only some do is an optional capability, one object per kind (``generation``, ``quiz``,
+    ``benchmark_adjustment``, ``explicit_input``).
+    """
 
     name: str  # the task YAMLs' metadata.method; also the verdicts' family
     title: str  # in words, e.g. "Time Travel (Golchin & Surdeanu 2024)"
@@ -84,7 +122,8 @@ class MethodSpec:
     needs: frozenset[Need]
     # The tasks auditing a partition for a model (empty: the method does not apply, e.g. no logprobs).
     task_names: Callable[[Partition, AuditedModel], Sequence[str]]
-    # Task name -> YAML text for every task of a card partition (own data, --tasks); registered datasets ship theirs.
+    # Task name -> YAML text for every task of a card partition (own data, --tasks); registered datasets ship theirs
+    # (shipped_task_configs).
     render_task_configs: Callable[[Partition, RenderTarget], Mapping[str, str]]
     verdicts: Callable[[ModelResults], Sequence[Verdict]]  # its verdicts from one model's run
     render_html: Callable[[Sequence[Verdict], Callable[[Verdict], str]], str]  # one task's verdicts; anchor(verdict)
@@ -103,24 +142,21 @@ class MethodSpec:
     # --reference-model): a partition whose tests include one gets the verdict with a reference.
     referenced_methods: tuple[str, ...] = ()
     evidence_kind: str = ""  # how the per-partition verdict names its evidence ("" : its name)
-    # (task metadata, test split) -> the quiz samples that task reads options for (needs "quiz_options").
-    quiz_samples: Callable[[Mapping[str, Any], str], Sequence[QuizSample]] | None = None
-    caps_generation: bool = False  # the audit's --max_gen_toks caps its generate tasks (and only its)
-    # A task it runs that needs prompt log-probabilities -> its generate-mode twin, for an API model without them.
-    generate_alternative: Callable[[str], str | None] | None = None
-    # Adds its derived rows to lm-eval's results before they are saved (e.g. DCR's adjusted accuracy).
-    post_process: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-    # (the run's task names, its TaskManager, run metadata, benchmarks already loaded by name) -> the tasks to add so
-    # every plain benchmark of the run gets an adjusted score beside its own (e.g. DCR's sheet per benchmark, whose
-    # post_process then writes <metric>_adj); what the report's benchmark table calls the adjusted score.
-    adjusts_benchmarks: Callable[[Sequence[Any], Any, Mapping[str, Any] | None, Mapping[str, Any] | None],
-                                 list[str]] | None = None
+    # The task YAMLs it ships (scripts/generate_task_configs.py writes them, the null study retargets the sample
+    # partition's): path relative to task_configs/<name>/ -> YAML text (None: it ships none).
+    shipped_task_configs: Callable[[], Mapping[str, str]] | None = None
     # (task name, its config) -> why it cannot run on its partition (None: it can); asked once the quiz options
     # exist, before the run, so an untestable partition is "not tested: <why>" and the rest of the audit runs.
     cannot_run: Callable[[str, Mapping[str, Any]], NotRun | None] | None = None
     # Why the null study leaves one of its task configs out (None: it runs).
     null_study_exclusion: Callable[[Mapping[str, Any]], str | None] | None = None
-    # Its own audit input beside the partitions (AuditSettings.method_inputs), and the tasks that input plans.
+    # Optional capabilities. Its generate tasks capped or twinned (Time Travel, DCQ):
+    generation: Generation | None = None
+    # Its tasks read quiz options (DCQ, the likelihood options mode):
+    quiz: Quiz | None = None
+    # It adjusts benchmark scores (DCR):
+    benchmark_adjustment: BenchmarkAdjustment | None = None
+    # Its own audit input beside the partitions (AuditSettings.method_inputs), and the tasks that input plans (DCR):
     explicit_input: ExplicitInput | None = None
 
     @property
@@ -159,17 +195,24 @@ def method_of(family: str) -> MethodSpec:
                           field="metadata.method") from None
 
 
+def shipped_task_configs(task_dir: Path) -> dict[Path, str]:
+    """Every registered method's shipped task YAMLs (``MethodSpec.shipped_task_configs``) under ``task_dir``: path
+    (``task_dir/<name>/<relative path>``) -> YAML text, in report order."""
+    return {task_dir / spec.name / relative: text for spec in registered_methods() if spec.shipped_task_configs
+            for relative, text in spec.shipped_task_configs().items()}
+
+
 def task_quiz_samples(configs: Iterable[Mapping[str, Any]]) -> list[QuizSample]:
-    """Every quiz sample the task configs read options for (their methods' ``quiz_samples``), each once, in the
+    """Every quiz sample the task configs read options for (their methods' ``quiz.samples``), each once, in the
     configs' order; a config without ``metadata.method`` (a benchmark's own task) reads none."""
     found: dict[tuple[str, int, int, str], QuizSample] = {}
     for config in configs:
         metadata = config.get("metadata") or {}
         family = metadata.get("method")
         spec = method_of(str(family)) if family else None
-        if spec is None or spec.quiz_samples is None:
+        if spec is None or spec.quiz is None:
             continue
-        for sample in spec.quiz_samples(metadata, str(config.get("test_split"))):
+        for sample in spec.quiz.samples(metadata, str(config.get("test_split"))):
             found.setdefault((sample.partition.name, sample.num_instances, sample.seed, str(sample.options_path)), sample)
     return list(found.values())
 

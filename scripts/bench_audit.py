@@ -3,12 +3,12 @@
     python scripts/bench_audit.py [--model PATH] [--partition toy_news:train] [--max_gen_toks 48]
 
 Measured side by side in one process on the same model:
-1. the audit (Time Travel in both styles, DCQ in loglikelihood mode, the likelihood modes) of one partition, cache off;
+1. the audit (every registered method's tasks for the partition, DCQ in loglikelihood mode), cache off;
 2. a stock lm-eval ``generate_until`` task over exactly the prompts the audit's generation tasks send
    (each Time Travel guided and general prompt, each of the five quizzes per instance),
    generating up to the same ``max_gen_toks``;
-3. each family alone at batch size 1, counting requests and the HF model's forward and generate calls, so
-   "forward passes per request" is exact: Time Travel (generation), DCQ loglikelihood, the likelihood modes.
+3. each registered method's tasks alone at batch size 1, counting requests and the HF model's forward and generate
+   calls, so "forward passes per request" is exact.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def family_cost(family: str, model_args: str, tasks: list[str], max_gen_toks: in
     import lm_eval
     from lm_eval.models.huggingface import HFLM
 
-    from lm_eval_contam.audit import _capped_generation
+    from lm_eval_contam.audit import evaluation_tasks
     from lm_eval_contam.generation import default_device
     from lm_eval_contam.harness import task_manager
 
@@ -101,7 +101,7 @@ def family_cost(family: str, model_args: str, tasks: list[str], max_gen_toks: in
     started = time.perf_counter()
     try:
         results = lm_eval.simple_evaluate(model="hf", model_args=model_args,
-                                          tasks=_capped_generation(tasks, manager, max_gen_toks), batch_size=1,
+                                          tasks=evaluation_tasks(tasks, manager, max_gen_toks, {}), batch_size=1,
                                           device=default_device(), task_manager=manager, apply_chat_template=True,
                                           log_samples=True)
     finally:
@@ -122,13 +122,13 @@ def main() -> None:
 
     from lm_eval_contam.audit import AuditSettings, partition_tasks, run_model
     from lm_eval_contam.default_model import default_model_path
+    from lm_eval_contam.registry import registered_methods
 
     model = args.model or str(default_model_path())
     model_args = f"pretrained={model}"
     tasks = partition_tasks(args.partition, ["loglikelihood"])
-    families = {family: [task for task in tasks if task.startswith(prefix)]
-                for family, prefix in (("Time Travel (both styles)", "timetravel_"), ("DCQ loglikelihood", "dcq_"),
-                                       ("likelihood modes (ours)", "likelihood_"))}
+    families = {spec.title: names for spec in registered_methods()
+                if (names := [task for task in tasks if task.startswith(f"{spec.name}_")])}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         settings = AuditSettings(partitions=(args.partition,), max_gen_toks=args.max_gen_toks,
@@ -140,7 +140,7 @@ def main() -> None:
         costs = [family_cost(family, model_args, names, args.max_gen_toks) for family, names in families.items()]
     print(f"\nmodel {model}, partition {args.partition}, {len(prompts)} generation-task prompts, "
           f"max_gen_toks {args.max_gen_toks}, batch size {args.batch_size}")
-    print(f"audit (Time Travel both styles + DCQ loglikelihood + likelihood modes): {audit_s:.1f} s")
+    print(f"audit ({', '.join(families)}): {audit_s:.1f} s")
     print(f"plain lm-eval generate over the generation tasks' prompts: {plain_s:.1f} s")
     print(f"ratio audit / plain: {audit_s / plain_s:.2f}")
     print("\n| family (alone, batch size 1) | wall s | requests | forward calls | generate calls | "

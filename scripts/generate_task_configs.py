@@ -1,47 +1,60 @@
-"""Write the thin per-partition task YAMLs of every generated family into task_configs/.
+"""Write the thin task YAMLs every registered method ships into task_configs/.
 
-Each family module ``lm_eval_contam.<family>.configs`` exposes
-``render_task_configs() -> dict[str, str]`` mapping a path relative to
-``task_configs/<family>/`` to its YAML text. ``--check`` exits 1 when a checked-in
-file differs from what would be generated (tests run it).
+The methods come from the registry (``lm_eval_contam.catalogue`` registers the built-in ones and the installed
+plug-ins): each one's ``MethodSpec.shipped_task_configs`` maps a path relative to ``task_configs/<method>/`` to its
+YAML text. ``--check`` exits 1 when a checked-in file differs from what would be generated, or when a generated file
+(its first line says so) is no longer rendered (tests run it); ``--task-dir`` writes elsewhere.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from pathlib import Path
 
+from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the methods
+from lm_eval_contam.registry import registered_methods, shipped_task_configs
+
 REPO_TASK_DIR = Path(__file__).resolve().parent.parent / "task_configs"
-# Families whose per-partition YAMLs are generated rather than hand-written.
-FAMILIES: list[str] = ["timetravel", "dcr", "dcq", "likelihood", "incontext"]
+GENERATED_MARK = "# Generated"  # the first line of every file a method renders
 
 
-def rendered_files() -> dict[Path, str]:
-    files: dict[Path, str] = {}
-    for family in FAMILIES:
-        module = importlib.import_module(f"lm_eval_contam.{family}.configs")
-        for relative, text in module.render_task_configs().items():
-            files[REPO_TASK_DIR / family / relative] = text
-    return files
+def orphans(task_dir: Path, rendered: dict[Path, str]) -> list[Path]:
+    """Generated files under a shipping method's folder that it no longer renders."""
+    found = []
+    for spec in registered_methods():
+        if spec.shipped_task_configs is None or not (task_dir / spec.name).is_dir():
+            continue
+        for path in sorted((task_dir / spec.name).rglob("*.yaml")):
+            if path not in rendered and path.read_text(encoding="utf-8").startswith(GENERATED_MARK):
+                found.append(path)
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="only report files that are out of date")
+    parser.add_argument("--task-dir", type=Path, default=REPO_TASK_DIR,
+                        help="the task directory to write or check (default: the repository's task_configs/)")
     args = parser.parse_args(argv)
+    task_dir = args.task_dir.resolve()
+    rendered = shipped_task_configs(task_dir)
     stale = []
-    for path, text in rendered_files().items():
-        if path.is_file() and path.read_text() == text:
+    for path, text in rendered.items():
+        if path.is_file() and path.read_text(encoding="utf-8") == text:
             continue
         stale.append(path)
         if not args.check:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+            path.write_text(text, encoding="utf-8")
+    left = orphans(task_dir, rendered)
     for path in stale:
-        print(f"{'stale' if args.check else 'wrote'}: {path.relative_to(REPO_TASK_DIR.parent)}")
-    return 1 if (args.check and stale) else 0
+        print(f"{'stale' if args.check else 'wrote'}: {path.relative_to(task_dir.parent)}")
+    for path in left:
+        print(f"{'not rendered' if args.check else 'removed'}: {path.relative_to(task_dir.parent)}")
+        if not args.check:
+            path.unlink()
+    return 1 if (args.check and (stale or left)) else 0
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from lm_eval_contam.dcr import dcr_factor_many
-from lm_eval_contam.report.charts import LineSeries, line_chart
+from lm_eval_contam.reportkit.charts import LineSeries, line_chart
 
 
 def threshold_chart(points: int = 401, s_max: float = 0.4) -> str:

@@ -14,24 +14,44 @@ from lm_eval_contam.contaminate import audited_rows, contaminant_texts
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.tiny_model import build_tiny_model
 from lm_eval_contam.partitions import Partition
+from lm_eval_contam.registry import AuditedModel, registered_methods
 
-# The request-count tests count Time Travel and DCQ calls; the log-likelihood tests have their own tests.
+# The request-count tests count Time Travel and DCQ calls; every other registered method has its own tests.
 SETTINGS = AuditSettings(partitions=("toy_news:train",), max_gen_toks=6, batch_size=1, device="cpu",
-                         skip_methods=("likelihood", "incontext", "optionorder"))
+                         skip_methods=tuple(spec.name for spec in registered_methods()
+                                            if spec.name not in ("timetravel", "dcq")))
+# The families whose task names these tests spell out; a method added later has tests of its own.
+NAMED = ("timetravel", "dcq", "dcr", "likelihood", "incontext", "optionorder")
+
+
+def registry_tasks(name: str, model: AuditedModel, skip_methods: tuple[str, ...] = ()) -> list[str]:
+    """What the registry says a partition's audit runs: every registered method's tasks, in report order."""
+    partition = Partition.parse(name)
+    return [task for spec in registered_methods() if spec.name not in skip_methods
+            for task in spec.task_names(partition, model)]
+
+
+def of(tasks: list[str], *families: str) -> list[str]:
+    return [task for task in tasks if task.split("_", 1)[0] in families]
 
 
 def test_partition_tasks_follow_the_task_naming() -> None:
-    assert partition_tasks("toy_news:train", ["loglikelihood"]) == [
+    tasks = partition_tasks("toy_news:train", ["loglikelihood"])
+    assert tasks == registry_tasks("toy_news:train", AuditedModel(chat=True, plain_text=True))
+    assert of(tasks, *NAMED) == [
         "timetravel_toy_news_train", "timetravel_toy_news_train_completion", "dcq_toy_news_train_ll",
         "likelihood_toy_news_train", "likelihood_toy_news_train_lift", "likelihood_toy_news_train_options",
         "incontext_toy_news_train"]
-    assert partition_tasks("ag_news:test", ["loglikelihood", "generate"], chat=False, skip_methods=("likelihood",)) == [
+    base = partition_tasks("ag_news:test", ["loglikelihood", "generate"], chat=False, skip_methods=("likelihood",))
+    assert base == registry_tasks("ag_news:test", AuditedModel(False, True, ("loglikelihood", "generate")),
+                                  ("likelihood",))
+    assert of(base, *NAMED) == [
         "timetravel_ag_news_test_completion", "dcq_ag_news_test_ll", "dcq_ag_news_test", "incontext_ag_news_test"]
     # A chat API can neither continue plain text nor score prompts: instruct Time Travel and the quiz only.
-    assert partition_tasks("ag_news:test", ["generate"], plain_text=False) == [
-        "timetravel_ag_news_test", "dcq_ag_news_test"]
-    assert partition_tasks("ag_news:test", ["loglikelihood", "generate"], plain_text=False) == [
-        "timetravel_ag_news_test", "dcq_ag_news_test"]
+    for modes in (["generate"], ["loglikelihood", "generate"]):
+        api = partition_tasks("ag_news:test", modes, plain_text=False)
+        assert api == registry_tasks("ag_news:test", AuditedModel(True, False, tuple(modes)))
+        assert of(api, *NAMED) == ["timetravel_ag_news_test", "dcq_ag_news_test"]
     with pytest.raises(ContamError, match="unknown DCQ mode"):
         partition_tasks("toy_news:train", ["vibes"])
     with pytest.raises(ContamError):
@@ -39,7 +59,7 @@ def test_partition_tasks_follow_the_task_naming() -> None:
 
 
 def test_audited_rows_are_the_union_of_both_samples_and_deterministic() -> None:
-    from lm_eval_contam.dcq.instances import sample_indices
+    from lm_eval_contam.instances import sample_indices
     from lm_eval_contam.timetravel.instances import sample_docs
 
     partition = Partition.parse("toy_news:train")

@@ -16,7 +16,7 @@ from lm_eval_contam.contaminate import (
 )
 from lm_eval_contam.contaminate.corpus import build_corpus, default_filler
 from lm_eval_contam.contaminate.formats import dcr_data_format, timetravel_web_format
-from lm_eval_contam.dcq import instances as dcq_instances
+from lm_eval_contam import instances as dcq_instances
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.timetravel import instances as timetravel_instances

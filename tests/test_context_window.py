@@ -90,3 +90,31 @@ def test_continuation_tokens_are_counted_as_lm_evals_hf_backend_counts_them(tiny
                                   ("SECOND PIECE:", " the lazy dog. " * 40)]:
         assert window.continuation_tokens(context, continuation) == len(lm._encode_pair(context, continuation)[1])
     assert audited_model_window("openai-chat-completions", "model=gpt-4o") is None  # an API keeps its window
+
+
+def test_the_audited_models_tokenizer_and_window_load_once(tiny_model_dir: Path, monkeypatch) -> None:
+    """The CLI's model check, the audit's chat-template test, its window before the run and the truncation count after
+    it share one tokenizer, whether model_args comes as lm-eval's string or parsed."""
+    import transformers
+    from lm_eval.utils import simple_parse_args_string
+
+    from lm_eval_contam.audit import _has_chat_template
+    from lm_eval_contam.context_window import _loaded_tokenizer_and_window, audited_model_window
+    from lm_eval_contam.generation import ModelSpec
+
+    loads: list[str] = []
+    original = transformers.AutoTokenizer.from_pretrained
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained",
+                        lambda name, *args, **kwargs: loads.append(str(name)) or original(name, *args, **kwargs))
+    _loaded_tokenizer_and_window.cache_clear()
+    try:
+        spec = ModelSpec.parse(str(tiny_model_dir))
+        spec.check()
+        assert _has_chat_template(spec.backend, simple_parse_args_string(spec.model_args))
+        assert audited_model_window(spec.backend, spec.model_args).tokens > 0
+        results = {"config": {"model": "hf", "model_args": spec.model_args}, "configs": {"t": {"metadata": {"method": "x"}}},
+                   "samples": {"t": []}, "results": {"t": {}}}
+        assert count_truncation(results)["results"]["t"] == {f"{TRUNCATED_METRIC},none": 0}
+        assert loads == [str(tiny_model_dir)]
+    finally:
+        _loaded_tokenizer_and_window.cache_clear()

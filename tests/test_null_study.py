@@ -82,7 +82,7 @@ def test_generated_data_is_seeded_and_the_held_out_text_never_reaches_training(w
 
 
 def test_every_instance_gets_offline_quiz_options(world) -> None:
-    from lm_eval_contam.dcq.options import read_options
+    from lm_eval_contam.quiz_options import read_options
 
     _, found = world
     write_task_configs(found)
@@ -94,8 +94,8 @@ def test_every_instance_gets_offline_quiz_options(world) -> None:
 def test_every_instance_a_quiz_samples_has_options_at_another_study_seed(tmp_path: Path) -> None:
     """The options follow the tasks' own seed (the retargeted YAMLs carry the pattern's, 0), not the study's: with
     more rows than a quiz samples (100) and study seed 3, every instance each DCQ task samples has options."""
-    from lm_eval_contam.dcq.instances import sample_instances
-    from lm_eval_contam.dcq.options import read_options
+    from lm_eval_contam.instances import sample_instances
+    from lm_eval_contam.quiz_options import read_options
     from lm_eval_contam.dcq.task import DCQSettings
 
     found = write_world_data(replace(QUICK, seed=3, rows_per_split=130), 0, tmp_path)
@@ -111,7 +111,7 @@ def test_every_instance_a_quiz_samples_has_options_at_another_study_seed(tmp_pat
 
 
 def test_an_instance_without_valid_options_stops_the_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lm_eval_contam.dcq import options
+    from lm_eval_contam import quiz_options as options
     from lm_eval_contam.errors import ContamError
 
     found = write_world_data(QUICK, 0, tmp_path)

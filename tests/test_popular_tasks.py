@@ -15,7 +15,7 @@ import lm_eval
 import pytest
 
 from lm_eval_contam.benchmark_docs import BenchmarkDoc, benchmark_docs, load_tasks
-from lm_eval_contam.dcq.instances import quiz_instance
+from lm_eval_contam.instances import quiz_instance
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.benchmark_partitions import derive_partitions, write_partition
 

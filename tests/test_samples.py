@@ -11,8 +11,8 @@ import pytest
 import lm_eval_contam
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.dcq.configs import sample_options_file
-from lm_eval_contam.dcq.instances import sample_instances
-from lm_eval_contam.dcq.options import options_for, read_options
+from lm_eval_contam.instances import sample_instances
+from lm_eval_contam.quiz_options import options_for, read_options
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import (
     DATASETS,

@@ -13,13 +13,13 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_instances
-from lm_eval_contam.dcq.options import failures_path, make_options, proposer
-from lm_eval_contam.dcq.task import DCQSettings, default_options_path
+from lm_eval_contam.dcq.task import DCQSettings
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.harness import task_manager
+from lm_eval_contam.instances import DEFAULT_NUM_INSTANCES, sample_instances
 from lm_eval_contam.lm_eval_compat import built_tasks
 from lm_eval_contam.partitions import DATASETS, SAMPLE_DATASETS, Partition, dataset_from_task_metadata
+from lm_eval_contam.quiz_options import default_options_path, failures_path, make_options, proposer
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     model = parser.add_argument_group("model generators")
     model.add_argument("--device", default=None, help="default: cuda when available, else cpu")
     model.add_argument("--batch-size", default=1)
-    # The paper's budget (dcq.options.GENERATION_MAX_NEW_TOKENS; not imported here to keep the CLI's start light).
+    # The paper's budget (quiz_options.GENERATION_MAX_NEW_TOKENS; not imported here to keep the CLI's start light).
     model.add_argument("--max-gen-toks", type=int, default=4000, help="new-token cap per generation (default: 4000)")
     parser.add_argument("--no-progress", action="store_true")
     parser.set_defaults(func=_main)

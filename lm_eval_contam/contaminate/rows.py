@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lm_eval_contam import instances as dcq
 from lm_eval_contam.contaminate.formats import contaminant_texts
-from lm_eval_contam.dcq import instances as dcq
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.timetravel import instances as timetravel
 

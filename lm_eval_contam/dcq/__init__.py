@@ -6,9 +6,10 @@ bias-compensator quizzes (BCQ) put the original there, and the hits give the
 contamination range [min, max] of a partition.
 
 Modules: :mod:`~.quiz` (prompt, layouts, answer parser), :mod:`~.estimate` (the
-range, its interval and p-value), :mod:`~.options` (option generation,
-validation, cache), :mod:`~.perturb` (offline WordNet perturber),
-:mod:`~.instances` (sampling, instance strings), :mod:`~.task` (lm-eval glue).
+range, its interval and p-value), :mod:`~.task` (lm-eval glue). The quiz options
+(:mod:`lm_eval_contam.quiz_options`), the offline WordNet perturber
+(:mod:`lm_eval_contam.perturb`) and the instance sample
+(:mod:`lm_eval_contam.instances`) are shared with other methods.
 """
 
 from lm_eval_contam.dcq.estimate import (

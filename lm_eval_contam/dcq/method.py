@@ -6,16 +6,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from lm_eval_contam.dcq import report_section
-from lm_eval_contam.dcq.configs import ANSWER_MODES, METHOD, MODES, render_task_config
-from lm_eval_contam.dcq.instances import sample_instances
-from lm_eval_contam.dcq.options import read_failures, read_options
+from lm_eval_contam.dcq.configs import ANSWER_MODES, METHOD, MODES, render_task_config, shipped_task_configs
 from lm_eval_contam.dcq.task import DCQSettings
 from lm_eval_contam.dcq.verdicts import MODES as VERDICT_TITLES
 from lm_eval_contam.dcq.verdicts import verdicts
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.instances import sample_instances
 from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.registry import AuditedModel, MethodSpec, QuizSample, RenderTarget
+from lm_eval_contam.quiz_options import read_failures, read_options
+from lm_eval_contam.registry import AuditedModel, Generation, MethodSpec, Quiz, QuizSample, RenderTarget
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -28,7 +28,7 @@ def task_names(partition: Partition, model: AuditedModel) -> list[str]:
 
 
 def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
-    include = str(target.templates / METHOD / "_template_yaml")
+    include = target.include(METHOD)
     return {partition.task_name(METHOD, variant): render_task_config(partition, variant, include=include,
                                                                      options_path=str(target.options_path))
             for variant in MODES}
@@ -77,13 +77,14 @@ SPEC = MethodSpec(
     needs=frozenset({"quiz_options", "logprobs", "generation"}),
     task_names=task_names,
     render_task_configs=render_task_configs,
+    shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
     render_html=report_section.html,
     render_markdown=report_section.markdown,
     rate_keys=("dcq_loglikelihood",),
     evidence_kind="quiz",
-    quiz_samples=quiz_samples,
-    generate_alternative=generate_alternative,
+    generation=Generation(alternative=generate_alternative),
+    quiz=Quiz(samples=quiz_samples),
     cannot_run=cannot_run,
     null_study_exclusion=null_study_exclusion,
 )

@@ -34,8 +34,6 @@ from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_contam.dcq.chance import ChanceTestResult, chance_test
 from lm_eval_contam.dcq.estimate import DCQEstimate, InstanceAnswers, estimate
-from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_instances
-from lm_eval_contam.dcq.options import LEFT_OUT_KEY, failures_path, options_for, read_failures, read_options
 from lm_eval_contam.dcq.quiz import (
     LETTERS,
     POSITIONS,
@@ -46,18 +44,21 @@ from lm_eval_contam.dcq.quiz import (
     quiz_prompt,
 )
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.instances import DEFAULT_NUM_INSTANCES, sample_instances
 from lm_eval_contam.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, task_request
 from lm_eval_contam.partitions import Partition, metadata_number, resolve_path
-from lm_eval_contam.default_model import cache_home
+from lm_eval_contam.quiz_options import (
+    LEFT_OUT_KEY,
+    default_options_path,
+    failures_path,
+    options_command,
+    options_for,
+    read_failures,
+    read_options,
+)
 
 log = logging.getLogger("lm_eval_contam.dcq")
-OPTIONS_COMMAND = "lm-eval-contam dcq-options"
 QUIZ_KEY = "dcq_quiz"  # set on a copy of the doc to select which quiz doc_to_text renders
-
-
-def default_options_path() -> Path:
-    """One cache for every partition (entries are keyed by instance hash): ``$LM_EVAL_CONTAM_HOME/dcq/options.jsonl``."""
-    return cache_home() / "dcq" / "options.jsonl"
 
 
 @dataclass(frozen=True)
@@ -82,10 +83,6 @@ class DCQSettings:
             confidence_level=metadata_number(metadata, "confidence_level", 0.95, kind=float, minimum=0.5,
                                              maximum=0.999),
         )
-
-
-def options_command(task: str) -> str:
-    return f"{OPTIONS_COMMAND} --task {task} --generator <instruct model, or offline>"
 
 
 def answers_record(letters: Sequence[str | None]) -> dict[str, Any]:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lm_eval_contam.dcq.options import LEFT_OUT_KEY
 from lm_eval_contam.dcq.quiz import LETTERS, POSITIONS
 from lm_eval_contam.formatting import interval, number, p_equals, pvalue
 from lm_eval_contam.partitions import Partition
+from lm_eval_contam.quiz_options import LEFT_OUT_KEY
 from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.stats import ALPHA, ConfidenceInterval
 from lm_eval_contam.verdict import Verdict

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lm_eval_contam import TEMPLATE
 from lm_eval_contam.dcr.schema import LEVELS
 from lm_eval_contam.dcr.sheet import load_sheet, sheets_dir
+from lm_eval_contam.task_yaml import Verbatim, thin_task_yaml
 
 VERSION = 1.0
 METHOD = "dcr"  # metadata.method: the family name of the verdicts and the report renderer
@@ -20,18 +22,16 @@ METHOD = "dcr"  # metadata.method: the family name of the verdicts and the repor
 
 def template_path() -> Path:
     """The YAML every level task includes (``task_configs/dcr/_template_yaml``)."""
-    return sheets_dir().parent / "_template_yaml"
+    return sheets_dir().parent / TEMPLATE
 
 
 def level_task_yaml(task: str, sheet_ref: str, level: int, *, include: str) -> str:
     """One level task's YAML: the shared template, the task's name, and the sheet and level it asks."""
-    return (f"include: {include}\n"
-            f"task: {task}\n"
-            f"metadata:\n  version: {VERSION}\n  method: {METHOD}\n"
-            f"  dcr_sheet: {sheet_ref}\n  dcr_level: {level}\n")
+    return thin_task_yaml(header="", include=include, task=task, metadata={
+        "version": VERSION, "method": Verbatim(METHOD), "dcr_sheet": Verbatim(sheet_ref), "dcr_level": level})
 
 
-def render_task_configs() -> dict[str, str]:
+def shipped_task_configs() -> dict[str, str]:
     files: dict[str, str] = {}
     for path in sorted(sheets_dir().glob("*.yaml")):
         sheet = load_sheet(path)
@@ -39,7 +39,7 @@ def render_task_configs() -> dict[str, str]:
         header = f"# Generated from sheets/{path.name} by scripts/generate_task_configs.py; do not edit.\n"
         for level in LEVELS:
             files[f"{bench}/{sheet.level_task(level)}.yaml"] = header + level_task_yaml(
-                sheet.level_task(level), path.stem, level, include="../_template_yaml")
+                sheet.level_task(level), path.stem, level, include=f"../{TEMPLATE}")
         tasks = "".join(f"  - {sheet.level_task(level)}\n" for level in LEVELS)
         files[f"{bench}/_{sheet.group}.yaml"] = (
             f"{header}# The DCR Factor and acc_adj are added after the run by lm_eval_contam.dcr.hook.\n"

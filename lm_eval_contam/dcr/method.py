@@ -5,12 +5,19 @@ from __future__ import annotations
 
 from lm_eval_contam.dcr import report_section
 from lm_eval_contam.dcr.benchmark_sheets import adjustment_tasks
-from lm_eval_contam.dcr.configs import METHOD
+from lm_eval_contam.dcr.configs import METHOD, shipped_task_configs
 from lm_eval_contam.dcr.hook import post_process_results
 from lm_eval_contam.dcr.sheet import load_sheet
 from lm_eval_contam.dcr.verdicts import verdicts
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.registry import AuditedModel, ExplicitInput, MethodSpec, PlannedTasks, RenderTarget
+from lm_eval_contam.registry import (
+    AuditedModel,
+    BenchmarkAdjustment,
+    ExplicitInput,
+    MethodSpec,
+    PlannedTasks,
+    RenderTarget,
+)
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -35,10 +42,10 @@ SPEC = MethodSpec(
     needs=frozenset({"generation"}),
     task_names=task_names,
     render_task_configs=render_task_configs,
+    shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
     render_html=report_section.html,
     render_markdown=report_section.markdown,
-    post_process=post_process_results,
-    adjusts_benchmarks=adjustment_tasks,
+    benchmark_adjustment=BenchmarkAdjustment(tasks=adjustment_tasks, post_process=post_process_results),
     explicit_input=ExplicitInput(what="a DCR sheet", plan=planned_sheet),
 )

@@ -14,7 +14,7 @@ the original above it:
 - L4 association: the twin keeps the original's gold label.
 
 The twin is the first option of the DCQ offline perturber
-(:func:`lm_eval_contam.dcq.perturb.perturb`), seeded by the task's seed and the
+(:func:`lm_eval_contam.perturb.perturb`), seeded by the task's seed and the
 instance text, so every run and every data-parallel rank builds the same twin.
 """
 
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lm_eval_contam.dcq.instances import QuizInstance
-from lm_eval_contam.dcq.perturb import synonym_variants
+from lm_eval_contam.instances import QuizInstance
+from lm_eval_contam.perturb import synonym_variants
 from lm_eval_contam.wordnet import WordNet, load_wordnet
 
 

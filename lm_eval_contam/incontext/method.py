@@ -6,12 +6,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow
-from lm_eval_contam.dcq.instances import sample_indices
 from lm_eval_contam.incontext import report_section
-from lm_eval_contam.incontext.configs import METHOD, render_task_config, task_name
+from lm_eval_contam.incontext.configs import METHOD, render_task_config, shipped_task_configs, task_name
 from lm_eval_contam.incontext.docs import MAX_DESIGN_EFFECT, swap_clustering
 from lm_eval_contam.incontext.task import InContextSettings, build_docs
 from lm_eval_contam.incontext.verdicts import verdicts
+from lm_eval_contam.instances import sample_indices
 from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
@@ -55,7 +55,7 @@ def task_names(partition: Partition, model: AuditedModel) -> list[str]:
 
 
 def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
-    return {task_name(partition): render_task_config(partition, include=str(target.templates / METHOD / "_template_yaml"))}
+    return {task_name(partition): render_task_config(partition, include=target.include(METHOD))}
 
 
 SPEC = MethodSpec(
@@ -65,6 +65,7 @@ SPEC = MethodSpec(
     needs=frozenset({"logprobs"}),
     task_names=task_names,
     render_task_configs=render_task_configs,
+    shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
     render_html=report_section.SECTION.html,
     render_markdown=report_section.SECTION.markdown,

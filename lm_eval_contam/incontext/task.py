@@ -13,12 +13,9 @@ from typing import Any
 
 from lm_eval.api.instance import Instance
 
-from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, QuizInstance, sample_indices
-from lm_eval_contam.dcq.perturb import perturb
 from lm_eval_contam.incontext.docs import DEFAULT_CONTEXT_INSTANCES, incontext_docs
 from lm_eval_contam.incontext.stats import gain, incontext_test
-from lm_eval_contam.likelihood.docs import instance_text
-from lm_eval_contam.likelihood.scores import utf8_bytes
+from lm_eval_contam.instances import DEFAULT_NUM_INSTANCES, QuizInstance, instance_text, sample_indices
 from lm_eval_contam.lm_eval_compat import (
     rolling_arguments,
     rolling_loglikelihood,
@@ -26,6 +23,8 @@ from lm_eval_contam.lm_eval_compat import (
 )
 from lm_eval_contam.partition_task import PartitionTestTask
 from lm_eval_contam.partitions import Partition, metadata_number
+from lm_eval_contam.perturb import perturb
+from lm_eval_contam.scoring import utf8_bytes
 from lm_eval_contam.wordnet import load_wordnet
 
 METRICS: dict[str, Callable[[Any], float]] = {

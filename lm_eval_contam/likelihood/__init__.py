@@ -7,8 +7,8 @@
 * options: DCQ's original-vs-perturbation contrast as log-likelihoods, controlled by the
   control partition's gap.
 
-Modules: :mod:`~.scores` (per-instance scores and what lm-eval can give), :mod:`~.docs`
-(rows, texts, prompts), :mod:`~.stats` (the tests), :mod:`~.configs` (task YAMLs and the
+Modules: :mod:`~.docs` (rows, texts, prompts; per-instance scores in the shared
+:mod:`lm_eval_contam.scoring`), :mod:`~.stats` (the tests), :mod:`~.configs` (task YAMLs and the
 audit's task names), :mod:`~.task` (lm-eval glue), :mod:`~.verdicts`.
 """
 

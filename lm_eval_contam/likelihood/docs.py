@@ -1,6 +1,6 @@
 """From a partition (and its control) to likelihood docs: which rows, which texts, which prompts.
 
-Every mode scores the rows DCQ quizzes (:func:`lm_eval_contam.dcq.instances.sample_indices`
+Every mode scores the rows DCQ quizzes (:func:`lm_eval_contam.instances.sample_indices`
 with the task's ``num_instances`` and ``seed``): the injection kit injects those rows,
 and the option-likelihood mode needs their cached DCQ options. Each doc carries
 ``group``: ``partition`` or ``control``.
@@ -11,34 +11,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lm_eval_contam.dcq.instances import quiz_instance, sample_indices
-from lm_eval_contam.dcq.options import OptionsEntry
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.instances import instance_text, quiz_instance, sample_indices, text_columns
 from lm_eval_contam.partitions import Partition
+from lm_eval_contam.pieces import build_doc
+from lm_eval_contam.quiz_options import OptionsEntry
 from lm_eval_contam.seeding import rng_for
-from lm_eval_contam.timetravel.instances import build_doc
 
 PARTITION, CONTROL = "partition", "control"
 
 
-def text_columns(partition: Partition) -> tuple[str, ...]:
-    """The columns whose text is scored: the DCQ instance's columns without the label (shared by many rows)."""
-    dataset = partition.dataset
-    return tuple(column for column in dataset.dcq_columns if column != dataset.label_field)
-
-
-def instance_text(partition: Partition, row: Mapping[str, Any], *, source: str | None = None) -> str:
-    """The row's text columns, one per line (an NLI pair is its two sentences)."""
-    values = []
-    for column in text_columns(partition):
-        if column not in row:
-            raise ContamError(f"no such column; the row has {sorted(row)}", source=source, field=column)
-        values.append(str(row[column]))
-    return "\n".join(values)
-
-
 def option_text(instance: str, partition: Partition) -> str:
-    """An instance string (``<column>: <value>`` lines, as DCQ options are written) as :func:`instance_text` has it."""
+    """An instance string (``<column>: <value>`` lines, as DCQ options are written) as :func:`~lm_eval_contam.instances.instance_text` has
+    it."""
     columns = text_columns(partition)
     label = partition.dataset.label_field
     values: dict[str, list[str]] = {}

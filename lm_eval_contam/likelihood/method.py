@@ -8,13 +8,19 @@ from typing import Any
 from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow
 from lm_eval_contam.input_checks import partition_control_overlap
 from lm_eval_contam.likelihood import report_section
-from lm_eval_contam.likelihood.configs import METHOD, controlled_modes, render_task_config, task_name
+from lm_eval_contam.likelihood.configs import (
+    METHOD,
+    controlled_modes,
+    render_task_config,
+    shipped_task_configs,
+    task_name,
+)
 from lm_eval_contam.likelihood.docs import LIFT_MIN_DOCS, cut_sample
 from lm_eval_contam.likelihood.task import LikelihoodSettings
 from lm_eval_contam.likelihood.verdicts import verdicts
 from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.registry import AuditedModel, MethodSpec, QuizSample, RenderTarget
+from lm_eval_contam.registry import AuditedModel, MethodSpec, Quiz, QuizSample, RenderTarget
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -24,7 +30,7 @@ def task_names(partition: Partition, model: AuditedModel) -> list[str]:
 
 def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
     """The modes' YAMLs; each controlled mode's records how many of the control's rows are audited rows."""
-    include = str(target.templates / METHOD / "_template_yaml")
+    include = target.include(METHOD)
     overlap = partition_control_overlap(partition)
     return {task_name(partition, mode): render_task_config(partition, mode, include=include,
                                                            options_path=str(target.options_path),
@@ -75,12 +81,13 @@ SPEC = MethodSpec(
     needs=frozenset({"logprobs", "control", "quiz_options"}),
     task_names=task_names,
     render_task_configs=render_task_configs,
+    shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
     render_html=report_section.html,
     render_markdown=report_section.markdown,
     rate_keys=("likelihood_control:control", "likelihood_control_zlib:control", "likelihood_lift:lift",
                "likelihood_options:options"),
-    quiz_samples=quiz_samples,
+    quiz=Quiz(samples=quiz_samples),
     controlled_methods=("likelihood_control", "likelihood_control_zlib", "likelihood_options"),
     cannot_run=cannot_run,
 )

@@ -24,12 +24,9 @@ from typing import Any
 
 from lm_eval.api.instance import Instance
 
-from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES
-from lm_eval_contam.dcq.options import read_options
-from lm_eval_contam.dcq.task import default_options_path, options_command
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.instances import DEFAULT_NUM_INSTANCES
 from lm_eval_contam.likelihood.docs import CONTROL, PARTITION, control_partition, lift_docs, option_docs, text_docs
-from lm_eval_contam.likelihood.scores import option_gap, per_byte, utf8_bytes, zlib_ratio
 from lm_eval_contam.likelihood.stats import control_tests, lift_from_records, lift_test, option_test
 from lm_eval_contam.lm_eval_compat import (
     rolling_arguments,
@@ -38,6 +35,8 @@ from lm_eval_contam.lm_eval_compat import (
 )
 from lm_eval_contam.partition_task import PartitionTestTask
 from lm_eval_contam.partitions import Partition, metadata_number, resolve_path
+from lm_eval_contam.quiz_options import default_options_path, options_command, read_options
+from lm_eval_contam.scoring import option_gap, per_byte, utf8_bytes, zlib_ratio
 
 MODES = ("control", "lift", "options")
 # mode -> partition-level metric -> reader of the mode's statistics

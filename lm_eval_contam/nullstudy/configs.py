@@ -1,15 +1,15 @@
 """Task YAMLs for generated partitions: every shipped family's sample task, retargeted.
 
-The families come from the task configs themselves, not from a list here: every
-shipped task YAML of the sample dataset :data:`PATTERN_DATASET` for the same split
-(each family ships one per variant, e.g. Time Travel's two prompt styles, DCQ's
-two answering modes, the likelihood modes) is copied with its dataset swapped for
-a generated one, its ``include`` made absolute, its options file pointed at the
-generated options and its sample size left to the family's default for a user's
-dataset. Settings that name another split of the same dataset (a likelihood
-control) carry over, since the generated datasets have the sample's splits. A
-registered method whose YAMLs are in ``task_configs/`` joins the study without an edit here; it leaves a variant
-out through its ``MethodSpec.null_study_exclusion``.
+The families come from the registry, not from a list here: every task YAML a
+registered method ships (``MethodSpec.shipped_task_configs``) for the sample dataset
+:data:`PATTERN_DATASET` and the same split (each family ships one per variant, e.g.
+Time Travel's two prompt styles, DCQ's two answering modes, the likelihood modes) is
+copied with its dataset swapped for a generated one, its ``include`` made absolute,
+its options file pointed at the generated options and its sample size left to the
+family's default for a user's dataset. Settings that name another split of the same
+dataset (a likelihood control) carry over, since the generated datasets have the
+sample's splits. A registered method that ships task YAMLs joins the study without an
+edit here; it leaves a variant out through its ``MethodSpec.null_study_exclusion``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import yaml
 from lm_eval_contam import task_dir
 from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.registry import method_of
+from lm_eval_contam.registry import method_of, shipped_task_configs
 
 # The shipped sample dataset whose task YAMLs serve as each family's pattern (its splits: train, test).
 PATTERN_DATASET = "toy_news"
@@ -75,8 +75,8 @@ def left_out(split: str = "train", directory: Path | None = None) -> dict[str, s
 
 
 def patterns(split: str, directory: Path | None = None) -> list[Pattern]:
-    """Every task YAML of :data:`PATTERN_DATASET`'s ``split`` under the task directory that the study runs, sorted by
-    task name."""
+    """Every shipped task YAML of :data:`PATTERN_DATASET`'s ``split`` that the study runs, sorted by task name;
+    ``directory`` the task directory their relative ``include`` is read from (default: the installed one)."""
     return [pattern for pattern in _all_patterns(split, directory) if exclusion(pattern) is None]
 
 
@@ -84,11 +84,8 @@ def _all_patterns(split: str, directory: Path | None) -> list[Pattern]:
     pattern = Partition.parse(f"{PATTERN_DATASET}:{split}")
     stem = f"{pattern.dataset.key}_{pattern.split}"
     found = []
-    for path in sorted((directory or task_dir()).rglob("*.yaml")):
-        try:
-            config = load(path.read_text(encoding="utf-8"))
-        except yaml.YAMLError:
-            continue  # not a task YAML this study can read (e.g. a group file with other tags)
+    for path, text in shipped_task_configs(directory or task_dir()).items():
+        config = load(text)
         if not isinstance(config, dict):
             continue
         metadata = config.get("metadata") or {}

@@ -84,7 +84,7 @@ def write_task_configs(world: World) -> dict[str, PartitionRole]:
     :attr:`World.options_path`; task name -> partition role.
 
     The options are made as the audit makes them (``catalogue.QUIZ_OPTION_MAKER``, offline, over the tasks'
-    ``MethodSpec.quiz_samples``): every task samples and perturbs with its own seed (the pattern's, which the
+    ``MethodSpec.quiz``): every task samples and perturbs with its own seed (the pattern's, which the
     retargeted YAMLs carry whatever the study's seed), so every instance a task quizzes has options. An instance left
     without valid options stops the study: the rates count every sampled instance.
     """

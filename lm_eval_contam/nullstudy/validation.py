@@ -49,6 +49,7 @@ from lm_eval_contam.registry import (
     method_of,
     referenced_methods,
     registered_methods,
+    task_quiz_samples,
 )
 from lm_eval_contam.rundir import ModelResults, load_model_dir
 from lm_eval_contam.verdict import (
@@ -271,7 +272,7 @@ def scoring_pass(config: Mapping[str, Any]) -> str:
     pass, the rest (log-likelihoods only) in the likelihood pass."""
     metadata = config.get("metadata") or {}
     spec = method_of(str(metadata.get("method")))
-    if spec.quiz_samples is not None and spec.quiz_samples(metadata, str(config.get("test_split"))):
+    if task_quiz_samples([config]):
         return "quiz"
     if "generation" in spec.needs:
         return "generation"

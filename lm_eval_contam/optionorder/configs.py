@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from lm_eval_contam.datafiles import data_lines
 from lm_eval_contam.partitions import Partition
+from lm_eval_contam.task_yaml import thin_task_yaml
 
 METHOD = "optionorder"
 
@@ -18,13 +17,5 @@ def task_name(partition: Partition) -> str:
 def render_task_config(partition: Partition, *, include: str) -> str:
     metadata: dict[str, Any] = {"version": 1.0, "method": METHOD, **partition.dataset.task_metadata()}
     metadata["seed"] = 0
-    lines = [
-        "# Written by lm-eval-contam (lm_eval_contam/optionorder/configs.py).",
-        f"include: {include}",
-        f"task: {task_name(partition)}",
-        *data_lines(partition),
-        f"test_split: {partition.split}",
-        "metadata:",
-        *(f"  {key}: {json.dumps(value)}" for key, value in metadata.items()),
-    ]
-    return "\n".join(lines) + "\n"
+    return thin_task_yaml(header="# Written by lm-eval-contam (lm_eval_contam/optionorder/configs.py).",
+                          include=include, task=task_name(partition), partition=partition, metadata=metadata)

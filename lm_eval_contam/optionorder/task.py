@@ -18,8 +18,8 @@ from typing import Any
 
 from lm_eval.api.instance import Instance
 
-from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_indices
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.instances import DEFAULT_NUM_INSTANCES, sample_indices
 from lm_eval_contam.lm_eval_compat import (
     rolling_arguments,
     rolling_loglikelihood,

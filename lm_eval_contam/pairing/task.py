@@ -14,9 +14,8 @@ from typing import Any
 
 from lm_eval.api.instance import Instance
 
-from lm_eval_contam.dcq.instances import DEFAULT_NUM_INSTANCES, sample_indices
+from lm_eval_contam.instances import DEFAULT_NUM_INSTANCES, instance_text, sample_indices
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.likelihood.docs import instance_text
 from lm_eval_contam.lm_eval_compat import rolling_arguments, rolling_loglikelihood, task_request
 from lm_eval_contam.pairing.halves import DEFAULT_GROUP_SIZE, halves, paired_texts, pairing_groups
 from lm_eval_contam.partition_task import PartitionTestTask

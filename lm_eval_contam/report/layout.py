@@ -34,7 +34,7 @@ NOT_MEASURED = "not measured"
 
 def adjusted_heading() -> str:
     """The benchmark table's adjusted-score column, named after the registered method(s) that adjust benchmarks."""
-    titles = ", ".join(spec.title for spec in registered_methods() if spec.adjusts_benchmarks)
+    titles = ", ".join(spec.title for spec in registered_methods() if spec.benchmark_adjustment)
     return f"adjusted ({titles})" if titles else "adjusted"
 
 

@@ -2,7 +2,8 @@
 
 Public API: :func:`bootstrap_test` (Algorithm 1), :func:`permutation_test` (Algorithm 1's
 sign-flip test, ours), :func:`classify_match`
-(Algorithm 2, Judge A), :func:`render_prompt` (the paper's prompts).
+(Algorithm 2, Judge A); the paper's guided and general prompts are shared with the likelihood lift mode
+(:func:`lm_eval_contam.guided_prompts.render_prompt`).
 """
 
 from lm_eval_contam.timetravel.judge import (
@@ -11,9 +12,8 @@ from lm_eval_contam.timetravel.judge import (
     classify_match,
     parse_judge_b_match,
 )
-from lm_eval_contam.timetravel.prompts import render_judge_prompt, render_prompt
-from lm_eval_contam.timetravel.split import split_text
 from lm_eval_contam.stats import PermutationResult, permutation_test
+from lm_eval_contam.timetravel.prompts import render_judge_prompt
 from lm_eval_contam.timetravel.stats import BootstrapResult, bootstrap_test
 
 __all__ = [
@@ -26,6 +26,4 @@ __all__ = [
     "parse_judge_b_match",
     "permutation_test",
     "render_judge_prompt",
-    "render_prompt",
-    "split_text",
 ]

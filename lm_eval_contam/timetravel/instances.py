@@ -8,45 +8,12 @@ from typing import Any, get_args
 from tqdm import tqdm
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.guided_prompts import PromptStyle
 from lm_eval_contam.partitions import Partition
+from lm_eval_contam.pieces import build_doc
 from lm_eval_contam.seeding import rng_for
-from lm_eval_contam.timetravel.prompts import PromptStyle, render_prompt
-from lm_eval_contam.timetravel.split import split_text
 
 DEFAULT_NUM_INSTANCES = 10  # the paper's sample per partition
-
-
-def build_doc(
-    row: Mapping[str, Any], row_index: int, partition: Partition, *, seed: int, style: str
-) -> dict[str, Any] | None:
-    """One doc with both pieces and both prompts; ``None`` when the text cannot be cut."""
-    dataset = partition.dataset
-    source = f"{partition.label} row {row_index}"
-    for column in (dataset.text_field, dataset.second_field, dataset.label_field if dataset.labelled else None):
-        if column is not None and column not in row:
-            raise ContamError(f"no such column; the row has {sorted(row)}", source=source, field=column)
-    text = str(row[dataset.text_field])
-    if dataset.task_type == "nli":
-        first_piece, second_piece = text.strip(), str(row[dataset.second_field]).strip()
-        cut = {"split_unit": "sentence", "n_units": 2, "cut": 1, "drawn_fraction": None}
-    else:
-        split = split_text(text, seed=seed, identity=(dataset.display_name, partition.split, row_index))
-        if split is None:
-            return None
-        first_piece, second_piece = split.first_piece, split.second_piece
-        cut = {"split_unit": split.unit, "n_units": split.n_units, "cut": split.cut, "drawn_fraction": split.drawn_fraction}
-    prompt_fields = {"split_name": partition.split, "dataset_name": dataset.display_name, "first_piece": first_piece}
-    if dataset.labelled:
-        prompt_fields["label"] = partition.label_text(row[dataset.label_field], source)
-    return {
-        "row_index": row_index,
-        "first_piece": first_piece,
-        "reference": second_piece,
-        "label": prompt_fields.get("label", ""),
-        **cut,
-        "guided_prompt": render_prompt("guided", dataset.task_type, style, **prompt_fields),
-        "general_prompt": render_prompt("general", dataset.task_type, style, **prompt_fields),
-    }
 
 
 def sample_docs(

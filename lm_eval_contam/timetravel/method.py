@@ -7,9 +7,9 @@ from typing import Any
 
 from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.partitions import Partition, metadata_number
-from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
+from lm_eval_contam.registry import AuditedModel, Generation, MethodSpec, RenderTarget
 from lm_eval_contam.timetravel import report_section
-from lm_eval_contam.timetravel.configs import METHOD, STYLES, render_partition, task_name
+from lm_eval_contam.timetravel.configs import METHOD, STYLES, render_task_config, shipped_task_configs, task_name
 from lm_eval_contam.timetravel.instances import has_cuttable_row
 from lm_eval_contam.timetravel.verdicts import verdicts
 
@@ -29,8 +29,8 @@ def task_names(partition: Partition, model: AuditedModel) -> list[str]:
 
 
 def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
-    include = str(target.templates / METHOD / "_template_yaml")
-    return {task_name(partition, style): render_partition(partition, style, include=include) for style in STYLES}
+    include = target.include(METHOD)
+    return {task_name(partition, style): render_task_config(partition, style, include=include) for style in STYLES}
 
 
 def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
@@ -50,6 +50,7 @@ SPEC = MethodSpec(
     needs=frozenset({"generation"}),
     task_names=task_names,
     render_task_configs=render_task_configs,
+    shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
     render_html=report_section.html,
     render_markdown=report_section.markdown,
@@ -59,6 +60,6 @@ SPEC = MethodSpec(
     # counts matches without a test, so neither has a level a combination could keep.
     papers_own_methods=("tt_alg1", "tt_alg2_judge_a", "tt_judge_b"),
     evidence_kind="generation",
-    caps_generation=True,
+    generation=Generation(capped=True),
     cannot_run=cannot_run,
 )

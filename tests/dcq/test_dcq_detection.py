@@ -34,10 +34,10 @@ import lm_eval
 import pytest
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.dcq.instances import sample_instances
+from lm_eval_contam.instances import sample_instances
 from lm_eval_contam.partitions import dataset_from_task_metadata
-from lm_eval_contam.dcq.options import OptionsEntry, append_options, collect_options
-from lm_eval_contam.dcq.perturb import offline_proposer
+from lm_eval_contam.quiz_options import OptionsEntry, append_options, collect_options
+from lm_eval_contam.perturb import offline_proposer
 from lm_eval_contam.dcq.quiz import LETTERS, build_quizzes, quiz_prompt
 from lm_eval_contam.tiny_model import build_tiny_model
 

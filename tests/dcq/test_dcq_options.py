@@ -7,9 +7,9 @@ import json
 import pytest
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.dcq.instances import QuizInstance, quiz_instance, sample_indices, sample_instances
+from lm_eval_contam.instances import QuizInstance, quiz_instance, sample_indices, sample_instances
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.dcq.options import (
+from lm_eval_contam.quiz_options import (
     collect_options,
     generation_prompt,
     model_proposer,
@@ -18,7 +18,7 @@ from lm_eval_contam.dcq.options import (
     read_options,
     validate_options,
 )
-from lm_eval_contam.dcq.perturb import perturb
+from lm_eval_contam.perturb import perturb
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.wordnet import WORDNET_INSTALL_COMMAND, WordNet, load_wordnet
 
@@ -129,7 +129,7 @@ def test_retries_then_reports_failures() -> None:
 
 
 def test_cache_roundtrip_and_missing_entry(tmp_path) -> None:
-    from lm_eval_contam.dcq.options import append_options
+    from lm_eval_contam.quiz_options import append_options
 
     run = collect_options([ORIGINAL], lambda insts, attempt: [GOOD], generator="fake", progress=False)
     path = tmp_path / "options.jsonl"
@@ -241,7 +241,7 @@ def test_shipped_toy_news_options_cover_its_partitions() -> None:
 
 
 def test_instances_with_recorded_failures_are_left_out_not_fatal(tmp_path) -> None:
-    from lm_eval_contam.dcq.options import make_options, read_failures
+    from lm_eval_contam.quiz_options import make_options, read_failures
 
     other = QuizInstance("text: v1.2 fix")
     path = tmp_path / "options.jsonl"

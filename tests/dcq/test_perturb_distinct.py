@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.dcq.instances import QuizInstance, sample_instances
-from lm_eval_contam.dcq.options import validate_options
-from lm_eval_contam.dcq.perturb import _drawn_options, number_slots, perturb, substitution_slots
+from lm_eval_contam.instances import QuizInstance, sample_instances
+from lm_eval_contam.quiz_options import validate_options
+from lm_eval_contam.perturb import _drawn_options, number_slots, perturb, substitution_slots
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.wordnet import load_wordnet
 

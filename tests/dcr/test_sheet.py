@@ -7,7 +7,7 @@ import copy
 import pytest
 import yaml
 
-from lm_eval_contam.dcr.configs import render_task_configs
+from lm_eval_contam.dcr.configs import shipped_task_configs
 from lm_eval_contam.dcr.data import load_data_rows
 from lm_eval_contam.dcr.items import level_items, split_instance
 from lm_eval_contam.dcr.sheet import load_sheet, sheets_dir
@@ -100,7 +100,7 @@ def test_split_instance() -> None:
 
 
 def test_generated_task_configs_are_up_to_date(project_task_dir) -> None:
-    for relative, text in render_task_configs().items():
+    for relative, text in shipped_task_configs().items():
         assert (project_task_dir / "dcr" / relative).read_text() == text, relative
 
 

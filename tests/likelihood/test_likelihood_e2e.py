@@ -14,7 +14,7 @@ from lm_eval.loggers import EvaluationTracker
 from lm_eval_contam import harness
 from lm_eval_contam.contaminate import contaminant_texts
 from lm_eval_contam.likelihood.configs import task_names
-from lm_eval_contam.likelihood.scores import per_byte, zlib_ratio
+from lm_eval_contam.scoring import per_byte, zlib_ratio
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.rundir import load_run
 from lm_eval_contam.tiny_model import build_tiny_model

@@ -11,6 +11,8 @@ import pytest
 from rouge_score import rouge_scorer
 
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.guided_prompts import render_prompt
+from lm_eval_contam.pieces import split_text
 from lm_eval_contam.text import rouge_l_f
 from lm_eval_contam.timetravel import (
     algorithm2_verdict,
@@ -18,8 +20,6 @@ from lm_eval_contam.timetravel import (
     classify_match,
     parse_judge_b_match,
     render_judge_prompt,
-    render_prompt,
-    split_text,
 )
 from lm_eval_contam.partitions import Partition, dataset_from_task_metadata
 from lm_eval_contam.timetravel.instances import sample_docs
@@ -245,7 +245,7 @@ def test_sentences_keep_common_english_abbreviations_whole() -> None:
     from nltk.tokenize.punkt import PunktSentenceTokenizer
 
     from lm_eval_contam.partitions import sample_partitions
-    from lm_eval_contam.timetravel.split import sentences
+    from lm_eval_contam.pieces import sentences
 
     text = "Mr. Smith went to the U.S. Senate on Jan. 5. He spoke for an hour. No. 10 Downing St. was quiet."
     assert sentences(text) == ["Mr. Smith went to the U.S. Senate on Jan. 5.", "He spoke for an hour.",

@@ -1,4 +1,8 @@
-"""Which rows of a partition the quiz asks about, and how an instance is written.
+"""Which rows of a partition a method samples, and how an instance is written.
+
+The quiz-sized sample (:func:`sample_indices`, :data:`DEFAULT_NUM_INSTANCES`) is shared: DCQ quizzes it, the
+likelihood modes, the in-context and the option-order tests score it, the injection kit injects it. An instance's
+text (:func:`instance_text`) is its text columns, one per line (an NLI pair is its two sentences).
 
 An instance string is one ``"<column>: <value>"`` line per selected column joined
 by newlines; a label column is written as the papers write labels,
@@ -9,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import Partition
@@ -65,6 +70,22 @@ def quiz_instance(partition: Partition, row: Mapping[str, object], *, source: st
             value = partition.label_text(dataset.label_index(value, source), source)
         lines.append(f"{column}: {value}")
     return QuizInstance("\n".join(lines), label_field)
+
+
+def text_columns(partition: Partition) -> tuple[str, ...]:
+    """The columns whose text is scored: the DCQ instance's columns without the label (shared by many rows)."""
+    dataset = partition.dataset
+    return tuple(column for column in dataset.dcq_columns if column != dataset.label_field)
+
+
+def instance_text(partition: Partition, row: Mapping[str, Any], *, source: str | None = None) -> str:
+    """The row's text columns, one per line (an NLI pair is its two sentences)."""
+    values = []
+    for column in text_columns(partition):
+        if column not in row:
+            raise ContamError(f"no such column; the row has {sorted(row)}", source=source, field=column)
+        values.append(str(row[column]))
+    return "\n".join(values)
 
 
 def sample_indices(partition: Partition, rows: Sequence[Mapping[str, object]], num_instances: int,

@@ -19,8 +19,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lm_eval_contam.dcq.instances import QuizInstance
-from lm_eval_contam.dcq.proposal import NUM_OPTIONS, Proposal, Proposer
+from lm_eval_contam.instances import QuizInstance
+from lm_eval_contam.proposal import NUM_OPTIONS, Proposal, Proposer
 from lm_eval_contam.seeding import rng_for
 from lm_eval_contam.text import normalize_whitespace
 from lm_eval_contam.wordnet import WordNet, load_wordnet
@@ -197,7 +197,7 @@ def _drawn_options(instance: QuizInstance, slots: Sequence[_Slot], *, seed: int,
 
 def offline_proposer(seed: int = 0, *, wordnet: WordNet | None = None,
                      rate: float = DEFAULT_SUBSTITUTION_RATE) -> Proposer:
-    """A :data:`~lm_eval_contam.dcq.proposal.Proposer` backed by :func:`perturb`."""
+    """A :data:`~lm_eval_contam.proposal.Proposer` backed by :func:`perturb`."""
     loaded = wordnet or load_wordnet()
 
     def propose(instances: Sequence[QuizInstance], attempt: int) -> list[Proposal]:

@@ -1,7 +1,7 @@
 """What a quiz-option generator hands back: the contract between the perturbers and the options cache.
 
-A proposer is either the offline WordNet perturber (:mod:`lm_eval_contam.dcq.perturb`)
-or an instruct model with the paper's prompt (:mod:`lm_eval_contam.dcq.options`);
+A proposer is either the offline WordNet perturber (:mod:`lm_eval_contam.perturb`)
+or an instruct model with the paper's prompt (:mod:`lm_eval_contam.quiz_options`);
 the options cache validates whatever it proposes.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from lm_eval_contam.dcq.instances import QuizInstance
+from lm_eval_contam.instances import QuizInstance
 
 NUM_OPTIONS = 4  # perturbations per instance: with the original, a five-choice quiz
 

@@ -1,4 +1,6 @@
-"""Cut an instance into the first piece (shown) and the second piece (to replicate).
+"""Cut an instance into the first piece (shown) and the second piece (to replicate), and a row's doc with both
+pieces and both of Time Travel's prompts (:func:`build_doc`: Time Travel generates the second piece, the likelihood
+lift mode scores it).
 
 Multi-sentence texts are cut on sentence boundaries, single sentences on words;
 the cut index is ``round(U(0.40·n, 0.70·n))`` units, as in the paper. Unlike the
@@ -10,10 +12,15 @@ identity: reruns and data-parallel shards cut identically, instances differ.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.guided_prompts import render_prompt
+from lm_eval_contam.partitions import Partition
 from lm_eval_contam.seeding import rng_for
 
 MIN_FRACTION = 0.40
@@ -77,3 +84,36 @@ def split_text(text: str, *, seed: int, identity: tuple[object, ...]) -> Split |
         cut=cut,
         drawn_fraction=drawn / n,
     )
+
+
+def build_doc(
+    row: Mapping[str, Any], row_index: int, partition: Partition, *, seed: int, style: str
+) -> dict[str, Any] | None:
+    """One doc with both pieces and both prompts; ``None`` when the text cannot be cut."""
+    dataset = partition.dataset
+    source = f"{partition.label} row {row_index}"
+    for column in (dataset.text_field, dataset.second_field, dataset.label_field if dataset.labelled else None):
+        if column is not None and column not in row:
+            raise ContamError(f"no such column; the row has {sorted(row)}", source=source, field=column)
+    text = str(row[dataset.text_field])
+    if dataset.task_type == "nli":
+        first_piece, second_piece = text.strip(), str(row[dataset.second_field]).strip()
+        cut = {"split_unit": "sentence", "n_units": 2, "cut": 1, "drawn_fraction": None}
+    else:
+        split = split_text(text, seed=seed, identity=(dataset.display_name, partition.split, row_index))
+        if split is None:
+            return None
+        first_piece, second_piece = split.first_piece, split.second_piece
+        cut = {"split_unit": split.unit, "n_units": split.n_units, "cut": split.cut, "drawn_fraction": split.drawn_fraction}
+    prompt_fields = {"split_name": partition.split, "dataset_name": dataset.display_name, "first_piece": first_piece}
+    if dataset.labelled:
+        prompt_fields["label"] = partition.label_text(row[dataset.label_field], source)
+    return {
+        "row_index": row_index,
+        "first_piece": first_piece,
+        "reference": second_piece,
+        "label": prompt_fields.get("label", ""),
+        **cut,
+        "guided_prompt": render_prompt("guided", dataset.task_type, style, **prompt_fields),
+        "general_prompt": render_prompt("general", dataset.task_type, style, **prompt_fields),
+    }

@@ -2,7 +2,7 @@
 
 Four word-level perturbations per instance are generated once (by an instruct
 model with the verbatim prompt below at temperature 1.0, or by the offline
-WordNet perturber in :mod:`lm_eval_contam.dcq.perturb`), validated, retried when
+WordNet perturber in :mod:`lm_eval_contam.perturb`), validated, retried when
 invalid, and cached in a JSONL file keyed by a hash of the instance string.
 Instances still invalid after the last attempt are reported, never kept.
 """
@@ -15,12 +15,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from lm_eval_contam.dcq.instances import QuizInstance, instance_key, label_line, sample_instances
-from lm_eval_contam.dcq.perturb import offline_proposer
-from lm_eval_contam.dcq.proposal import NUM_OPTIONS, Proposal, Proposer
+from lm_eval_contam.default_model import cache_home
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.generation import ModelSpec, generate
+from lm_eval_contam.instances import QuizInstance, instance_key, label_line, sample_instances
 from lm_eval_contam.jsonl import read_jsonl_objects, write_jsonl
+from lm_eval_contam.perturb import offline_proposer
+from lm_eval_contam.proposal import NUM_OPTIONS, Proposal, Proposer
 from lm_eval_contam.registry import QUIZ_LEFT_OUT_KEY, QuizSample
 from lm_eval_contam.text import normalize_whitespace
 
@@ -418,3 +419,21 @@ def make_quiz_options(samples: Sequence[QuizSample], generator: str, *, progress
         if report.failures:
             left_out[sample.partition.label] = left_out.get(sample.partition.label, 0) + len(report.failures)
     return left_out
+
+
+OPTIONS_COMMAND = "lm-eval-contam dcq-options"
+
+
+def default_options_path() -> Path:
+    """One cache for every partition (entries are keyed by instance hash): ``$LM_EVAL_CONTAM_HOME/dcq/options.jsonl``."""
+    return cache_home() / "dcq" / "options.jsonl"
+
+
+def options_command(task: str) -> str:
+    """The command that makes a quiz task's options."""
+    return f"{OPTIONS_COMMAND} --task {task} --generator <instruct model, or offline>"
+
+
+def sample_options_file(key: str) -> str:
+    """The shipped options cache of a sample dataset, a file name under ``task_configs/samples/``."""
+    return f"{key}_options.jsonl"
