@@ -1,13 +1,15 @@
 """Cost of the control-free tests beside the benchmark's own evaluation, measured side by side in one process.
 
-    python scripts/bench_control_free.py [--model PATH] [--dataset science] [--batch_size 8]
+    python scripts/bench_control_free.py [--model PATH] [--reference PATH] [--dataset science] [--batch_size 8]
 
 One multiple-choice benchmark of the shipped fresh items (lm_eval_contam/nullstudy/fresh/mc_<dataset>_a.jsonl, 24
 items, MMLU-style prompt, four lettered options) on the same model, cache off, in this order:
 1. the benchmark as lm-eval evaluates it (``multiple_choice``: one log-likelihood request per option);
 2. the in-context test over the same items as ``audit --tasks`` renders them (four scored texts per item, two after
    a context of three other items);
-3. the option-order test (five orders per item).
+3. the option-order test (every admissible order per item: up to 24 for four options; its rank test reads five);
+4. the same option-order task run by the reference model (``--reference``, default the model itself: the cost of
+   ``--reference-model`` is this second run).
 Prints wall seconds, requests and scored tokens (prompt + continuation, as the model sees them) per task, and each
 test's ratio to the benchmark.
 """
@@ -67,10 +69,12 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", help="HF folder (default: the embedded SmolLM2-135M-Instruct)")
+    parser.add_argument("--reference", help="the reference model's HF folder (default: the model itself)")
     parser.add_argument("--dataset", default="science", help="a shipped fresh multiple-choice dataset")
     parser.add_argument("--batch_size", type=int, default=8)
     args = parser.parse_args()
     model_args = f"pretrained={args.model or default_model_path()},dtype=float32"
+    reference_args = f"pretrained={args.reference or args.model or default_model_path()},dtype=float32"
     items = [json.loads(line) for line in (FRESH_DIR / f"mc_{args.dataset}_a.jsonl").read_text().splitlines()]
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
@@ -92,6 +96,8 @@ def main() -> None:
         measured = {label: run(work, task, model_args, args.batch_size) for label, task in (
             ("benchmark (multiple_choice)", "bench_fresh_mc"), ("in-context test", names["incontext"]),
             ("option-order test", names["optionorder"]))}
+        measured["option-order test, the reference model's run"] = run(work, names["optionorder"], reference_args,
+                                                                      args.batch_size)
     base_seconds, _, base_tokens = measured["benchmark (multiple_choice)"]
     print(f"| task ({len(items)} items, batch size {args.batch_size}) | wall s | requests | tokens scored | "
           "ratio to the benchmark (time) | ratio (tokens) |")
@@ -99,6 +105,10 @@ def main() -> None:
     for label, (seconds, requests, tokens) in measured.items():
         print(f"| {label} | {seconds:.1f} | {requests} | {tokens} | {seconds / base_seconds:.2f} | "
               f"{tokens / base_tokens:.2f} |")
+    both = [measured[key] for key in ("option-order test", "option-order test, the reference model's run")]
+    print(f"| option-order test with --reference-model (both runs) | {sum(m[0] for m in both):.1f} | "
+          f"{sum(m[1] for m in both)} | {sum(m[2] for m in both)} | {sum(m[0] for m in both) / base_seconds:.2f} | "
+          f"{sum(m[2] for m in both) / base_tokens:.2f} |")
 
 
 if __name__ == "__main__":

@@ -140,7 +140,8 @@ def test_audit_with_a_reference_model_runs_it_on_the_referenced_tasks_and_report
     on_u = next(v for v in collect(load_run(out)) if v.method == "option_order_reference")
     assert on_u.flagged and on_u.evidence.reference == f"hf pretrained={study['base']}"
     report = (out / "report.md").read_text()
-    assert "Option order on u, against the reference model (ours)" in report and f"pretrained={study['base']}" in report
+    assert "Option order on u, against the reference model (ours)" in report
+    assert f"reference: hf pretrained={study['base']}" in report  # the models table names it
 
 
 def test_a_reference_model_that_is_not_there_is_refused_before_anything_is_written(

@@ -392,7 +392,11 @@ def combined_verdicts(verdicts: Sequence[Verdict], prior: Mapping[str, object]) 
     subsets = [verdicts, without_control(verdicts)]
     if len(without_reference(verdicts)) < len(verdicts):  # with a reference: also the verdict with neither
         subsets.append(without_control(without_reference(verdicts)))
-    return [combined.as_verdict() for subset in subsets for combined in partition_verdicts(subset, rates, candidates)]
+    found: dict[tuple[str, str, str], Verdict] = {}  # a subset without a control test gives the next one's verdict
+    for subset in subsets:
+        for combined in partition_verdicts(subset, rates, candidates):
+            found.setdefault((combined.model, combined.partition, combined.method), combined.as_verdict())
+    return list(found.values())
 
 
 def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path]], settings: ValidationSettings,

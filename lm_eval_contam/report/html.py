@@ -145,9 +145,9 @@ def tests_section(report: Report) -> str:
 
 
 def models_table(report: Report) -> str:
-    return table(("label", "model", "contamination injected", "directory"),
-                 ((m.label, m.model, layout.model_description(dict(m.injection or {})) or "—", str(m.directory))
-                  for m in report.models))
+    return table(("label", "model", "reference model", "contamination injected", "directory"),
+                 ((m.label, m.model, layout.reference_description(m),
+                   layout.model_description(dict(m.injection or {})) or "—", str(m.directory)) for m in report.models))
 
 
 def by_task(verdicts: Iterable[Verdict]) -> dict[str, list[Verdict]]:

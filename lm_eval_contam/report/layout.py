@@ -14,6 +14,7 @@ from lm_eval_contam.detection_rates import clean_bill, measured_detection
 from lm_eval_contam.formatting import p_equals, pvalue
 from lm_eval_contam.registry import papers_own_methods, registered_methods
 from lm_eval_contam.reportkit.facts import test_anchor
+from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.verdict import (
     PARTITION_NULL,
@@ -303,6 +304,11 @@ def partition_facts(rows: Sequence[PartitionVerdict]) -> list[tuple[str, str]]:
         kind = f" ({row.setting})" if len(kinds) > 1 else ""
         facts += [(FALSE_POSITIVES + kind, rate_text(row.as_verdict())), (DETECTION + kind, detection_text(row.as_verdict()))]
     return facts
+
+
+def reference_description(model: ModelResults) -> str:
+    """``reference: <backend and args>`` of a model audited with ``--reference-model``, else "—"."""
+    return f"reference: {model.reference.model}" if model.reference is not None else "—"
 
 
 def model_description(injection: dict | None) -> str:

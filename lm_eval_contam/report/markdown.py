@@ -100,9 +100,9 @@ def render_markdown(report: Report) -> str:
     else:
         lines += [f"_{md(layout.nothing_to_decide())}_", ""]
     lines += ["## Models", ""]
-    lines += table(["label", "model", "contamination injected"],
-                   [[md(m.label), md(m.model), md(layout.model_description(dict(m.injection or {})) or "—")]
-                    for m in report.models])
+    lines += table(["label", "model", "reference model", "contamination injected"],
+                   [[md(m.label), md(m.model), md(layout.reference_description(m)),
+                     md(layout.model_description(dict(m.injection or {})) or "—")] for m in report.models])
     if report.verdicts:
         lines += details(report)
     return "\n".join(lines).rstrip() + "\n"
