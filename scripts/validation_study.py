@@ -179,7 +179,8 @@ def run_papers_strength(args) -> None:
                                                   *(arg for arg in sys.argv[1:] if arg != "--collect")]),
         date=datetime.date.today().isoformat(), design=settings.design(args.model or "SmolLM2-135M-Instruct (embedded)"),
         scored=scored_runs(args.out.resolve()), combined_passes=combined_passes,
-        compute_seconds=compute_seconds(args.out.resolve()), prior=prior_rates(args.out.resolve()))
+        compute_seconds=compute_seconds(args.out.resolve()), prior=prior_rates(args.out.resolve()),
+        measured_keys=args.measure.split(",") if args.measure else None)
     write_outputs(document, args.out, ship_to=VALIDATION_RATES_FILE if args.write_rates else None)
 
 
@@ -201,7 +202,10 @@ def main() -> None:
                         help="with --papers: injected (and as many held-out) partitions of each shape")
     parser.add_argument("--rows", type=int, default=24, help="with --papers: instances per partition")
     parser.add_argument("--passes", help="with --papers: comma-separated scoring passes, cheapest first "
-                                         "(default: likelihood; also: generation, quiz — free-text partitions)")
+                                         "(default: likelihood; also: generation, quiz — free-text partitions; "
+                                         "reference — both shapes, with the filler-only fine-tune)")
+    parser.add_argument("--measure", help="with --papers: comma-separated rate keys this call measures (default: "
+                                           "every verdict scored); the others keep the shipped entries")
     parser.add_argument("--collect", action="store_true",
                         help="with --papers: score nothing, write the rates from the runs already done")
     parser.add_argument("--write-rates", action="store_true",

@@ -197,7 +197,13 @@ def test_partition_verdict_uses_calibrated_tests_only() -> None:
         _verdict("dcq_loglikelihood", "P", False, 0.03, family="dcq", task="dcq_ll"),
         _verdict("tt_alg2_judge_a", "P", False, variant="instruct", task="tt_i"),
     ]
-    (row,) = partition_verdicts(found, rates={})  # nothing measured: every test with a p-value drives
+    (row,) = partition_verdicts(found, rates={})  # nothing measured: no test drives, each is shown beside
+    assert row.evidence == () and row.flagged is None and {v.method for v in row.unmeasured} == {
+        "tt_alg1_permutation", "tt_styles_combined", "dcq_loglikelihood"}
+    # Every test being measured (a study's candidates) drives.
+    candidates = frozenset({"tt_alg1_permutation:instruct", "tt_alg1_permutation:completion", "tt_styles_combined",
+                            "dcq_loglikelihood"})
+    (row,) = partition_verdicts(found, rates={}, candidates=candidates)
     assert [(v.method, adjusted) for v, adjusted in row.evidence] == [
         ("tt_styles_combined", pytest.approx(0.016)), ("dcq_loglikelihood", pytest.approx(0.03))]
     assert row.flagged and row.pvalue == pytest.approx(0.016) and [v.method for v in row.fired] == [
@@ -260,7 +266,8 @@ def test_partition_verdict_keeps_its_family_wise_level_under_the_null(dependence
     methods = ("tt_styles_combined", "dcq_loglikelihood", "likelihood_control", "likelihood_lift")
     found = [_verdict(method, f"P{i}", bool(p <= 0.05), float(p), task=method)
              for i, row in enumerate(draws) for method, p in zip(methods, row)]
-    rate = sum(bool(row.flagged) for row in partition_verdicts(found)) / partitions
+    rate = sum(bool(row.flagged) for row in partition_verdicts(found, rates={}, candidates=frozenset(methods)))
+    rate /= partitions
     # Flagged exactly when 4 x min p <= 0.05 (Holm's first step): 1 - (1 - 0.0125)^4 = 4.9 % for independent tests,
     # 1.25 % for identical ones. Monte-Carlo standard error at 5 % and 4,000 partitions: 0.34 %.
     expected = 1 - (1 - 0.05 / 4) ** 4 if dependence == "independent" else 0.05 / 4

@@ -498,7 +498,8 @@ def test_each_measured_rate_is_stated_once_per_test(run_dir, measured, tmp_path)
     assert len(rate_facts) == 1 + 5  # the per-partition verdict's, then one per test; none in the details
     assert rate_facts[0] == "1.8 % (1/56; 95 % CI 0.1–9.6 %)"
     assert rate_facts.count("3.6 % (2/56; 95 % CI 0.4–12.3 %)") == 1  # DCQ's
-    assert rate_facts.count("not measured") == 4
+    assert rate_facts.count("0.0 % (0/56; 95 % CI 0.0–6.4 %)") == 1  # the instruct-style sign-flip test's
+    assert rate_facts.count("not measured") == 3
     assert markdown.count("\n- null hypothesis: ") == 1 + 5 and markdown.count("\n- rule: ") == 1 + 5
     details = markdown[markdown.index("## Details"):]
     assert "caveat: run with --limit 4" in details

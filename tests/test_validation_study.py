@@ -229,7 +229,7 @@ def test_a_tasks_pass_follows_from_what_its_method_needs(study_setup) -> None:
     the quiz pass (free text only); scored by a reference model too: the reference pass (every shape)."""
     _, _, partitions = study_setup
     # The built-ins' tasks by name (a method added later joins the passes beside them: the test below).
-    named = ("timetravel", "dcq", "dcr", "likelihood", "incontext", "optionorder")
+    named = ("timetravel", "dcq", "dcr", "likelihood", "incontext", "optionorder", "pairing")
     by_label = {p.partition.label: {scored: kept for scored, tasks in p.tasks.items()
                                     if (kept := tuple(task for task in tasks if task.split("_", 1)[0] in named))}
                 for p in partitions}

@@ -18,7 +18,7 @@ beside them), so a long run can be started in the background and collected later
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,7 @@ from lm_eval_contam.verdict import (
     filler_rates,
     model_verdicts,
     partition_verdicts,
+    rate_key,
     shipped_rates,
     sibling_rates,
 )
@@ -545,13 +546,17 @@ def _method_entries(labelled: Iterable[tuple[Verdict, Role]]) -> dict[str, dict[
 
 def rates_document(labelled: Iterable[tuple[Verdict, Role, str]], *, command: str, date: str,
                    design: Mapping[str, object], scored: Mapping[str, int], combined_passes: Sequence[str],
-                   compute_seconds: float, prior: Mapping[str, object] | None = None) -> dict[str, object]:
+                   compute_seconds: float, prior: Mapping[str, object] | None = None,
+                   measured_keys: Collection[str] | None = None) -> dict[str, object]:
     """The shipped file: per verdict method, detection and both false-positive rates with exact intervals, over
     both shapes and per shape (``by_shape``); ``scored``: model x partition runs per pass (:func:`scored_runs`);
     ``combined_passes``: the passes the per-partition verdicts rest on (:func:`collect`). Methods this study did not
     score keep their entries from ``prior`` (an earlier study's document), each with that study's command, date and
-    design, so the rules that read them (a test over its level does not drive) keep what was measured."""
-    labelled = list(labelled)
+    design, so the rules that read them (a test over its level does not drive) keep what was measured;
+    ``measured_keys``: the only rate keys this study measures (e.g. a reference pass alone must not re-measure the
+    per-partition verdicts the likelihood pass decided), the others kept from ``prior``."""
+    labelled = [(verdict, role, shape) for verdict, role, shape in labelled
+                if measured_keys is None or rate_key(verdict) in measured_keys]
     methods = _method_entries((verdict, role) for verdict, role, _ in labelled)
     for shape in SHAPES:
         for key, entry in _method_entries((v, role) for v, role, found in labelled if found == shape).items():

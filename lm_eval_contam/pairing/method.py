@@ -9,7 +9,7 @@ from typing import Any
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.pairing import report_section
-from lm_eval_contam.pairing.configs import METHOD, render_task_config, task_name
+from lm_eval_contam.pairing.configs import METHOD, render_task_config, shipped_configs, task_name
 from lm_eval_contam.pairing.task import PairingSettings, pairing_docs
 from lm_eval_contam.pairing.verdicts import verdicts
 from lm_eval_contam.partitions import Partition
@@ -63,4 +63,5 @@ SPEC = MethodSpec(
     evidence_kind="pairing",
     cannot_run=cannot_run,
     referenced_methods=("pairing_reference",),
+    shipped_task_configs=lambda: shipped_configs(_free_text),
 )
