@@ -378,23 +378,26 @@ def reordered_fields(row: Mapping[str, Any], metric: str, filtered: str) -> dict
 
 
 def benchmark_scores(models: Sequence[Any]) -> list[BenchmarkScore]:
-    """Every task's metric that has ``<metric>_adj`` beside it, per model: the scores the first screen shows."""
+    """Every task's metric that has ``<metric>_adj`` or ``<metric>_reordered`` beside it, per model: the scores the
+    first screen shows (one without ``_adj`` says why it has none)."""
     found = []
     for model in models:
         scoring = model.results.get("benchmark_scoring")
         for task, row in sorted((model.results.get("results") or {}).items()):
-            for key, value in row.items():
-                name, _, filtered = key.partition(",")
-                if not name.endswith("_adj") or _number(value) is None:
-                    continue
-                metric = name.removesuffix("_adj")
+            derived = [(name.removesuffix(suffix), filtered) for key, value in row.items()
+                       for name, _, filtered in (key.partition(","),) for suffix in ("_adj", "_reordered")
+                       if name.endswith(suffix) and _number(value) is not None]
+            for metric, filtered in dict.fromkeys(derived):
                 score = _number(row.get(f"{metric},{filtered}"))
                 if score is None:
                     continue
+                adjusted = _number(row.get(f"{metric}_adj,{filtered}"))
+                caveats = tuple(((scoring or {}).get("caveats") or {}).get(task) or ())
                 found.append(BenchmarkScore(
-                    model.label, task, f"{metric},{filtered}", score, _number(value),
-                    _number(row.get(f"{name}_ci_low,{filtered}")), _number(row.get(f"{name}_ci_high,{filtered}")),
-                    scoring_text(scoring, task), tuple(((scoring or {}).get("caveats") or {}).get(task) or ()),
+                    model.label, task, f"{metric},{filtered}", score, adjusted,
+                    _number(row.get(f"{metric}_adj_ci_low,{filtered}")),
+                    _number(row.get(f"{metric}_adj_ci_high,{filtered}")), scoring_text(scoring, task),
+                    caveats + ((NO_ADJUSTMENT,) if adjusted is None else ()),
                     **reordered_fields(row, metric, filtered)))
         found += unadjusted_scores(model, scoring, {score.task for score in found if score.model == model.label})
     return found

@@ -87,6 +87,9 @@ def test_audit_tasks_writes_acc_reordered_beside_acc(tiny_model_dir: Path, tmp_p
     assert (f"{reordered:.4f} (95 % CI {row['acc_reordered_ci_low,none']:.4f}–"
             f"{row['acc_reordered_ci_high,none']:.4f})") in line
     assert f"{row['acc_reordered_gap,none']:.4f}" in line and "p = " in line
+    page = (out / "report.html").read_text()
+    first = page[page.index('id="benchmarks"'):page.index("</table>", page.index('id="benchmarks"'))]
+    assert "options reordered (95 % CI)" in first and f"{reordered:.4f} (95 % CI" in first
 
 
 def test_run_tasks_writes_acc_reordered_with_the_metadata_knob(tiny_model_dir: Path, tmp_path: Path,

@@ -193,3 +193,27 @@ def test_the_aggregations_and_the_hook_put_the_rows_beside_the_benchmark(caplog:
                                            "acc_reordered,none": 0.5, "acc_reordered_p,none": 0.5}
     assert results["higher_is_better"]["bench"] == {"acc_reordered": True}
     assert "gone is not in this run's results" in caplog.text
+
+
+def test_the_first_screen_shows_the_reordered_score_beside_acc_and_acc_adj() -> None:
+    from types import SimpleNamespace
+
+    from lm_eval_contam.report import layout
+
+    reordered = {"acc_reordered,none": 0.55, "acc_reordered_ci_low,none": 0.52, "acc_reordered_ci_high,none": 0.58,
+                 "acc_reordered_gap,none": 0.07, "acc_reordered_gap_ci_low,none": 0.04,
+                 "acc_reordered_gap_ci_high,none": 0.1, "acc_reordered_p,none": 0.003}
+    results = {"results": {
+        "mmlu_x": {"acc,none": 0.62, "acc_adj,none": 0.6, "acc_adj_ci_low,none": 0.5, "acc_adj_ci_high,none": 0.7,
+                   **reordered},
+        "mmlu_y": {"acc,none": 0.62, "acc_stderr,none": 0.01, **reordered},  # no DCR sheet could be built
+        "reordered_mmlu_y": dict(reordered)},  # the reordered task's own row: no acc, not a benchmark score
+        "benchmark_scoring": {"tasks": ["mmlu_x", "mmlu_y"]}}
+    scores = layout.benchmark_scores([SimpleNamespace(label="m", results=results)])
+    assert [(s.task, s.metric, s.adjusted) for s in scores] == [("mmlu_x", "acc,none", 0.6), ("mmlu_y", "acc,none", None)]
+    assert scores[1].caveats == (layout.NO_ADJUSTMENT,) and not scores[0].caveats
+    assert layout.reordered_text(scores[0]) == "0.5500 (95 % CI 0.5200–0.5800)"
+    assert layout.gap_text(scores[0]) == "0.0700 (95 % CI 0.0400–0.1000), p = 0.0030"
+    assert layout.adjusted_heading() == "adjusted (DCR)"
+    bare = layout.BenchmarkScore("m", "arc", "acc,none", 0.5, None, None, None, "")
+    assert (layout.reordered_text(bare), layout.gap_text(bare)) == ("—", "—")
