@@ -30,6 +30,7 @@ from lm_eval_contam.seeding import rng_for
 from lm_eval_contam.stats import ConfidenceInterval, percentile_interval
 
 N_RESAMPLES = 2000
+BOOTSTRAP_CELLS = 4_000_000  # item draws held at once by the bootstrap (32 MB of indices)
 # Above this many grid points per convolution the null distribution is convolved by FFT (its error, ~1e-15 of the
 # largest probability, is far below any p-value the report prints).
 DIRECT_CONVOLUTION = 200_000
@@ -135,12 +136,18 @@ def reordered_score(items: Sequence[ItemScores], *, n_resamples: int = N_RESAMPL
     original = np.array([item.original for item in items])
     reordered = np.array([item.reordered_mean for item in items])
     rng = rng_for(seed, "reordered-bootstrap", name)
-    draws = rng.integers(len(items), size=(n_resamples, len(items)))
+    gaps = original - reordered
+    resampled_scores, resampled_gaps = np.empty(n_resamples), np.empty(n_resamples)
+    chunk = max(1, BOOTSTRAP_CELLS // len(items))  # resamples drawn a block at a time: memory bounded at any n
+    for start in range(0, n_resamples, chunk):
+        stop = min(n_resamples, start + chunk)
+        draws = rng.integers(len(items), size=(stop - start, len(items)))  # the same items for both: paired
+        resampled_scores[start:stop] = reordered[draws].mean(axis=1)
+        resampled_gaps[start:stop] = gaps[draws].mean(axis=1)
     return ReorderedScore(
         original=float(original.mean()), reordered=float(reordered.mean()),
-        reordered_interval=percentile_interval(reordered[draws].mean(axis=1)),
-        gap=float((original - reordered).mean()),
-        gap_interval=percentile_interval((original - reordered)[draws].mean(axis=1)),
+        reordered_interval=percentile_interval(resampled_scores),
+        gap=float(gaps.mean()), gap_interval=percentile_interval(resampled_gaps),
         pvalue=exchangeable_pvalue(items), n_items=len(items),
         n_reordered=sum(bool(item.reordered) for item in items),
         reorderings=max((len(item.reordered) for item in items), default=0))
