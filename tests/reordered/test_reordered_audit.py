@@ -32,6 +32,9 @@ metric_list:
   - metric: acc
     aggregation: mean
     higher_is_better: true
+  - metric: acc_norm
+    aggregation: mean
+    higher_is_better: true
 """
 
 
@@ -69,6 +72,9 @@ def test_audit_tasks_writes_acc_reordered_beside_acc(tiny_model_dir: Path, tmp_p
     # benchmark's chat setting): the gap is acc - acc_reordered.
     assert row["acc_reordered_original,none"] == pytest.approx(acc)
     assert row["acc_reordered_gap,none"] == pytest.approx(acc - reordered)
+    assert row["acc_norm_reordered_original,none"] == pytest.approx(row["acc_norm,none"])  # acc_norm gets its own
+    assert row["acc_norm_reordered_ci_low,none"] <= row["acc_norm_reordered,none"] <= \
+        row["acc_norm_reordered_ci_high,none"]
 
     # The logged per-form samples give the same numbers (the items' forms, grouped by item).
     samples = model.files["reordered_listed_mc"].samples_file
