@@ -217,3 +217,27 @@ def test_the_first_screen_shows_the_reordered_score_beside_acc_and_acc_adj() -> 
     assert layout.adjusted_heading() == "adjusted (DCR)"
     bare = layout.BenchmarkScore("m", "arc", "acc,none", 0.5, None, None, None, "")
     assert (layout.reordered_text(bare), layout.gap_text(bare)) == ("—", "—")
+
+
+def test_a_task_whose_options_are_not_in_its_prompt_gets_no_reordered_task() -> None:
+    from types import SimpleNamespace
+
+    from lm_eval_contam.benchmark_docs import BenchmarkDoc
+    from lm_eval_contam.reordered.benchmark_tasks import task_rows
+
+    def task(docs: list[dict], multiple_input: int = 0) -> SimpleNamespace:
+        return SimpleNamespace(multiple_input=multiple_input, eval_docs=docs,
+                               config=SimpleNamespace(description="About {{topic}}."),
+                               resolve_field=lambda doc, field: field.replace("{{topic}}", doc["topic"]))
+
+    arc = [BenchmarkDoc("arc", 0, "Which tool cuts wood?\nAnswer:", "saw", ("saw", "spoon", "pillow"),
+                        "multiple_choice")]
+    with pytest.raises(ContamError, match="no item can be reordered .the first: its options are not shown"):
+        task_rows("arc", task([{"topic": "tools"}]), arc, reorderings=4, seed=0)
+    with pytest.raises(ContamError, match="multiple input"):
+        task_rows("wino", task([{"topic": "x"}], multiple_input=2), arc, reorderings=4, seed=0)
+    mixed = [*arc, BenchmarkDoc("mixed", 1, LISTED, "A", ("A", "B", "C", "D"), "multiple_choice")]
+    rows = task_rows("mixed", task([{"topic": "tools"}, {"topic": "wood"}]), mixed, reorderings=2, seed=0)
+    assert [(row["item"], row["order"], row["gold"]) for row in rows] == [(0, 0, 0), (1, 0, 0), (1, 1, 0), (1, 2, 3)]
+    assert [row["description"] for row in rows] == ["About tools.", "About wood.", "About wood.", "About wood."]
+    assert rows[2]["text"] == reordered_docs(1, LISTED, ["A", "B", "C", "D"], 0, reorderings=2, seed=0)[1].text
