@@ -142,6 +142,10 @@ def test_the_score_and_its_paired_intervals_on_hand_items() -> None:
     # Every item loses the same on reordering: the paired gap's interval is that one number.
     same = reordered_score([ItemScores(i, 1.0, (0.0,)) for i in range(5)])
     assert (same.gap_interval.low, same.gap_interval.high, same.reordered_interval.high) == (1.0, 1.0, 0.0)
+    # Two items, gaps 1 and 0: a resampled mean is 0, 1/2 or 1 (1/4, 1/2, 1/4): the 2.5 % and 97.5 % points are 0 and 1.
+    two = reordered_score([ItemScores(0, 1.0, (0.0,)), ItemScores(1, 0.0, (0.0,))])
+    assert (two.gap, two.gap_interval.low, two.gap_interval.high) == (0.5, 0.0, 1.0)
+    assert (two.reordered, two.reordered_interval.low, two.reordered_interval.high) == (0.0, 0.0, 0.0)
     with pytest.raises(ContamError, match="no items"):
         reordered_score([])
 
