@@ -77,6 +77,9 @@ class AuditSettings:
     # The checkpoint the audited model was fine-tuned from (--reference-model: a model spec as --model takes): it
     # scores the same requests of every method that differences the two (``"reference"`` among its needs).
     reference_model: str | None = None
+    # Run metadata handed to the benchmark adjustments (MethodSpec.benchmark_adjustment), e.g. (("reorderings", 8),)
+    # from --reorderings: what ``run --metadata`` gives them.
+    adjustment_metadata: tuple[tuple[str, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -208,8 +211,14 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     window = audited_model_window(spec.backend, spec.model_args)
     check_choices_fit(built, window)
     harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
+    like_benchmarks: list[str] = []  # adjustment tasks scored with the benchmarks' chat setting (reordered items)
     if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.benchmark_adjustment)
-        tasks += harness.adjustment_tasks(plan.benchmark_tasks, task_manager, loaded=built)
+        adjustment_metadata = {"seed": settings.seed, **dict(settings.adjustment_metadata)}
+        tasks += harness.adjustment_tasks(plan.benchmark_tasks, task_manager, metadata=adjustment_metadata,
+                                          loaded=built, like_benchmark=False)
+        like_benchmarks = harness.adjustment_tasks(plan.benchmark_tasks, task_manager, metadata=adjustment_metadata,
+                                                   loaded=built, like_benchmark=True)
+        tasks += like_benchmarks
     reference_spec, reference_tasks = (check_reference(settings.reference_model, spec.backend, tasks, task_manager)
                                        if settings.reference_model else (None, []))
     harness.prepare_quiz_options(tasks, task_manager, settings.quiz_option_generator)
@@ -246,7 +255,8 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     # The benchmarks (--tasks, a method's own input's) get their own call when their chat setting differs from the
     # audit's.
     benchmarks = plan.scored_benchmarks
-    separate = [task for task in tasks if task in benchmarks] if chat != settings.benchmark_chat_template else []
+    separate = ([task for task in tasks if task in benchmarks or task in like_benchmarks]
+                if chat != settings.benchmark_chat_template else [])
     started = time.perf_counter()
     results = evaluate([task for task in tasks if task not in separate], chat, tracker)
     if results is not None and separate:

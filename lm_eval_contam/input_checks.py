@@ -78,9 +78,11 @@ METADATA_TYPES: dict[str, tuple[type, str]] = {
     "orders": (int, "a whole number from 2 to 24"),
     "context_instances": (int, "a whole number from 1 to 16"),
     "n_resamples": (int, "a whole number >= 1"),
+    "reorderings": (int, "a whole number from 0 (off) to 23"),
 }
 METADATA_BOUNDS: dict[str, tuple[int, int | None]] = {
-    "num_instances": (1, None), "orders": (2, 24), "context_instances": (1, 16), "n_resamples": (1, None)}
+    "num_instances": (1, None), "orders": (2, 24), "context_instances": (1, 16), "n_resamples": (1, None),
+    "reorderings": (0, 23)}
 
 
 def check_run_metadata(metadata: Mapping[str, Any] | None) -> None:

@@ -105,6 +105,9 @@ class BenchmarkAdjustment:
     tasks: Callable[[Sequence[Any], Any, Mapping[str, Any] | None, Mapping[str, Any] | None], list[str]]
     # Adds the derived rows to lm-eval's results before they are saved (e.g. DCR's factor and <metric>_adj).
     post_process: Callable[[dict[str, Any]], dict[str, Any]]
+    # Its tasks score the benchmark's own items (the reordered options): the audit runs them with the benchmarks' chat
+    # setting, not the audit's prompts' (DCR's sheets ask questions of their own: False).
+    scored_like_benchmark: bool = False
 
 
 @dataclass(frozen=True)

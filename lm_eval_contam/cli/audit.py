@@ -34,6 +34,7 @@ from lm_eval_contam.input_checks import (
 )
 from lm_eval_contam.own_data import OwnData, write_card
 from lm_eval_contam.partitions import TaskType, sample_partitions
+from lm_eval_contam.reordered.orders import DEFAULT_REORDERINGS, MAX_REORDERINGS, check_reorderings
 from lm_eval_contam.timetravel.judge_b import judge_output_path
 
 
@@ -97,6 +98,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="skip the likelihood modes (ours; run by default on hf/vllm for registered partitions)")
     parser.add_argument("--judge-model", help="also classify Time Travel completions with Judge B using this model")
     parser.add_argument("--no-report", action="store_true", help="skip writing report.html/report.md")
+    parser.add_argument("--reorderings", type=int, metavar="K",
+                        help=f"--tasks multiple-choice benchmarks: acc_reordered averages each item over K seeded "
+                             f"reorderings of its options (default {DEFAULT_REORDERINGS}; 0 to {MAX_REORDERINGS}, 0: off; "
+                             f"see docs/reordered.md)")
 
 
 def settings_from_args(args: argparse.Namespace) -> AuditSettings:
@@ -116,6 +121,7 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
         benchmark_chat_template=args.benchmark_chat_template,
         skip_methods=("likelihood",) if args.no_likelihood else (),
         reference_model=args.reference_model,
+        adjustment_metadata=(("reorderings", args.reorderings),) if args.reorderings is not None else (),
     )
 
 
@@ -128,6 +134,8 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, str, str]:
     check_limit(args.limit)
     check_output_dir(args.output_path)
     check_include_paths(args.include_path)
+    if args.reorderings is not None:
+        check_reorderings(args.reorderings, source="--reorderings")
     check_control_flags(control_split=args.control_split, control_data=args.control_data, tasks=tasks is not None,
                         data=args.data is not None)
     spec = ModelSpec.parse(args.model or str(default_model_path()))
@@ -141,7 +149,8 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, str, str]:
                 "data": own if args.data is not None else None,
                 "control_split": args.control_split, "control_data": args.control_data,
                 "dcr_sheet": args.dcr_sheet, "dcq_mode": args.dcq_mode, "likelihood": not args.no_likelihood,
-                "limit": args.limit, **({"reference_model": args.reference_model} if args.reference_model else {})}
+                "limit": args.limit, **({"reference_model": args.reference_model} if args.reference_model else {}),
+                **({"reorderings": args.reorderings} if args.reorderings is not None else {})}
     check_same_audit(args.output_path, identity, label, spec.backend, spec.model_args)
     return identity, spec.backend, spec.model_args
 

@@ -182,13 +182,16 @@ def _sections(report: Report) -> Sequence[str]:
 
 
 def benchmark_section(report: Report) -> str:
-    """Each benchmark's own score and its DCR-adjusted one, on the first screen beside the verdicts."""
+    """Each benchmark's own score, its DCR-adjusted one and its score with the options reordered (the gap and its p),
+    on the first screen beside the verdicts."""
     scores = layout.benchmark_scores(report.models)
     if not scores:
         return ""
     return ('<h2 id="benchmarks">Benchmark scores</h2>'
-            + table(("model", "task", "metric", "score", layout.adjusted_heading(), "scored with"),
-                    ((s.model, s.task, s.metric, layout.score_text(s), layout.adjusted_text(s), s.scored_with)
+            + table(("model", "task", "metric", "score", layout.adjusted_heading(), layout.REORDERED_HEADING,
+                     layout.GAP_HEADING, "scored with"),
+                    ((s.model, s.task, s.metric, layout.score_text(s), layout.adjusted_text(s),
+                      layout.reordered_text(s), layout.gap_text(s), s.scored_with)
                      for s in scores)))
 
 

@@ -35,7 +35,8 @@ NOT_MEASURED = "not measured"
 
 def adjusted_heading() -> str:
     """The benchmark table's adjusted-score column, named after the registered method(s) that adjust benchmarks."""
-    titles = ", ".join(spec.title for spec in registered_methods() if spec.benchmark_adjustment)
+    titles = ", ".join(spec.title for spec in registered_methods()  # the reordered score has its own column
+                       if spec.benchmark_adjustment and not spec.benchmark_adjustment.scored_like_benchmark)
     return f"adjusted ({titles})" if titles else "adjusted"
 
 
@@ -349,6 +350,15 @@ class BenchmarkScore:
     ci_high: float | None
     scored_with: str
     caveats: tuple[str, ...] = ()  # what the benchmark's items do to the score (audit.benchmark_caveats)
+    # The score with each item's options reordered (<metric>_reordered: its 95 % interval), the gap original -
+    # reordered (its interval) and the gap's p (reordered/stats.py); None where the run has none.
+    reordered: float | None = None
+    reordered_ci_low: float | None = None
+    reordered_ci_high: float | None = None
+    gap: float | None = None
+    gap_ci_low: float | None = None
+    gap_ci_high: float | None = None
+    gap_p: float | None = None
 
 
 def _number(value: object) -> float | None:
@@ -366,24 +376,35 @@ def scoring_text(scoring: Mapping[str, Any] | None, task: str) -> str:
     return ", ".join(parts)
 
 
+def reordered_fields(row: Mapping[str, Any], metric: str, filtered: str) -> dict[str, float | None]:
+    """A benchmark metric's reordered score, gap and p from its results row (``<metric>_reordered,<filter>``, …)."""
+    keys = {"reordered": "", "reordered_ci_low": "_ci_low", "reordered_ci_high": "_ci_high", "gap": "_gap",
+            "gap_ci_low": "_gap_ci_low", "gap_ci_high": "_gap_ci_high", "gap_p": "_p"}
+    return {field: _number(row.get(f"{metric}_reordered{suffix},{filtered}")) for field, suffix in keys.items()}
+
+
 def benchmark_scores(models: Sequence[Any]) -> list[BenchmarkScore]:
-    """Every task's metric that has ``<metric>_adj`` beside it, per model: the scores the first screen shows."""
+    """Every task's metric that has ``<metric>_adj`` or ``<metric>_reordered`` beside it, per model: the scores the
+    first screen shows (one without ``_adj`` says why it has none)."""
     found = []
     for model in models:
         scoring = model.results.get("benchmark_scoring")
         for task, row in sorted((model.results.get("results") or {}).items()):
-            for key, value in row.items():
-                name, _, filtered = key.partition(",")
-                if not name.endswith("_adj") or _number(value) is None:
-                    continue
-                metric = name.removesuffix("_adj")
+            derived = [(name.removesuffix(suffix), filtered) for key, value in row.items()
+                       for name, _, filtered in (key.partition(","),) for suffix in ("_adj", "_reordered")
+                       if name.endswith(suffix) and _number(value) is not None]
+            for metric, filtered in dict.fromkeys(derived):
                 score = _number(row.get(f"{metric},{filtered}"))
                 if score is None:
                     continue
+                adjusted = _number(row.get(f"{metric}_adj,{filtered}"))
+                caveats = tuple(((scoring or {}).get("caveats") or {}).get(task) or ())
                 found.append(BenchmarkScore(
-                    model.label, task, f"{metric},{filtered}", score, _number(value),
-                    _number(row.get(f"{name}_ci_low,{filtered}")), _number(row.get(f"{name}_ci_high,{filtered}")),
-                    scoring_text(scoring, task), tuple(((scoring or {}).get("caveats") or {}).get(task) or ())))
+                    model.label, task, f"{metric},{filtered}", score, adjusted,
+                    _number(row.get(f"{metric}_adj_ci_low,{filtered}")),
+                    _number(row.get(f"{metric}_adj_ci_high,{filtered}")), scoring_text(scoring, task),
+                    caveats + ((NO_ADJUSTMENT,) if adjusted is None else ()),
+                    **reordered_fields(row, metric, filtered)))
         found += unadjusted_scores(model, scoring, {score.task for score in found if score.model == model.label})
     return found
 
@@ -403,11 +424,12 @@ def unadjusted_scores(model: Any, scoring: Mapping[str, Any] | None, adjusted: s
             continue
         for key, value in sorted(results[task].items()):
             name, _, filtered = key.partition(",")
-            if _number(value) is None or name.endswith("_stderr") or name.startswith("dcr_"):
+            if _number(value) is None or name.endswith("_stderr") or name.startswith("dcr_") or "_reordered" in name:
                 continue
             found.append(BenchmarkScore(
                 model.label, task, key, float(value), None, None, None, scoring_text(scoring, task),
-                (*(((scoring or {}).get("caveats") or {}).get(task) or ()), NO_ADJUSTMENT)))
+                (*(((scoring or {}).get("caveats") or {}).get(task) or ()), NO_ADJUSTMENT),
+                **reordered_fields(results[task], name, filtered)))
     return found
 
 
@@ -423,3 +445,27 @@ def adjusted_text(score: BenchmarkScore) -> str:
     if score.ci_low is None or score.ci_high is None:
         return f"{score.adjusted:.4f}"
     return f"{score.adjusted:.4f} (95 % CI {score.ci_low:.4f}–{score.ci_high:.4f})"
+
+
+REORDERED_HEADING = "options reordered (95 % CI)"
+GAP_HEADING = "gap: original − reordered (95 % CI), p"
+
+
+def reordered_text(score: BenchmarkScore) -> str:
+    """``0.5500 (95 % CI 0.5200–0.5800)``: the score with each item's options reordered; ``—`` when the run has none
+    (not multiple choice, or no item's options are shown in its prompt: the log says why)."""
+    if score.reordered is None:
+        return "—"
+    if score.reordered_ci_low is None or score.reordered_ci_high is None:
+        return f"{score.reordered:.4f}"
+    return f"{score.reordered:.4f} (95 % CI {score.reordered_ci_low:.4f}–{score.reordered_ci_high:.4f})"
+
+
+def gap_text(score: BenchmarkScore) -> str:
+    """``0.0700 (95 % CI 0.0400–0.1000), p = 0.003``: what rests on the original option order, and the exact test of
+    H0 "the original order is exchangeable with the reorderings" (docs/reordered.md)."""
+    if score.gap is None:
+        return "—"
+    interval = ("" if score.gap_ci_low is None or score.gap_ci_high is None
+                else f" (95 % CI {score.gap_ci_low:.4f}–{score.gap_ci_high:.4f})")
+    return f"{score.gap:.4f}{interval}" + (f", {p_equals(score.gap_p)}" if score.gap_p is not None else "")

@@ -79,14 +79,16 @@ def details(report: Report) -> list[str]:
 
 
 def benchmark_section(report: Report) -> list[str]:
-    """Each benchmark's own score and its DCR-adjusted one, on the first screen beside the verdicts."""
+    """Each benchmark's own score, its DCR-adjusted one and its score with the options reordered (the gap and its p),
+    on the first screen beside the verdicts."""
     scores = layout.benchmark_scores(report.models)
     if not scores:
         return []
     return ["## Benchmark scores", "",
-            *table(["model", "task", "metric", "score", md(layout.adjusted_heading()), "scored with"],
+            *table(["model", "task", "metric", "score", md(layout.adjusted_heading()), md(layout.REORDERED_HEADING),
+                    md(layout.GAP_HEADING), "scored with"],
                    [[md(s.model), md(s.task), md(s.metric), md(layout.score_text(s)), md(layout.adjusted_text(s)),
-                     md(s.scored_with)] for s in scores])]
+                     md(layout.reordered_text(s)), md(layout.gap_text(s)), md(s.scored_with)] for s in scores])]
 
 
 def render_markdown(report: Report) -> str:

@@ -1,0 +1,125 @@
+"""``audit --tasks`` on a local MMLU-style multiple-choice task (the prompt lists the options, the choices are the
+letters): ``acc_reordered`` with its interval, the gap and its p beside ``acc`` (and ``acc_adj``) in lm-eval's results
+JSON, the printed table and the report's first screen (issue 31)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lm_eval_contam.cli import main as cli_main
+
+ITEMS = [("Which tool cuts wood?", ["saw", "spoon", "pillow", "kettle"], 0),
+         ("Which animal lays eggs?", ["horse", "hen", "goat", "cow"], 1),
+         ("Which metal is liquid at room temperature?", ["iron", "copper", "mercury", "tin"], 2),
+         ("Which planet has rings?", ["Mars", "Venus", "Mercury", "Saturn"], 3),
+         ("Which organ pumps blood?", ["lung", "heart", "liver", "kidney"], 1),
+         ("Which shape has three sides?", ["square", "circle", "pentagon", "triangle"], 3)]
+
+TASK_YAML = """task: listed_mc
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}
+test_split: test
+output_type: multiple_choice
+doc_to_text: "{{{{question}}}}\\nA. {{{{choices[0]}}}}\\nB. {{{{choices[1]}}}}\\nC. {{{{choices[2]}}}}\\nD. {{{{choices[3]}}}}\\nAnswer:"
+doc_to_target: answer
+doc_to_choice: ["A", "B", "C", "D"]
+metric_list:
+  - metric: acc
+    aggregation: mean
+    higher_is_better: true
+  - metric: acc_norm
+    aggregation: mean
+    higher_is_better: true
+"""
+
+
+def _task_dir(tmp_path: Path) -> Path:
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps({"question": q, "choices": c, "answer": a}) + "\n" for q, c, a in ITEMS))
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tasks / "listed_mc.yaml").write_text(TASK_YAML.format(data=data))
+    return tasks
+
+
+def test_audit_tasks_writes_acc_reordered_beside_acc(tiny_model_dir: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from lm_eval_contam.reordered.stats import item_scores, reordered_score
+    from lm_eval_contam.rundir import load_run
+
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    tasks = _task_dir(tmp_path)
+    out = tmp_path / "audit"
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path", str(tasks),
+                     "--tasks", "listed_mc", "--max_gen_toks", "4", "--batch_size", "16", "--no-likelihood",
+                     "--reorderings", "3", "--output_path", str(out)]) == 0
+
+    model = load_run(out).models[0]
+    row = model.results["results"]["listed_mc"]
+    acc, reordered = row["acc,none"], row["acc_reordered,none"]
+    assert row["acc_reordered_ci_low,none"] <= reordered <= row["acc_reordered_ci_high,none"]
+    assert row["acc_reordered_gap_ci_low,none"] <= row["acc_reordered_gap,none"] <= row["acc_reordered_gap_ci_high,none"]
+    assert 0.0 < row["acc_reordered_p,none"] <= 1.0
+    assert (row["acc_reordered_items,none"], row["acc_reordered_reordered_items,none"], row["acc_reordered_k,none"]) \
+        == (len(ITEMS), len(ITEMS), 3)
+    # The original order, scored in the reordered task's own requests, is the benchmark's own score (zero-shot, the
+    # benchmark's chat setting): the gap is acc - acc_reordered.
+    assert row["acc_reordered_original,none"] == pytest.approx(acc)
+    assert row["acc_reordered_gap,none"] == pytest.approx(acc - reordered)
+    assert row["acc_norm_reordered_original,none"] == pytest.approx(row["acc_norm,none"])  # acc_norm gets its own
+    assert row["acc_norm_reordered_ci_low,none"] <= row["acc_norm_reordered,none"] <= \
+        row["acc_norm_reordered_ci_high,none"]
+
+    # The logged per-form samples give the same numbers (the items' forms, grouped by item).
+    samples = model.files["reordered_listed_mc"].samples_file
+    records = [json.loads(line)["acc_reordered"] for line in samples.read_text().splitlines()]
+    assert sorted((r["item"], r["order"]) for r in records) == [(i, k) for i in range(len(ITEMS)) for k in range(4)]
+    recomputed = reordered_score(item_scores(records))
+    assert recomputed.reordered == pytest.approx(reordered) and recomputed.pvalue == pytest.approx(
+        row["acc_reordered_p,none"])
+
+    printed = capsys.readouterr().out
+    assert "acc_reordered" in printed  # lm-eval's printed table
+    report = (out / "report.md").read_text()
+    first_screen = report.split("## Benchmark scores", 1)[1].split("\n## ", 1)[0]
+    assert "options reordered (95 % CI)" in first_screen and "gap: original − reordered" in first_screen
+    line = next(line for line in first_screen.splitlines() if "listed_mc" in line and "acc,none" in line)
+    assert (f"{reordered:.4f} (95 % CI {row['acc_reordered_ci_low,none']:.4f}–"
+            f"{row['acc_reordered_ci_high,none']:.4f})") in line
+    assert f"{row['acc_reordered_gap,none']:.4f}" in line and "p = " in line
+    page = (out / "report.html").read_text()
+    first = page[page.index('id="benchmarks"'):page.index("</table>", page.index('id="benchmarks"'))]
+    assert "options reordered (95 % CI)" in first and f"{reordered:.4f} (95 % CI" in first
+
+
+def test_run_tasks_writes_acc_reordered_with_the_metadata_knob(tiny_model_dir: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    tasks = _task_dir(tmp_path)
+    out = tmp_path / "run"
+    assert cli_main(["run", "--model", "hf", "--model_args", f"pretrained={tiny_model_dir},dtype=float32",
+                     "--tasks", "listed_mc", "--include_path", str(tasks), "--device", "cpu", "--batch_size", "8",
+                     "--metadata", '{"reorderings": 2}', "--output_path", str(out)]) == 0
+    (results_file,) = out.rglob("results_*.json")
+    row = json.loads(results_file.read_text())["results"]["listed_mc"]
+    assert row["acc_reordered_k,none"] == 2 and row["acc_reordered_items,none"] == len(ITEMS)
+    assert row["acc_reordered_original,none"] == pytest.approx(row["acc,none"])
+    assert row["acc_reordered_ci_low,none"] <= row["acc_reordered,none"] <= row["acc_reordered_ci_high,none"]
+    assert "acc_reordered" in capsys.readouterr().out
+    # The reordered task's folder is under the cache home, named by the benchmark and a hash of its content.
+    (docs,) = (tmp_path / "home" / "reordered_tasks").glob("listed_mc-*/docs.jsonl")
+    assert len(docs.read_text().splitlines()) == len(ITEMS) * 3
+
+
+def test_audit_refuses_a_bad_reorderings_before_writing(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "audit"
+    assert cli_main(["audit", "--tasks", "listed_mc", "--reorderings", "30", "--output_path", str(out)]) == 2
+    assert "'reorderings' is 30; expected a whole number from 0 (off) to 23" in capsys.readouterr().err
+    assert not out.exists()

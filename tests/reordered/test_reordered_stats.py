@@ -1,0 +1,247 @@
+"""The reordered score's pure functions on hand cases: the orders, the per-item scores, the intervals, the exact p;
+and the test's level and power simulated (issue 31)."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.input_checks import check_run_metadata
+from lm_eval_contam.reordered.benchmark_tasks import adjustment_tasks
+from lm_eval_contam.reordered.hook import post_process_results
+from lm_eval_contam.reordered.orders import check_reorderings, reordered_docs, why_not_reordered
+from lm_eval_contam.reordered.stats import ItemScores, exchangeable_pvalue, item_scores, reordered_score
+from lm_eval_contam.reordered.task import aggregate
+
+LISTED = "Which tool cuts wood?\nA. saw\nB. spoon\nC. pillow\nD. kettle\nAnswer:"
+
+
+def test_a_listed_item_gets_k_seeded_reorderings_and_the_answer_moves_with_its_option() -> None:
+    docs = reordered_docs(7, LISTED, ["A", "B", "C", "D"], 0, reorderings=4, seed=0)
+    assert [(d.item, d.order, d.moved, d.gold) for d in docs] == [
+        (7, 0, (0, 1, 2, 3), 0), (7, 1, (2, 0, 3, 1), 1), (7, 2, (0, 2, 3, 1), 0), (7, 3, (1, 2, 3, 0), 3),
+        (7, 4, (3, 1, 2, 0), 3)]
+    assert docs[0].text == LISTED
+    assert docs[1].text == "Which tool cuts wood?\nA. pillow\nB. saw\nC. kettle\nD. spoon\nAnswer:"
+    for doc in docs:  # the gold letter's line is the answer's text in every form; the choices stay the letters
+        assert doc.choices == ("A", "B", "C", "D")
+        assert f"\n{'ABCD'[doc.gold]}. saw\n" in doc.text
+    # Seeded by the item's content: the same item elsewhere gets the same reorderings; another seed others.
+    assert [d.moved for d in reordered_docs(0, LISTED, ["A", "B", "C", "D"], 0, reorderings=4, seed=0)] == \
+        [d.moved for d in docs]
+    assert [d.moved for d in reordered_docs(7, LISTED, ["A", "B", "C", "D"], 0, reorderings=4, seed=1)] != \
+        [d.moved for d in docs]
+
+
+def test_choices_that_are_the_options_texts_move_with_them() -> None:
+    text = "Pick one:\nA. red\nB. blue\nC. green"
+    docs = reordered_docs(0, text, ["red", "blue", "green"], 1, reorderings=9, seed=0)
+    assert len(docs) == 1 + 4  # 3! - 1 = 5 other orders, less the alphabetical one (blue, green, red)
+    for doc in docs[1:]:
+        assert doc.choices[doc.gold] == "blue" and doc.choices == tuple(["red", "blue", "green"][i] for i in doc.moved)
+        assert doc.text == "Pick one:\n" + "\n".join(f"{'ABC'[i]}. {c}" for i, c in enumerate(doc.choices))
+    assert ("blue", "green", "red") not in {d.choices for d in docs}
+
+
+@pytest.mark.parametrize(("text", "choices", "why"), [
+    ("Which tool cuts wood?\nAnswer:", ["saw", "spoon", "pillow"], "not shown in the prompt"),
+    ("Pick:\nA. cat\nB. dog\nC. All of the above", ["A", "B", "C"], "refers to other options"),
+    ("How many legs?\nA. 2\nB. 4\nC. 6\nD. 8", ["A", "B", "C", "D"], "sorted"),
+    ("Q\nA. x", ["A"], "fewer than two"),
+])
+def test_an_item_that_cannot_be_reordered_keeps_its_original_form_only(text: str, choices: list[str],
+                                                                       why: str) -> None:
+    assert why in (why_not_reordered(text, choices) or "")
+    assert [d.order for d in reordered_docs(0, text, choices, 0, reorderings=4, seed=0)] == [0]
+
+
+def test_an_item_with_fewer_other_orders_than_k_gets_them_all_and_k_zero_none() -> None:
+    assert [d.moved for d in reordered_docs(0, "Q\nA. cat\nB. dog", ["A", "B"], 1, reorderings=4, seed=0)] == \
+        [(0, 1), (1, 0)]
+    assert len(reordered_docs(0, LISTED, ["A", "B", "C", "D"], 0, reorderings=0, seed=0)) == 1
+    with pytest.raises(ContamError, match="gold index 4"):
+        reordered_docs(3, LISTED, ["A", "B", "C", "D"], 4, reorderings=4, seed=0)
+
+
+@pytest.mark.parametrize("value", [True, -1, 24, "4", 2.0])
+def test_a_bad_number_of_reorderings_is_refused(value: object, tmp_path) -> None:
+    with pytest.raises(ContamError, match="reorderings"):
+        check_reorderings(value)
+    with pytest.raises(ContamError, match="reorderings"):  # before any task is loaded or written
+        adjustment_tasks(["listed_mc"], None, {"reorderings": value}, home=tmp_path / "home")
+    assert not (tmp_path / "home").exists()
+    if not isinstance(value, str) and not isinstance(value, float):
+        with pytest.raises(ContamError, match="'reorderings'"):
+            check_run_metadata({"reorderings": value})
+    assert check_reorderings(0) == 0 and check_reorderings(23) == 23
+
+
+def test_item_scores_group_the_forms_by_item_and_refuse_what_cannot_be_paired() -> None:
+    records = [{"item": 1, "order": 2, "correct": 0.0}, {"item": 0, "order": 0, "correct": 1.0},
+               {"item": 1, "order": 0, "correct": 1.0}, {"item": 1, "order": 1, "correct": 1.0}]
+    assert item_scores(records) == [ItemScores(0, 1.0, ()), ItemScores(1, 1.0, (1.0, 0.0))]
+    with pytest.raises(ContamError, match="item 0 has two original"):
+        item_scores([{"item": 0, "order": 0, "correct": 1}, {"item": 0, "order": 0, "correct": 0}])
+    with pytest.raises(ContamError, match="item 5 has reorderings but no original"):
+        item_scores([{"item": 5, "order": 1, "correct": 1}])
+    with pytest.raises(ContamError, match="not 0 or 1"):
+        item_scores([{"item": 0, "order": 0, "correct": 0.5}])
+
+
+def test_the_exact_p_on_hand_cases() -> None:
+    # K = 1: the sign-flip case: three items right only in the original order: p = 1/8.
+    assert exchangeable_pvalue([ItemScores(i, 1.0, (0.0,)) for i in range(3)]) == pytest.approx(1 / 8)
+    # K = 2, one item right only in the original: the original is that form with probability 1/3.
+    assert exchangeable_pvalue([ItemScores(0, 1.0, (0.0, 0.0))]) == pytest.approx(1 / 3)
+    assert exchangeable_pvalue([ItemScores(i, 1.0, (0.0, 0.0)) for i in range(2)]) == pytest.approx(1 / 9)
+    # Mixed K (1 and 2): 1/2 * 1/3.
+    assert exchangeable_pvalue([ItemScores(0, 1.0, (0.0,)), ItemScores(1, 1.0, (0.0, 0.0))]) == pytest.approx(1 / 6)
+    # The original worse than its reorderings, or every form alike: no evidence against H0.
+    assert exchangeable_pvalue([ItemScores(0, 0.0, (1.0, 0.0))]) == 1.0
+    assert exchangeable_pvalue([ItemScores(0, 1.0, (1.0, 1.0)), ItemScores(1, 1.0, ())]) == 1.0
+
+
+def _brute_force(items: list[ItemScores]) -> Fraction:
+    """P(T >= t) by enumerating which form is the original in every item (each equally likely)."""
+    forms = [(item.original, *item.reordered) for item in items]
+
+    def total(choice: tuple[int, ...]) -> Fraction:
+        return sum((Fraction(int(f[j])) - Fraction(int(sum(f) - f[j]), len(f) - 1) for f, j in zip(forms, choice)),
+                   Fraction(0))
+    observed = total(tuple(0 for _ in forms))
+    choices = list(itertools.product(*(range(len(f)) for f in forms)))
+    return Fraction(sum(total(c) >= observed for c in choices), len(choices))
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_the_exact_p_is_the_enumerated_relabelling_distribution(case: int) -> None:
+    rng = np.random.default_rng(case)
+    items = []
+    for index in range(6):
+        k = int(rng.integers(1, 4))
+        forms = rng.integers(0, 2, size=k + 1).astype(float)
+        items.append(ItemScores(index, float(forms[0]), tuple(forms[1:])))
+    assert exchangeable_pvalue(items) == pytest.approx(float(_brute_force(items)), abs=1e-12)
+
+
+def test_the_score_and_its_paired_intervals_on_hand_items() -> None:
+    items = [ItemScores(0, 1.0, (1.0, 0.0, 0.0, 0.0)), ItemScores(1, 0.0, (0.0, 0.0, 0.0, 0.0)),
+             ItemScores(2, 1.0, (1.0, 1.0, 1.0, 1.0)), ItemScores(3, 1.0, ())]
+    score = reordered_score(items)
+    assert (score.original, score.reordered, score.gap) == (0.75, 0.5625, 0.1875)
+    assert (score.n_items, score.n_reordered, score.reorderings) == (4, 3, 4)
+    assert score.pvalue == pytest.approx(2 / 5)  # item 0 alone informs: 2 of its 5 forms are right
+    assert 0.0 <= score.reordered_interval.low <= 0.5625 <= score.reordered_interval.high <= 1.0
+    assert 0.0 <= score.gap_interval.low <= 0.1875 <= score.gap_interval.high <= 0.75
+    assert reordered_score(items) == score  # seeded
+    # Every item loses the same on reordering: the paired gap's interval is that one number.
+    same = reordered_score([ItemScores(i, 1.0, (0.0,)) for i in range(5)])
+    assert (same.gap_interval.low, same.gap_interval.high, same.reordered_interval.high) == (1.0, 1.0, 0.0)
+    # Two items, gaps 1 and 0: a resampled mean is 0, 1/2 or 1 (1/4, 1/2, 1/4): the 2.5 % and 97.5 % points are 0 and 1.
+    two = reordered_score([ItemScores(0, 1.0, (0.0,)), ItemScores(1, 0.0, (0.0,))])
+    assert (two.gap, two.gap_interval.low, two.gap_interval.high) == (0.5, 0.0, 1.0)
+    assert (two.reordered, two.reordered_interval.low, two.reordered_interval.high) == (0.0, 0.0, 0.0)
+    with pytest.raises(ContamError, match="no items"):
+        reordered_score([])
+
+
+def _simulated(rng: np.random.Generator, n: int, k: int, boost: float) -> list[ItemScores]:
+    """Items of random difficulty, each form right independently (exchangeable); ``boost`` raises the original's."""
+    items = []
+    for index in range(n):
+        p = rng.uniform(0.1, 0.9)
+        reorderable = rng.random() < 0.8  # a fifth of the items keep their original order only
+        original = float(rng.random() < min(1.0, p + boost))
+        items.append(ItemScores(index, original,
+                                tuple(float(x) for x in rng.random(k) < p) if reorderable else ()))
+    return items
+
+
+def test_the_gap_test_holds_its_level_and_the_interval_its_coverage_when_orders_are_exchangeable() -> None:
+    rng = np.random.default_rng(31)
+    runs = [reordered_score(_simulated(rng, 60, 4, 0.0), n_resamples=500, seed=run) for run in range(400)]
+    level = np.mean([run.pvalue <= 0.05 for run in runs])
+    covered = np.mean([run.gap_interval.low <= 0.0 <= run.gap_interval.high for run in runs])
+    # An exact test: at most 5 % (binomial sd over 400 runs: 1.1 points); a test that never rejects fails the floor.
+    assert 0.02 <= level <= 0.05 + 2.5 * np.sqrt(0.05 * 0.95 / 400), level
+    assert covered >= 0.92, covered
+
+
+def test_the_gap_test_finds_a_memorised_original_order() -> None:
+    rng = np.random.default_rng(32)
+    pvalues = [exchangeable_pvalue(_simulated(rng, 60, 4, 0.3)) for _ in range(100)]
+    assert np.mean(np.array(pvalues) <= 0.05) >= 0.8
+
+
+def test_the_aggregations_and_the_hook_put_the_rows_beside_the_benchmark(caplog: pytest.LogCaptureFixture) -> None:
+    records = [{"item": 0, "order": 0, "correct": 1.0}, {"item": 0, "order": 1, "correct": 0.0},
+               {"item": 1, "order": 0, "correct": 1.0}, {"item": 1, "order": 1, "correct": 1.0}]
+    assert aggregate("_reordered", 0, 200)(records) == 0.5
+    assert aggregate("_reordered_gap", 0, 200)(records) == 0.5
+    assert aggregate("_reordered_p", 0, 200)(records) == pytest.approx(0.5)
+    results = {"results": {"bench": {"alias": "bench", "acc,none": 1.0, "acc_stderr,none": 0.0},
+                           "reordered_bench": {"alias": "reordered_bench", "acc_reordered,none": 0.5,
+                                               "acc_reordered_stderr,none": "N/A", "acc_reordered_p,none": 0.5}},
+               "configs": {"reordered_bench": {"metadata": {"method": "reordered", "reordered_benchmark": "bench"}},
+                           "orphan": {"metadata": {"method": "reordered", "reordered_benchmark": "gone"}}},
+               "higher_is_better": {"reordered_bench": {"acc_reordered": True}}}
+    results["results"]["orphan"] = {"acc_reordered,none": 0.1}
+    with caplog.at_level(logging.WARNING, logger="lm_eval_contam.reordered"):
+        post_process_results(results)
+    assert results["results"]["bench"] == {"alias": "bench", "acc,none": 1.0, "acc_stderr,none": 0.0,
+                                           "acc_reordered,none": 0.5, "acc_reordered_p,none": 0.5}
+    assert results["higher_is_better"]["bench"] == {"acc_reordered": True}
+    assert "gone is not in this run's results" in caplog.text
+
+
+def test_the_first_screen_shows_the_reordered_score_beside_acc_and_acc_adj() -> None:
+    from types import SimpleNamespace
+
+    from lm_eval_contam.report import layout
+
+    reordered = {"acc_reordered,none": 0.55, "acc_reordered_ci_low,none": 0.52, "acc_reordered_ci_high,none": 0.58,
+                 "acc_reordered_gap,none": 0.07, "acc_reordered_gap_ci_low,none": 0.04,
+                 "acc_reordered_gap_ci_high,none": 0.1, "acc_reordered_p,none": 0.003}
+    results = {"results": {
+        "mmlu_x": {"acc,none": 0.62, "acc_adj,none": 0.6, "acc_adj_ci_low,none": 0.5, "acc_adj_ci_high,none": 0.7,
+                   **reordered},
+        "mmlu_y": {"acc,none": 0.62, "acc_stderr,none": 0.01, **reordered},  # no DCR sheet could be built
+        "reordered_mmlu_y": dict(reordered)},  # the reordered task's own row: no acc, not a benchmark score
+        "benchmark_scoring": {"tasks": ["mmlu_x", "mmlu_y"]}}
+    scores = layout.benchmark_scores([SimpleNamespace(label="m", results=results)])
+    assert [(s.task, s.metric, s.adjusted) for s in scores] == [("mmlu_x", "acc,none", 0.6), ("mmlu_y", "acc,none", None)]
+    assert scores[1].caveats == (layout.NO_ADJUSTMENT,) and not scores[0].caveats
+    assert layout.reordered_text(scores[0]) == "0.5500 (95 % CI 0.5200–0.5800)"
+    assert layout.gap_text(scores[0]) == "0.0700 (95 % CI 0.0400–0.1000), p = 0.0030"
+    assert layout.adjusted_heading() == "adjusted (DCR)"
+    bare = layout.BenchmarkScore("m", "arc", "acc,none", 0.5, None, None, None, "")
+    assert (layout.reordered_text(bare), layout.gap_text(bare)) == ("—", "—")
+
+
+def test_a_task_whose_options_are_not_in_its_prompt_gets_no_reordered_task() -> None:
+    from types import SimpleNamespace
+
+    from lm_eval_contam.benchmark_docs import BenchmarkDoc
+    from lm_eval_contam.reordered.benchmark_tasks import task_rows
+
+    def task(docs: list[dict], multiple_input: int = 0) -> SimpleNamespace:
+        return SimpleNamespace(multiple_input=multiple_input, eval_docs=docs,
+                               config=SimpleNamespace(description="About {{topic}}."),
+                               resolve_field=lambda doc, field: field.replace("{{topic}}", doc["topic"]))
+
+    arc = [BenchmarkDoc("arc", 0, "Which tool cuts wood?\nAnswer:", "saw", ("saw", "spoon", "pillow"),
+                        "multiple_choice")]
+    with pytest.raises(ContamError, match="no item can be reordered .the first: its options are not shown"):
+        task_rows("arc", task([{"topic": "tools"}]), arc, reorderings=4, seed=0)
+    with pytest.raises(ContamError, match="multiple input"):
+        task_rows("wino", task([{"topic": "x"}], multiple_input=2), arc, reorderings=4, seed=0)
+    mixed = [*arc, BenchmarkDoc("mixed", 1, LISTED, "A", ("A", "B", "C", "D"), "multiple_choice")]
+    rows = task_rows("mixed", task([{"topic": "tools"}, {"topic": "wood"}]), mixed, reorderings=2, seed=0)
+    assert [(row["item"], row["order"], row["gold"]) for row in rows] == [(0, 0, 0), (1, 0, 0), (1, 1, 0), (1, 2, 3)]
+    assert [row["description"] for row in rows] == ["About tools.", "About wood.", "About wood.", "About wood."]
+    assert rows[2]["text"] == reordered_docs(1, LISTED, ["A", "B", "C", "D"], 0, reorderings=2, seed=0)[1].text
