@@ -1,8 +1,8 @@
 """A multiple-choice item's options and their order (shared core): the item, whether its prompt shows its options, an
 order's text, and the orders an author may have chosen on purpose.
 
-The same ideas as ``optionorder/orders.py`` (after Ni et al., AAAI 2025), kept here in the core so a method package
-that reorders options (``reordered/``) does not import another method package. An item is its prompt and its options.
+After Ni et al. (AAAI 2025); in the core because two method packages reorder options (``optionorder/``, whose
+``orders.py`` adds its tests' order sets, and ``reordered/``). An item is its prompt and its options.
 Where the prompt lists the options itself (``A. ...`` lines, as MMLU-style tasks render them) an order rewrites those
 lines in place, letters fixed: the answer moves with its option. Where the options are only continuations (ARC
 style: each choice is scored after the prompt, none is shown in it) their order never reaches the model.

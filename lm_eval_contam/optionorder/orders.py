@@ -12,50 +12,29 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from lm_eval_contam.option_items import (
+    LETTERS,
+    Item,
+    admissible,
+    deliberate,
+    item_from_row,
+    other_orders,
+    positional_reason,
+    render_listed,
+)
 from lm_eval_contam.seeding import rng_for
+
+__all__ = ["DEFAULT_ARRANGEMENTS", "DEFAULT_ORDERS", "Item", "answer_index", "arrangement_orders", "comparator_orders",
+           "deliberate", "item_from_row", "keeps_answer", "positional_reason", "render", "too_many_options"]
 
 DEFAULT_ORDERS = 5  # the original and four other orders per item: the smallest per-item p is 1/5
 # Orders per item of the arrangement tests (the original and up to 23 others: every order of four options; a seeded
 # sample of 23 admissible others beyond that).
 DEFAULT_ARRANGEMENTS = 24
-_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-MAX_OPTIONS = len(_LETTERS)  # options listed after the prompt are lettered A-Z: an item with more cannot be shown
-_LISTED = re.compile(r"^([A-Z])[.)]\s*(.*\S)\s*$")
-_POSITIONAL = re.compile(
-    r"\b(all|none|both|neither|either)\s+(of\s+)?(the\s+)?(above|below|these|those|them|options|answers)\b"
-    r"|\b[A-H]\s*(,|and|or|&)\s*[A-H]\b|^(both|neither|all|none)\b", re.IGNORECASE)
-_NUMBER = re.compile(r"^[^\d\-+.]*([-+]?\d[\d,]*(\.\d+)?)")
-
-
-@dataclass(frozen=True)
-class Item:
-    """A multiple-choice item: its prompt, its options in the original order, and whether the prompt lists them."""
-
-    prompt: str
-    options: tuple[str, ...]
-    listed: bool
-
-
-def item_from_row(row: Mapping[str, Any], text_field: str = "text") -> Item | None:
-    """The item of a rendered benchmark doc (``text`` + ``choices``); None when it has fewer than two options.
-
-    A prompt whose lines include ``A. ...``, ``B. ...`` (consecutive letters, as many as the choices, or at least two
-    when the choices are the letters themselves) lists its options; else the choices are the options.
-    """
-    prompt = str(row.get(text_field, ""))
-    choices = [str(choice) for choice in row.get("choices") or []]
-    listed = _listed_options(prompt)
-    if listed and (len(listed) == len(choices) or not choices):
-        return Item(prompt, tuple(listed), True)
-    letters_only = [choice.strip() for choice in choices] == list(_LETTERS[: len(choices)])
-    if len(choices) >= 2 and len(set(choices)) == len(choices) and not letters_only:
-        return Item(prompt, tuple(choices), False)
-    return None
+MAX_OPTIONS = len(LETTERS)  # options listed after the prompt are lettered A-Z: an item with more cannot be shown
 
 
 def too_many_options(rows: Sequence[Mapping[str, Any]], text_field: str = "text") -> str | None:
@@ -68,58 +47,11 @@ def too_many_options(rows: Sequence[Mapping[str, Any]], text_field: str = "text"
     return None
 
 
-def _listed_options(prompt: str) -> list[str]:
-    """The texts of the prompt's first run of ``A.``/``B.``... lines (at least two), else []."""
-    found: list[str] = []
-    for line in prompt.split("\n"):
-        match = _LISTED.match(line)
-        if match and match.group(1) == _LETTERS[len(found)]:
-            found.append(match.group(2))
-        elif len(found) >= 2:
-            break
-        elif found:
-            found = []
-    return found if len(found) >= 2 else []
-
-
 def render(item: Item, order: Sequence[int]) -> str:
     """The item with its options in ``order`` (indices into the original options); letters keep their places."""
-    options = [item.options[index] for index in order]
-    if not item.listed:
-        return item.prompt + "".join(f"\n{_LETTERS[i]}. {option}" for i, option in enumerate(options))
-    lines, position = [], 0
-    for line in item.prompt.split("\n"):
-        match = _LISTED.match(line)
-        if match and position < len(options) and match.group(1) == _LETTERS[position]:
-            prefix = line[: match.start(2)]
-            lines.append(prefix + options[position])
-            position += 1
-        else:
-            lines.append(line)
-    return "\n".join(lines)
-
-
-def positional_reason(options: Sequence[str]) -> str | None:
-    """Why the item's order cannot be permuted (an option that refers to others by position), if so."""
-    for option in options:
-        if _POSITIONAL.search(option):
-            return f"option {option!r} refers to other options"
-    return None
-
-
-def _number(option: str) -> float | None:
-    match = _NUMBER.match(option.strip())
-    return float(match.group(1).replace(",", "")) if match else None
-
-
-def deliberate(options: Sequence[str]) -> bool:
-    """Whether these options, in this order, look ordered on purpose: numbers ascending or descending, or (three or
-    more) text options in alphabetical order."""
-    numbers = [_number(option) for option in options]
-    if all(number is not None for number in numbers):
-        return numbers == sorted(numbers) or numbers == sorted(numbers, reverse=True)  # type: ignore[type-var]
-    folded = [option.strip().casefold() for option in options]
-    return len(options) >= 3 and folded == sorted(folded)
+    if item.listed:
+        return render_listed(item, order)
+    return item.prompt + "".join(f"\n{LETTERS[i]}. {item.options[index]}" for i, index in enumerate(order))
 
 
 def comparator_orders(item: Item, *, orders: int, seed: int, identity: str) -> list[tuple[int, ...]]:
@@ -128,25 +60,7 @@ def comparator_orders(item: Item, *, orders: int, seed: int, identity: str) -> l
     Admissible: not the original, not :func:`deliberate`. Drawn uniformly, so under the null the original's rank
     among itself and its comparators is uniform.
     """
-    count = len(item.options)
-    identity_order = tuple(range(count))
-    if count <= 6:
-        candidates = [order for order in itertools.permutations(range(count))
-                      if order != identity_order and not deliberate([item.options[i] for i in order])]
-        rng = rng_for(seed, "optionorder-orders", identity)
-        picked = rng.choice(len(candidates), size=min(orders - 1, len(candidates)), replace=False) if candidates else []
-        return [candidates[int(i)] for i in picked]
-    rng = rng_for(seed, "optionorder-orders", identity)
-    found: list[tuple[int, ...]] = []
-    while len(found) < orders - 1:  # many options: rejection sampling over the (huge) set of orders
-        order = tuple(int(i) for i in rng.permutation(count))
-        if order != identity_order and order not in found and not deliberate([item.options[i] for i in order]):
-            found.append(order)
-    return found
-
-
-def _admissible(item: Item, order: tuple[int, ...]) -> bool:
-    return order != tuple(range(len(item.options))) and not deliberate([item.options[i] for i in order])
+    return other_orders(item.options, orders - 1, rng_for(seed, "optionorder-orders", identity))
 
 
 def arrangement_orders(item: Item, *, arrangements: int, seed: int, identity: str) -> list[tuple[int, ...]]:
@@ -155,13 +69,13 @@ def arrangement_orders(item: Item, *, arrangements: int, seed: int, identity: st
     count = len(item.options)
     rng = rng_for(seed, "optionorder-arrangements", identity)
     if math.factorial(count) <= 8 * arrangements:
-        candidates = [order for order in itertools.permutations(range(count)) if _admissible(item, order)]
+        candidates = [order for order in itertools.permutations(range(count)) if admissible(item.options, order)]
         picked = rng.permutation(len(candidates))[: arrangements - 1]
         return [candidates[int(i)] for i in picked]
     found: list[tuple[int, ...]] = []
     while len(found) < arrangements - 1:  # many options: rejection sampling over the (huge) set of orders
         order = tuple(int(i) for i in rng.permutation(count))
-        if _admissible(item, order) and order not in found:
+        if admissible(item.options, order) and order not in found:
             found.append(order)
     return found
 
@@ -174,8 +88,8 @@ def answer_index(item: Item, answer: Any) -> int | None:
     if isinstance(answer, int):
         return answer if 0 <= answer < len(item.options) else None
     text = str(answer or "").strip()
-    if len(text) == 1 and text in _LETTERS[: len(item.options)]:
-        return _LETTERS.index(text)
+    if len(text) == 1 and text in LETTERS[: len(item.options)]:
+        return LETTERS.index(text)
     folded = [option.strip().casefold() for option in item.options]
     return folded.index(text.casefold()) if text.casefold() in folded else None
 
