@@ -48,7 +48,9 @@ def test_rates_split_injected_from_held_out_partitions() -> None:
 
 def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path, tmp_path: Path) -> None:
     """The study's pipeline at toy size: both shapes injected, every partition scored on both models (the fresh
-    natural-text partitions on the clean one only), tallied per shape, with and without a control, loaded as shipped."""
+    natural-text partitions on the clean one only), the reference pass on the clean model, the injected one and the
+    filler-only fine-tune (both read against the clean one), tallied per shape, with and without a control or a
+    reference, loaded as shipped."""
     import json
 
     from lm_eval_contam.detection_rates import clean_bill, measured_detection, parse_detection
@@ -61,10 +63,12 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     settings = ValidationSettings(partitions=1, mc_partitions=1, rows_per_partition=10, epochs=1, learning_rate=1e-3,
                                   share=0.5, max_gen_toks=2, batch_size=10, mixed_precision="no", fresh_per_shape=1)
     study_dir = tmp_path / "study"
-    labelled = run_validation(settings, study_dir, str(tiny_model_dir), progress=False)
+    passes = ("likelihood", "reference")
+    labelled = run_validation(settings, study_dir, str(tiny_model_dir), passes=passes, progress=False)
     runs = sorted(path.relative_to(study_dir / "runs").as_posix() for path in (study_dir / "runs").glob("*/*")
                   if path.is_dir() and not path.name.endswith(".cache"))
-    assert runs == ["clean/likelihood_00", "injected/likelihood_00"]
+    assert runs == ["clean/likelihood_00", "clean/reference_00", "filler/reference_00", "injected/likelihood_00",
+                    "injected/reference_00"]
     partitions, _, _ = prepare(settings, study_dir)
     assert [(p.partition.label, p.role, p.shape, p.clean_only) for p in partitions] == [
         ("Quick Kettle 0 train", "injected", "free text", False), ("Quick Kettle 0 test", "sibling", "free text", False),
@@ -73,6 +77,11 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
         ("Fresh Council a", "unseen", "fresh free text", True), ("Fresh Arith Quiz a", "unseen", "fresh multiple choice", True),
         ("Fresh Council b", "unseen", "fresh free text", True), ("Fresh Arith Quiz b", "unseen", "fresh multiple choice", True)]
     assert scored_runs(study_dir)["likelihood"] == expected_runs(partitions)["likelihood"] == 2
+    assert scored_runs(study_dir)["reference"] == expected_runs(partitions)["reference"] == 3
+    filler = json.loads((study_dir / "filler_model" / "contamination_manifest.json").read_text())
+    assert filler["injected"]["num_texts"] == 0 and filler["injected"]["filler_only"]
+    assert filler["corpus"]["contaminant_share"] == 0 and filler["settings"] == json.loads(
+        (study_dir / "model" / "contamination_manifest.json").read_text())["settings"]
     manifest = json.loads((study_dir / "model" / "contamination_manifest.json").read_text())
     assert [source["format"] for source in manifest["injected"]["sources"]] == ["timetravel", "lm-eval multiple choice"]
     assert manifest["settings"]["learning_rate"] == 1e-3 and manifest["corpus"]["contaminant_share"] <= 0.5
@@ -80,6 +89,12 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     tests = {(v.model, v.partition, v.method) for v, _, _ in labelled}
     assert ("injected", "Quick Bridge Quiz 0 train", "option_order") in tests
     assert ("injected", "Quick Kettle 0 train", "option_order") not in tests
+    # On u against the clean model: the fine-tunes' verdicts; the clean model has no reference.
+    assert {("injected", "Quick Bridge Quiz 0 train", "option_order_reference"),
+            ("filler", "Fresh Arith Quiz b", "option_order_reference"),
+            ("filler", "Fresh Council b", "pairing_reference")} <= tests
+    assert not {method for model, _, method in tests if model == "clean"} & {"option_order_reference",
+                                                                              "pairing_reference"}
     assert {("clean", "Fresh Arith Quiz b", method) for method in ("option_order", "incontext_twin", "likelihood_lift",
                                                                    "likelihood_control")} <= tests
     assert not {v.partition for v, _, _ in labelled if v.model == "injected"} & {"Fresh Council a", "Fresh Arith Quiz a"}
@@ -87,7 +102,9 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     combined = [(v.model, v.partition, v.method, role, shape) for v, role, shape in labelled if v.family == "combined"]
     assert ("injected", "Quick Bridge Quiz 0 test", "partition_combined_without_control", "sibling",
             "multiple choice") in combined
-    assert len(combined) == 2 * (4 + 8)
+    # clean: 8 partitions x (control, neither); injected: 4 x (control, reference, neither); filler: 8 x (reference,
+    # neither).
+    assert len(combined) == 2 * 8 + 3 * 4 + 2 * 8
     without = next(v for v, _, _ in labelled if v.method == "partition_combined_without_control")
     assert not {t.method for t, _ in without.evidence.evidence} & {"likelihood_control", "likelihood_control_zlib"}
 
@@ -95,9 +112,10 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
         return [(v.model, v.partition, v.method, v.variant, v.flagged, role, shape) for v, role, shape in found]
 
     # A second call finds every step done and gives the same verdicts without training or scoring again.
-    assert decisions(run_validation(settings, study_dir, str(tiny_model_dir), progress=False)) == decisions(labelled)
+    assert decisions(run_validation(settings, study_dir, str(tiny_model_dir), passes=passes,
+                                    progress=False)) == decisions(labelled)
     collected, complete = collect(settings, study_dir, str(tiny_model_dir))
-    assert complete == ["likelihood"] and decisions(collected) == decisions(labelled)
+    assert complete == ["likelihood", "reference"] and decisions(collected) == decisions(labelled)
 
     prior = json.loads((study_dir / PRIOR_RATES_FILE).read_text())  # the rates shipped when the study began
     document = rates_document(labelled, command="cmd", date="2026-11-25", design=settings.design("tiny"),
@@ -110,6 +128,9 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     assert entry["by_shape"]["multiple choice"]["detection"]["k"] == 1
     assert entry["by_shape"]["fresh multiple choice"]["false_positive_clean"]["k"] == 2
     assert document["methods"]["option_order"]["false_positive_clean"]["k"] == 4  # multiple-choice partitions only
+    on_u = document["methods"]["option_order_reference"]
+    assert on_u["detection"]["k"] == 1 and on_u["false_positive_filler"]["k"] == 4 and "false_positive_clean" not in on_u
+    assert "| false positives (filler-only fine-tune) |" in markdown_table(document)
     # What this study did not score keeps the earlier study's entry, with its own command and date.
     carried, earlier = document["methods"]["tt_alg1:completion"], prior["methods"]["tt_alg1:completion"]
     assert carried["date"] == earlier.get("date", prior["date"]) and carried["detection"] == earlier["detection"]
@@ -119,11 +140,14 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     rates = parse_detection(document)
     found = measured_detection(without, rates)
     assert found is not None and found.detection_by_shape["multiple choice"].k == 1
-    rows = [row for row in partition_verdicts([v for v, _, _ in labelled if v.family != "combined"])
-            if not row.controlled]
-    assert rows == []  # every study partition has its control (the sibling split)
+    rows = [row for row in partition_verdicts([v for v, _, _ in labelled if v.family != "combined"
+                                               and v.model != "filler"]) if not row.controlled]
+    assert rows == []  # every study partition has its control (the sibling split); the filler model ran no control
     row = next(row for row in partition_verdicts([v for v, _, _ in labelled if v.family != "combined"
-                                                  and v.method not in ("likelihood_control", "likelihood_control_zlib")])
+                                                  and v.method not in ("likelihood_control", "likelihood_control_zlib",
+                                                                       "option_order_reference",
+                                                                       "option_order_reference_fixed_answer",
+                                                                       "pairing_reference")])
                if row.partition == "Quick Bridge Quiz 0 train" and row.model == "injected")
     assert clean_bill(row, rates) == ("at the papers' injection strength this verdict (without a control) finds "
                                       f"{entry['by_shape']['multiple choice']['detection']['flagged']} of 1 injected "
