@@ -322,3 +322,19 @@ def test_a_registered_method_joins_the_passes_without_an_edit(study_setup) -> No
     finally:
         unregister_method("toyscore")
         unregister_method("toygen")
+
+
+def test_a_candidate_the_study_measures_over_its_level_does_not_drive_its_combined_verdicts() -> None:
+    from lm_eval_contam.nullstudy.validation import over_level_here
+
+    def verdict(method: str, partition: str, flagged: bool) -> Verdict:
+        return Verdict(model="m", partition=partition, family="x", method=method, title=method, task=method,
+                       flagged=flagged, statistic=None, pvalue=0.01 if flagged else 0.5, confidence_interval=None,
+                       n=10, null="", rule="", evidence=None)
+
+    # 4 of 8 siblings flagged: 95 % CI 16-84 %, over 5 %; 1 of 8 on the filler model (CI 0.3-53 %) and any number of
+    # injected partitions are not.
+    labelled = [(verdict("pairing_reference", f"S{i}", i < 4), "sibling") for i in range(8)]
+    labelled += [(verdict("option_order_reference", f"F{i}", i < 1), "filler") for i in range(8)]
+    labelled += [(verdict("option_order_reference", f"I{i}", True), "injected") for i in range(8)]
+    assert over_level_here(labelled) == frozenset({"pairing_reference"})

@@ -52,6 +52,7 @@ from lm_eval_contam.registry import (
     task_quiz_samples,
 )
 from lm_eval_contam.rundir import ModelResults, load_model_dir
+from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.verdict import (
     VALIDATION_RATES_FILE,
     Verdict,
@@ -380,16 +381,17 @@ def prior_rates(study_dir: Path) -> dict[str, object]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def combined_verdicts(verdicts: Sequence[Verdict], prior: Mapping[str, object]) -> list[Verdict]:
+def combined_verdicts(verdicts: Sequence[Verdict], prior: Mapping[str, object],
+                      candidates: frozenset[str] | None = None) -> list[Verdict]:
     """Each partition's verdict with its control and without one (as :func:`partition_verdicts` computes them); with
     a reference model's tests among the verdicts, the one without a control is the verdict with a reference.
 
     Over the null study's rates and the earlier validation study's (``prior``): the study's own rates must not
     choose the tests it measures. The reference-differenced tests have no earlier rate: they drive as the study's
-    candidates (the verdict with a reference is what it measures).
+    ``candidates`` (default: every one; the verdict with a reference is what it measures).
     """
     rates = [shipped_rates(), clean_model_rates(prior), sibling_rates(prior), filler_rates(prior)]
-    candidates = frozenset(referenced_methods())
+    candidates = frozenset(referenced_methods()) if candidates is None else candidates
     subsets = [verdicts, without_control(verdicts)]
     if len(without_reference(verdicts)) < len(verdicts):  # with a reference: also the verdict with neither
         subsets.append(without_control(without_reference(verdicts)))
@@ -437,12 +439,26 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
                 continue  # its reference's run is not scored yet: this run waits for it
         for verdict in model_verdicts(load_model_dir(directory, label=label, reference=reference)):
             found.setdefault((label, verdict.partition), []).append(verdict)
+    roles = {(label, partition): {"injected": by_label[partition].role, "filler": "filler"}.get(label, "unseen")
+             for label, partition in found}
+    # The tests this study measures drive its combined verdicts as candidates, less those it measures over their level
+    # (as the shipped verdict will leave them out).
+    candidates = frozenset(referenced_methods()) - over_level_here(
+        [(verdict, roles[key]) for key, verdicts in found.items() for verdict in verdicts])  # type: ignore[misc]
     labelled: list[tuple[Verdict, Role, str]] = []
     for (label, partition_label), verdicts in found.items():
-        partition = by_label[partition_label]
-        role: Role = {"injected": partition.role, "filler": "filler"}.get(label, "unseen")  # type: ignore[assignment]
-        labelled += [(verdict, role, partition.shape) for verdict in verdicts + combined_verdicts(verdicts, prior)]
+        shape = by_label[partition_label].shape
+        labelled += [(verdict, roles[(label, partition_label)], shape)  # type: ignore[misc]
+                     for verdict in verdicts + combined_verdicts(verdicts, prior, candidates)]
     return labelled
+
+
+def over_level_here(labelled: Iterable[tuple[Verdict, Role]]) -> frozenset[str]:
+    """The rate keys this study measures flagging null partitions (never-seen, held-out siblings, the filler-only
+    fine-tune's) significantly more often than ALPHA: the interval's lower end above it."""
+    return frozenset(rates.key for rates in tally(labelled)
+                     if any(rates.by_role[role].confidence_interval.low > ALPHA
+                            for role in ("unseen", "sibling", "filler") if role in rates.by_role))
 
 
 def _reference_run(planned: Mapping[tuple[str, str], Mapping[str, Sequence[StudyPartition]]],
