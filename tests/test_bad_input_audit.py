@@ -248,7 +248,8 @@ def test_the_reports_first_screen_shows_each_benchmarks_score_and_adjusted_score
                 f"{row['acc_adj_ci_high,none']:.4f})")
     markdown = render_markdown(report)
     first_screen = markdown.split("## Models")[0]
-    assert (f"| {report.models[0].label} | contam_toy_sentiment | acc,none | 0.9000 | {adjusted} | no chat "
+    # No reordered score: the task's options are not listed in its prompt (reordered.md).
+    assert (f"| {report.models[0].label} | contam_toy_sentiment | acc,none | 0.9000 | {adjusted} | — | — | no chat "
             f"template, 0-shot, every doc |") in first_screen
     html = render_html(report)
     assert html.index('id="benchmarks"') < html.index("<h2>Models</h2>") and "0.9000" in html
@@ -635,8 +636,8 @@ def test_a_benchmark_without_a_dcr_sheet_keeps_its_score_in_the_report_with_a_no
     report = build_report(run)
     first_screen = render_markdown(report).split("## Models")[0]
     assert "| contam_toy_sentiment | acc,none | 0.9000 |" in first_screen  # adjusted, as before
-    assert (f"| {report.models[0].label} | quiz_small | acc,none | 0.5000 (caveat: {NO_ADJUSTMENT}) | — | no chat "
-            f"template, 0-shot, every doc |") in first_screen
+    assert (f"| {report.models[0].label} | quiz_small | acc,none | 0.5000 (caveat: {NO_ADJUSTMENT}) | — | — | — | "
+            f"no chat template, 0-shot, every doc |") in first_screen
 
 
 def test_a_card_whose_control_source_is_not_its_control_splits_file_is_refused(
