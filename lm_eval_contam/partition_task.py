@@ -14,9 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import datasets
+from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
-from lm_eval_contam.lm_eval_compat import aggregate_without_bootstrapping_task_statistics
+from lm_eval_contam.lm_eval_compat import (
+    aggregate_without_bootstrapping_task_statistics,
+    rolling_arguments,
+    task_request,
+)
 from lm_eval_contam.partitions import Partition
 
 
@@ -60,3 +65,19 @@ class PartitionTestTask(ConfigurableTask):
     def aggregate(self, bootstrap_iters: int | None = 100_000) -> tuple[dict[str, Any], int]:
         """lm-eval 0.5's aggregation entry point: no bootstrap of the partition statistics (see lm_eval_compat)."""
         return aggregate_without_bootstrapping_task_statistics(self, bootstrap_iters)
+
+
+class ScoredTextsTask(PartitionTestTask):
+    """A partition-level test whose docs are lists of whole texts (``doc["texts"]``), each scored alone as one
+    ``loglikelihood_rolling`` request, in order (the option-order and pairing tests): a reference model's run of the
+    same task scores the same texts."""
+
+    def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
+        return doc["texts"][0]
+
+    def doc_to_target(self, doc: dict, doc_to_target: Any = None) -> str:
+        return doc["texts"][0]
+
+    def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> list[Instance]:
+        return [task_request(self, doc, rolling_arguments(text), number, request_type="loglikelihood_rolling",
+                             **kwargs) for number, text in enumerate(doc["texts"])]

@@ -16,15 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lm_eval.api.instance import Instance
-
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.instances import DEFAULT_NUM_INSTANCES, sample_indices
-from lm_eval_contam.lm_eval_compat import (
-    rolling_arguments,
-    rolling_loglikelihood,
-    task_request,
-)
+from lm_eval_contam.lm_eval_compat import rolling_loglikelihood
 from lm_eval_contam.optionorder.orders import (
     DEFAULT_ARRANGEMENTS,
     DEFAULT_ORDERS,
@@ -39,7 +33,7 @@ from lm_eval_contam.optionorder.orders import (
     render,
 )
 from lm_eval_contam.optionorder.stats import OrderStatistics, order_statistics, original_rank
-from lm_eval_contam.partition_task import PartitionTestTask
+from lm_eval_contam.partition_task import ScoredTextsTask
 from lm_eval_contam.partitions import Partition, metadata_number
 
 METRICS: dict[str, Callable[[OrderStatistics], float]] = {
@@ -150,7 +144,7 @@ def doc_record(doc: Mapping[str, Any], results: Sequence[Any], seed: int) -> dic
             "left_out_reason": doc["left_out_reason"]}
 
 
-class OptionOrderTask(PartitionTestTask):
+class OptionOrderTask(ScoredTextsTask):
     """One partition's option-order test; its YAML's ``metadata`` names the partition."""
 
     metrics = METRICS
@@ -167,16 +161,6 @@ class OptionOrderTask(PartitionTestTask):
 
     def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> OrderStatistics:
         return order_statistics(records, seed=self.settings.seed, name=self.settings.partition.label)
-
-    def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
-        return doc["texts"][0]
-
-    def doc_to_target(self, doc: dict, doc_to_target: Any = None) -> str:
-        return doc["texts"][0]
-
-    def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> list[Instance]:
-        return [task_request(self, doc, rolling_arguments(text), number, request_type="loglikelihood_rolling",
-                             **kwargs) for number, text in enumerate(doc["texts"])]
 
     def higher_is_better(self) -> dict[str, bool]:
         return {metric: not metric.endswith("_pvalue") for metric in METRICS}

@@ -12,13 +12,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lm_eval.api.instance import Instance
-
-from lm_eval_contam.instances import DEFAULT_NUM_INSTANCES, instance_text, sample_indices
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.lm_eval_compat import rolling_arguments, rolling_loglikelihood, task_request
+from lm_eval_contam.instances import DEFAULT_NUM_INSTANCES, instance_text, sample_indices
+from lm_eval_contam.lm_eval_compat import rolling_loglikelihood
 from lm_eval_contam.pairing.halves import DEFAULT_GROUP_SIZE, halves, paired_texts, pairing_groups
-from lm_eval_contam.partition_task import PartitionTestTask
+from lm_eval_contam.partition_task import ScoredTextsTask
 from lm_eval_contam.partitions import Partition, metadata_number
 from lm_eval_contam.relabelling import RelabellingResult, pairing_test
 
@@ -82,7 +80,7 @@ def pairing_statistics(groups: Sequence[Sequence[float]], sizes: Sequence[int], 
     return pairing_test([score_matrix(scores, size) for scores, size in zip(groups, sizes)], seed=seed, name=name)
 
 
-class PairingTask(PartitionTestTask):
+class PairingTask(ScoredTextsTask):
     """One partition's pairing test; its YAML's ``metadata`` names the partition."""
 
     metrics = METRICS
@@ -100,16 +98,6 @@ class PairingTask(PartitionTestTask):
     def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> RelabellingResult:
         return pairing_statistics([r["scores"] for r in records], [int(r["size"]) for r in records],
                                   seed=self.settings.seed, name=self.settings.partition.label)
-
-    def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
-        return doc["texts"][0]
-
-    def doc_to_target(self, doc: dict, doc_to_target: Any = None) -> str:
-        return doc["texts"][0]
-
-    def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> list[Instance]:
-        return [task_request(self, doc, rolling_arguments(text), number, request_type="loglikelihood_rolling",
-                             **kwargs) for number, text in enumerate(doc["texts"])]
 
     def higher_is_better(self) -> dict[str, bool]:
         return {metric: metric != "pairing_pvalue" for metric in METRICS}
