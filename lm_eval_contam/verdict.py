@@ -268,8 +268,11 @@ def calibrated(verdicts: Sequence[Verdict], rates: RateSources | None = None,
     level (:func:`over_level`) the combination is dropped and its other parts stand alone.
     """
     found = [v for v in tested(verdicts) if measured(v, rates) or rate_key(v) in candidates]
-    failing = {v.task for v in found if over_level(v, rates)}
-    kept = [v for v in found if v.task not in failing and not failing & set(v.task.split(" + "))]
+    # By verdict, not task: one task can give several tests (the option-order task's rank and arrangement tests).
+    over = [v for v in found if over_level(v, rates)]
+    failing = {v.task for v in over}
+    kept = [v for v in found if not any(v is o for o in over)
+            and not (" + " in v.task and failing & set(v.task.split(" + ")))]
     covered = {part for v in kept if " + " in v.task for part in v.task.split(" + ")}
     return [v for v in kept if " + " in v.task or v.task not in covered]
 

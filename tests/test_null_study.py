@@ -287,3 +287,19 @@ def test_partition_verdict_lines_read_small_p_values_as_inequalities() -> None:
     assert over_level_line(row.over_level[0]) == (
         "TT_ALG1_PERMUTATION (completion): contaminated (p = 0.0100); not driving: false-positive rate 14.3 % "
         "(8/56; 95 % CI 6.4–26.2 %) in the null study")
+
+
+def test_a_test_over_its_level_leaves_another_test_of_the_same_task_driving() -> None:
+    """The option-order task gives the rank test and the arrangement test: the second over its level on authored orders
+    takes only itself out of the verdict."""
+    from lm_eval_contam.verdict import clean_model_rates
+
+    rates = clean_model_rates({"command": "c", "date": "d", "methods": {
+        "option_order": {"false_positive_clean": {"k": 24, "flagged": 0, "rate": 0.0, "ci": [0.0, 0.1425]}},
+        "option_order_arrangement": {"false_positive_clean": {"k": 32, "flagged": 8, "rate": 0.25,
+                                                              "ci": [0.1146, 0.434]}}}})
+    found = [_verdict("option_order", "P", True, 0.01, family="optionorder", task="oo"),
+             _verdict("option_order_arrangement", "P", True, 0.001, family="optionorder", task="oo")]
+    (row,) = partition_verdicts(found, rates)
+    assert [v.method for v, _ in row.evidence] == ["option_order"] and row.flagged
+    assert [v.method for v in row.over_level] == ["option_order_arrangement"]
