@@ -66,7 +66,7 @@ class AuditSettings:
     limit: int | None = None  # lm-eval's --limit, for smoke runs
     seed: int = 0  # recorded; task seeds live in the task configs
     quiz_option_generator: str = "offline"  # makes the quiz options a partition lacks, before the run
-    skip_methods: tuple[str, ...] = ()  # registered methods left out of this audit (e.g. --no-likelihood)
+    skip_methods: tuple[str, ...] = ()  # registered methods left out of this audit (--methods, --no-likelihood)
     # lm-eval tasks/groups audited with --tasks (their partitions' cards are in ``partitions``); they run too, so the
     # results carry each benchmark's own metric (and the DCR hook's adjusted one) beside the audit's.
     benchmark_tasks: tuple[str, ...] = ()
@@ -215,9 +215,10 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.benchmark_adjustment)
         adjustment_metadata = {"seed": settings.seed, **dict(settings.adjustment_metadata)}
         tasks += harness.adjustment_tasks(plan.benchmark_tasks, task_manager, metadata=adjustment_metadata,
-                                          loaded=built, like_benchmark=False)
+                                          loaded=built, like_benchmark=False, skip_methods=settings.skip_methods)
         like_benchmarks = harness.adjustment_tasks(plan.benchmark_tasks, task_manager, metadata=adjustment_metadata,
-                                                   loaded=built, like_benchmark=True)
+                                                   loaded=built, like_benchmark=True,
+                                                   skip_methods=settings.skip_methods)
         tasks += like_benchmarks
     reference_spec, reference_tasks = (check_reference(settings.reference_model, spec.backend, tasks, task_manager)
                                        if settings.reference_model else (None, []))

@@ -201,11 +201,13 @@ def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str
 
 
 def adjustment_tasks(tasks: Sequence[Any], manager: Any, *, metadata: Mapping[str, Any] | None = None,
-                     loaded: Mapping[str, Any] | None = None, like_benchmark: bool | None = None) -> list[str]:
+                     loaded: Mapping[str, Any] | None = None, like_benchmark: bool | None = None,
+                     skip_methods: Sequence[str] = ()) -> list[str]:
     """The tasks every registered method adds so each plain benchmark of the run gets its adjusted score
     (``MethodSpec.benchmark_adjustment``); ``loaded``: benchmarks the audit already built and rendered, by name;
-    ``like_benchmark``: only the methods whose tasks are (True) or are not (False) scored like the benchmarks."""
-    return [task for spec in registered_methods() if spec.benchmark_adjustment
+    ``like_benchmark``: only the methods whose tasks are (True) or are not (False) scored like the benchmarks;
+    ``skip_methods``: methods left out (``audit --methods``)."""
+    return [task for spec in registered_methods() if spec.benchmark_adjustment and spec.name not in skip_methods
             and like_benchmark in (None, spec.benchmark_adjustment.scored_like_benchmark)
             for task in spec.benchmark_adjustment.tasks(tasks, manager, metadata, loaded)]
 

@@ -32,8 +32,10 @@ from lm_eval_contam.input_checks import (
     check_output_dir,
     name_list,
 )
+from lm_eval_contam.likelihood.configs import METHOD as LIKELIHOOD_METHOD
 from lm_eval_contam.own_data import OwnData, write_card
 from lm_eval_contam.partitions import TaskType, sample_partitions
+from lm_eval_contam.registry import registered_methods
 from lm_eval_contam.reordered.orders import DEFAULT_REORDERINGS, MAX_REORDERINGS, check_reorderings
 from lm_eval_contam.timetravel.judge_b import judge_output_path
 
@@ -98,6 +100,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="skip the likelihood modes (ours; run by default on hf/vllm for registered partitions)")
     parser.add_argument("--judge-model", help="also classify Time Travel completions with Judge B using this model")
     parser.add_argument("--no-report", action="store_true", help="skip writing report.html/report.md")
+    parser.add_argument("--methods", metavar="NAMES",
+                        help="comma-separated registered methods to run (default: all; e.g. optionorder,reordered "
+                             "for the cheap calibrated ones on every subject: docs/cost.md)")
     parser.add_argument("--reorderings", type=int, metavar="K",
                         help=f"--tasks multiple-choice benchmarks: acc_reordered averages each item over K seeded "
                              f"reorderings of its options (default {DEFAULT_REORDERINGS}; 0 to {MAX_REORDERINGS}, 0: off; "
@@ -119,10 +124,22 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
         include_path=tuple(args.include_path),
         limit=args.limit,
         benchmark_chat_template=args.benchmark_chat_template,
-        skip_methods=("likelihood",) if args.no_likelihood else (),
+        skip_methods=skipped_methods(args.methods, args.no_likelihood),
         reference_model=args.reference_model,
         adjustment_metadata=(("reorderings", args.reorderings),) if args.reorderings is not None else (),
     )
+
+
+def skipped_methods(methods: str | None, no_likelihood: bool) -> tuple[str, ...]:
+    """The registered methods an audit leaves out: those ``--methods`` does not name (every one is checked to be
+    registered), and the likelihood modes with ``--no-likelihood``."""
+    registered = [spec.name for spec in registered_methods()]
+    chosen = name_list(methods, "--methods")
+    for name in chosen or ():
+        if name not in registered:
+            raise ContamError(f"no registered method {name!r} (known: {', '.join(registered)})", field="--methods")
+    return tuple(name for name in registered
+                 if (chosen is not None and name not in chosen) or (no_likelihood and name == LIKELIHOOD_METHOD))
 
 
 def check_args(args: argparse.Namespace, label: str) -> tuple[dict, str, str]:
@@ -136,6 +153,7 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, str, str]:
     check_include_paths(args.include_path)
     if args.reorderings is not None:
         check_reorderings(args.reorderings, source="--reorderings")
+    skipped_methods(args.methods, args.no_likelihood)
     check_control_flags(control_split=args.control_split, control_data=args.control_data, tasks=tasks is not None,
                         data=args.data is not None)
     spec = ModelSpec.parse(args.model or str(default_model_path()))
@@ -149,7 +167,9 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, str, str]:
                 "data": own if args.data is not None else None,
                 "control_split": args.control_split, "control_data": args.control_data,
                 "dcr_sheet": args.dcr_sheet, "dcq_mode": args.dcq_mode, "likelihood": not args.no_likelihood,
-                "limit": args.limit, **({"reference_model": args.reference_model} if args.reference_model else {}),
+                "limit": args.limit, **({"methods": list(name_list(args.methods, "--methods") or ())}
+                                        if args.methods is not None else {}),
+                **({"reference_model": args.reference_model} if args.reference_model else {}),
                 **({"reorderings": args.reorderings} if args.reorderings is not None else {})}
     check_same_audit(args.output_path, identity, label, spec.backend, spec.model_args)
     return identity, spec.backend, spec.model_args

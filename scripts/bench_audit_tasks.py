@@ -1,0 +1,179 @@
+"""The whole ``audit --tasks`` against plain ``lm_eval --tasks`` on the same benchmark, side by side in one run.
+
+    python scripts/bench_audit_tasks.py [--model PATH] [--batch_size 8] [--sizes 40,1000] [--generation 40]
+        [--out bench_audit_tasks] [--audit-args "--reorderings 2"]
+
+Benchmarks (written under ``--out``; items from the project's seeded grammar, so no model has seen them and nothing
+is downloaded): one MMLU-style multiple-choice task per ``--sizes`` entry (question, four lettered options,
+``Answer:``; lm-eval's ``multiple_choice``), and one generation task of ``--generation`` items (the same questions
+without options, ``generate_until`` up to a newline, exact match). For each, in this order and alone on the machine:
+
+1. ``lm_eval --model hf --tasks <task> --include_path <dir> --batch_size B`` (the benchmark as users run it);
+2. ``lm-eval-contam audit --tasks <task> --include_path <dir> --batch_size B --no-chat-template`` with the same
+   model (the default audit: every method, the report written), plus ``--audit-args``.
+
+Both are timed as processes (start-up and lm-eval's task indexing included: what a user waits for). From the
+audit's logged samples it counts, per method (each task's ``metadata.method``; the benchmark's own task and its
+reordered twin apart), the requests by type and the tokens the model reads (prompt + continuation as the model's
+tokenizer splits them; for generation, prompt + generated). Prints one markdown table per benchmark and the
+headline ratio audit / benchmark (wall time); writes ``bench.json`` under ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+MC_YAML = """task: {task}
+dataset_path: json
+dataset_kwargs: {{data_files: {{test: {data}}}}}
+test_split: test
+output_type: multiple_choice
+doc_to_text: "Which word fills the blank? {{{{question}}}}\\nA. {{{{choices[0]}}}}\\nB. {{{{choices[1]}}}}\\nC. {{{{choices[2]}}}}\\nD. {{{{choices[3]}}}}\\nAnswer:"
+doc_to_choice: ["A", "B", "C", "D"]
+doc_to_target: answer
+metric_list: [{{metric: acc, aggregation: mean, higher_is_better: true}}]
+metadata: {{version: 1.0}}
+"""
+
+GENERATION_YAML = """task: {task}
+dataset_path: json
+dataset_kwargs: {{data_files: {{test: {data}}}}}
+test_split: test
+output_type: generate_until
+doc_to_text: "Which word fills the blank? {{{{question}}}}\\nAnswer:"
+doc_to_target: "{{{{choices[answer]}}}}"
+generation_kwargs: {{until: ["\\n"], max_gen_toks: 16, do_sample: false}}
+metric_list: [{{metric: exact_match, aggregation: mean, higher_is_better: true, ignore_case: true, ignore_punctuation: true}}]
+metadata: {{version: 1.0}}
+"""
+
+
+def write_benchmarks(out: Path, sizes: list[int], generation: int) -> dict[str, tuple[str, int]]:
+    """The benchmark tasks' data and YAMLs under ``out/tasks``: task name -> (output type, items)."""
+    from lm_eval_contam.jsonl import write_jsonl
+    from lm_eval_contam.nullstudy.corpus import make_mc_dataset
+    from lm_eval_contam.nullstudy.study import _vocabulary
+
+    nouns, adjectives = _vocabulary()
+    tasks_dir = out / "tasks"
+    tasks_dir.mkdir(parents=True, exist_ok=True)
+    written = {}
+    plan = [(f"bench_mc_{size}", MC_YAML, size) for size in sizes]
+    plan += [(f"bench_gen_{generation}", GENERATION_YAML, generation)] if generation else []
+    for index, (task, template, size) in enumerate(plan):
+        rows = make_mc_dataset(20261127, 900 + index, nouns, adjectives, rows_per_split=size, splits=("test",))
+        data = write_jsonl(tasks_dir / f"{task}.jsonl", list(rows.splits["test"]))
+        (tasks_dir / f"{task}.yaml").write_text(template.format(task=task, data=json.dumps(str(data))))
+        written[task] = ("generate_until" if template is GENERATION_YAML else "multiple_choice", size)
+    return written
+
+
+def timed(command: list[str], log: Path) -> float:
+    """Wall seconds of one process (its output to ``log``); a failure stops the benchmark with the log's tail."""
+    print("$", shlex.join(command), flush=True)
+    started = time.perf_counter()
+    with log.open("w") as handle:
+        done = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT, check=False)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        sys.exit(f"{command[0]} failed ({done.returncode}); see {log}:\n" + "\n".join(log.read_text().splitlines()[-20:]))
+    return seconds
+
+
+def _parts(arguments: Any) -> list[Any]:
+    """A logged request's arguments, as lm-eval writes them (``{"gen_args_0": {"arg_0": …}}`` or lists)."""
+    values = arguments.values() if isinstance(arguments, dict) else arguments
+    return [list(value.values()) if isinstance(value, dict) else list(value) for value in values]
+
+
+def request_counts(run_dir: Path, tokenizer: Any) -> dict[str, dict[str, int]]:
+    """Per method (a task's ``metadata.method``; else ``benchmark``): requests by type and tokens read, from the
+    results and samples lm-eval wrote under ``run_dir``."""
+    results = json.loads(max(run_dir.rglob("results_*.json")).read_text())
+    method = {task: str((config.get("metadata") or {}).get("method") or "benchmark")
+              for task, config in results["configs"].items()}
+    kinds = {task: config.get("output_type") for task, config in results["configs"].items()}
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for path in run_dir.rglob("samples_*.jsonl"):
+        task = path.name.removeprefix("samples_").rsplit("_", 1)[0]
+        found = counts[method.get(task, "benchmark")]
+        for line in path.read_text().splitlines():
+            sample = json.loads(line)
+            for parts, response in zip(_parts(sample["arguments"]), sample.get("resps") or [], strict=False):
+                found[f"{kinds.get(task)} requests"] += 1
+                text = "".join(part for part in parts if isinstance(part, str))
+                if kinds.get(task) == "generate_until":
+                    text += "".join(str(piece) for piece in (response if isinstance(response, list) else [response]))
+                found["tokens"] += len(tokenizer(text)["input_ids"])
+    return {name: dict(values) for name, values in counts.items()}
+
+
+def main() -> None:
+    from transformers import AutoTokenizer
+
+    from lm_eval_contam.default_model import default_model_path
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", help="HF folder (default: the embedded SmolLM2-135M-Instruct)")
+    parser.add_argument("--batch_size", type=int, default=8)
+    parser.add_argument("--sizes", default="40,1000", help="items of each multiple-choice benchmark")
+    parser.add_argument("--generation", type=int, default=40, help="items of the generation benchmark (0: none)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--out", type=Path, default=Path("bench_audit_tasks"))
+    parser.add_argument("--audit-args", default="", help="extra audit arguments, e.g. '--reorderings 2'")
+    args = parser.parse_args()
+    model = str(args.model or default_model_path())
+    out = args.out.resolve()
+    if out.exists():
+        sys.exit(f"{out} exists: give a new --out (nothing is overwritten)")
+    benchmarks = write_benchmarks(out, [int(size) for size in args.sizes.split(",") if size], args.generation)
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    bin_dir = Path(sys.executable).parent
+    rows = {}
+    for task, (kind, items) in benchmarks.items():
+        common = ["--tasks", task, "--include_path", str(out / "tasks"), "--batch_size", str(args.batch_size),
+                  "--device", args.device]
+        plain = timed([str(bin_dir / "lm_eval"), "--model", "hf", "--model_args", f"pretrained={model},dtype=float32",
+                       *common, "--log_samples", "--output_path", str(out / "lm_eval" / task)],
+                      out / f"{task}.lm_eval.log")
+        audit_dir = out / "audit" / task
+        audit = timed([str(bin_dir / "lm-eval-contam"), "audit", "--model", model, "--label", "bench", *common,
+                       "--no-chat-template", "--output_path", str(audit_dir), *shlex.split(args.audit_args)],
+                      out / f"{task}.audit.log")
+        benchmark_counts = request_counts(out / "lm_eval" / task, tokenizer)["benchmark"]
+        rows[task] = {"kind": kind, "items": items, "lm_eval_seconds": round(plain, 1),
+                      "audit_seconds": round(audit, 1), "ratio": round(audit / plain, 2),
+                      "benchmark": benchmark_counts, "audit": request_counts(audit_dir / "runs" / "bench", tokenizer)}
+        print(table(task, rows[task]), flush=True)
+    (out / "bench.json").write_text(json.dumps({"model": model, "batch_size": args.batch_size,
+                                                "audit_args": args.audit_args, "benchmarks": rows}, indent=1))
+    for task, row in rows.items():
+        print(f"{task} ({row['kind']}, {row['items']} items): audit {row['audit_seconds']:.0f} s, "
+              f"lm_eval {row['lm_eval_seconds']:.0f} s, ratio {row['ratio']:.2f}x")
+
+
+def table(task: str, row: dict[str, Any]) -> str:
+    """One benchmark's markdown table: each method's requests and tokens, and their ratio to the benchmark's."""
+    base = row["benchmark"]["tokens"]
+    lines = [f"\n{task}: {row['kind']}, {row['items']} items; plain lm_eval {row['lm_eval_seconds']:.1f} s, "
+             f"audit {row['audit_seconds']:.1f} s (ratio {row['ratio']:.2f}x)\n",
+             "| part of the audit | requests | tokens read | tokens / benchmark's |", "|---|---|---|---|"]
+    for method, counts in sorted(row["audit"].items(), key=lambda item: -item[1]["tokens"]):
+        requests = ", ".join(f"{count} {kind.removesuffix(' requests')}" for kind, count in sorted(counts.items())
+                             if kind != "tokens")
+        lines.append(f"| {method} | {requests} | {counts['tokens']} | {counts['tokens'] / base:.2f} |")
+    total = sum(counts["tokens"] for counts in row["audit"].values())
+    lines.append(f"| **audit, all** | | {total} | {total / base:.2f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
