@@ -259,8 +259,9 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     separate = ([task for task in tasks if task in benchmarks or task in like_benchmarks]
                 if chat != settings.benchmark_chat_template else [])
     started = time.perf_counter()
-    results = evaluate([task for task in tasks if task not in separate], chat, tracker)
-    if results is not None and separate:
+    own = [task for task in tasks if task not in separate]  # none when --methods keeps only benchmark adjustments
+    results = evaluate(own, chat, tracker) if own else evaluate(separate, settings.benchmark_chat_template, tracker)
+    if results is not None and own and separate:
         results = merge_results(results, evaluate(separate, settings.benchmark_chat_template, None))
     seconds = round(time.perf_counter() - started, 1)
     if results is None:  # a non-zero rank under accelerate: rank 0 writes
@@ -502,7 +503,8 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
                 control = partition.dataset.partition(str(partition.control.split))
                 check_partition_rows(control, control.rows(), str(control.data_file))
         partition_control_overlap(partition)
-    return [str(write_task_configs(partition, out_dir)) for partition in partitions if not partition.dataset.registered]
+    return [str(write_task_configs(partition, out_dir, reference=settings.reference_model is not None))
+            for partition in partitions if not partition.dataset.registered]
 
 
 def evaluation_tasks(tasks: list[str], task_manager: Any, max_gen_toks: int | None,

@@ -204,12 +204,14 @@ def check_partition_rows(partition: Partition, rows: Sequence[Mapping[str, Any]]
                 partition.label_text(row[spec.label_field], source=where)
 
 
-def write_task_configs(partition: Partition, out_dir: Path) -> Path:
+def write_task_configs(partition: Partition, out_dir: Path, *, reference: bool = False) -> Path:
     """Every registered method's task YAMLs (``MethodSpec.render_task_configs``) for a card's partition, under
-    ``out_dir/tasks/<key>_<split>``; the directory. The methods that read quiz options share one options file."""
+    ``out_dir/tasks/<key>_<split>``; the directory. The methods that read quiz options share one options file;
+    ``reference``: a reference model scores the tasks too (:attr:`RenderTarget.reference`)."""
     name = f"{partition.dataset.key}_{partition.split}"
     directory = out_dir / TASKS_DIR / name
-    target = RenderTarget(templates=task_dir(), options_path=(out_dir / QUIZ_OPTIONS_DIR / f"{name}.jsonl").resolve())
+    target = RenderTarget(templates=task_dir(), options_path=(out_dir / QUIZ_OPTIONS_DIR / f"{name}.jsonl").resolve(),
+                          reference=reference)
     for spec in registered_methods():
         for task, text in spec.render_task_configs(partition, target).items():
             write_derived(directory / f"{task}.yaml", text)

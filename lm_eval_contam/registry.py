@@ -43,10 +43,14 @@ class AuditedModel:
 
 @dataclass(frozen=True)
 class RenderTarget:
-    """Where a partition's task YAMLs point: the installed templates and the partition's quiz options file."""
+    """Where a partition's task YAMLs point: the installed templates and the partition's quiz options file; and
+    whether a reference model scores them too."""
 
     templates: Path  # the installed task_configs/ directory (``lm_eval_contam.task_dir()``)
     options_path: Path  # the partition's quiz options cache, shared by every method that reads quiz options
+    # A reference model scores the tasks too (--reference-model): a method whose reference-differenced tests read
+    # more texts than its tests without a reference (the option-order test: every order) asks for them only then.
+    reference: bool = False
 
     def include(self, method: str) -> str:
         """The path of a method's installed template (``task_configs/<method>/_template_yaml``)."""

@@ -87,7 +87,7 @@ def study(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dic
                                               "task_type": "question", "text_field": "text", "label_field": "answer",
                                               "columns": ["text", "answer"]}, "test")
     (root / "partition_tasks").mkdir()
-    configs = render_task_configs(partition, RenderTarget(task_dir(), root / "options.json"))
+    configs = render_task_configs(partition, RenderTarget(task_dir(), root / "options.json", reference=True))
     for name, text in configs.items():
         (root / "partition_tasks" / f"{name}.yaml").write_text(text)
     settings = StudySettings(batch_size=32)

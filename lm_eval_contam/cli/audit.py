@@ -36,7 +36,7 @@ from lm_eval_contam.likelihood.configs import METHOD as LIKELIHOOD_METHOD
 from lm_eval_contam.own_data import OwnData, write_card
 from lm_eval_contam.partitions import TaskType, sample_partitions
 from lm_eval_contam.registry import registered_methods
-from lm_eval_contam.reordered.orders import DEFAULT_REORDERINGS, MAX_REORDERINGS, check_reorderings
+from lm_eval_contam.reordered.orders import DEFAULT_REORDERINGS, MAX_REORDERINGS, REORDERED_FORMS, check_reorderings
 from lm_eval_contam.timetravel.judge_b import judge_output_path
 
 
@@ -105,7 +105,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                              "for the cheap calibrated ones on every subject: docs/cost.md)")
     parser.add_argument("--reorderings", type=int, metavar="K",
                         help=f"--tasks multiple-choice benchmarks: acc_reordered averages each item over K seeded "
-                             f"reorderings of its options (default {DEFAULT_REORDERINGS}; 0 to {MAX_REORDERINGS}, 0: off; "
+                             f"reorderings of its options (default {DEFAULT_REORDERINGS}, fewer above 250 items: "
+                             f"{REORDERED_FORMS} // items, at least 1; 0 to {MAX_REORDERINGS}, 0: off; "
                              f"see docs/reordered.md)")
 
 

@@ -303,7 +303,8 @@ def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc:
     """Both shapes' partitions with their tasks per pass, every task YAML written under ``study_dir/tasks``."""
     task_dir = study_dir / "tasks"
     task_dir.mkdir(parents=True, exist_ok=True)
-    target = RenderTarget(templates=templates_dir(), options_path=options)
+    # The reference pass scores every task on the clean model first, as the fine-tunes' reference: every option order.
+    target = RenderTarget(templates=templates_dir(), options_path=options, reference=True)
     found = []
     shaped = [(with_sibling_controls(world.specs[role.dataset_index]).partition(role.split), role.role, "free text")
               for role in world.roles]

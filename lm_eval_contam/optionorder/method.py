@@ -53,7 +53,8 @@ def task_names(partition: Partition, model: AuditedModel) -> list[str]:
 def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
     if not _multiple_choice(partition):
         return {}
-    return {task_name(partition): render_task_config(partition, include=target.include(METHOD))}
+    return {task_name(partition): render_task_config(partition, include=target.include(METHOD),
+                                                     all_orders=target.reference)}
 
 
 SPEC = MethodSpec(

@@ -69,7 +69,7 @@ class OrderStatistics:
     arrangement test (the original's standardised score among every arrangement scored, :mod:`~.relabelling`)."""
 
     rank: OrderRankResult
-    arrangement: RelabellingResult
+    arrangement: RelabellingResult | None  # None where only the rank test's orders were scored
 
 
 def arranged_scores(record: Mapping[str, Any], scores: Sequence[float] | None = None, *,
@@ -81,5 +81,6 @@ def arranged_scores(record: Mapping[str, Any], scores: Sequence[float] | None = 
 
 
 def order_statistics(records: Sequence[Mapping[str, Any]], *, seed: int, name: str) -> OrderStatistics:
+    arranged = [arranged_scores(record) for record in records if record["arranged"]]
     return OrderStatistics(rank_test([int(r["rank"]) for r in records], [int(r["orders"]) for r in records]),
-                           arrangement_test([arranged_scores(record) for record in records], seed=seed, name=name))
+                           arrangement_test(arranged, seed=seed, name=name) if arranged else None)

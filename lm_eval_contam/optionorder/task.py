@@ -1,9 +1,11 @@
 """lm-eval glue for the option-order test: one task per partition, ``loglikelihood_rolling`` requests only.
 
 Task ``metadata``: the partition (the schema every method shares), ``num_instances`` (100), ``orders`` (5: the
-original and four admissible others per item, the rank test's), ``arrangements`` (24: the original and up to 23
-admissible others, the arrangement tests') and ``seed`` (0). Requests per item: one rolling log-likelihood per order
-(the rank test's orders are among the arrangement tests' for items of up to four options), each one forward pass.
+original and four admissible others per item, the rank test's), ``all_orders`` (false: only the rank test's orders
+are scored; true, as a reference model's audit renders it: the arrangement tests' too), ``arrangements`` (24: the
+original and up to 23 admissible others, the arrangement tests') and ``seed`` (0). Requests per item: one rolling
+log-likelihood per order scored (the rank test's orders are among the arrangement tests' for items of up to four
+options), each one forward pass: 5 per item without a reference, up to 24 with one.
 Every order's score is logged, so a reference model's run of the same task gives ``u`` per order (verdicts.py).
 Items the test cannot use (fewer than two options, options that refer to positions, an original order sorted on
 purpose) are counted and left out before any request.
@@ -11,6 +13,7 @@ purpose) are counted and left out before any request.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,8 +44,9 @@ METRICS: dict[str, Callable[[OrderStatistics], float]] = {
     "order_pvalue": lambda s: s.rank.pvalue,
     "order_top_share": lambda s: s.rank.top_share,
     "order_items": lambda s: s.rank.n,
-    "arrangement_z": lambda s: s.arrangement.standardised,
-    "arrangement_pvalue": lambda s: s.arrangement.pvalue,
+    # NaN where only the rank test's orders were scored (``all_orders`` false): no arrangement test ran.
+    "arrangement_z": lambda s: s.arrangement.standardised if s.arrangement else math.nan,
+    "arrangement_pvalue": lambda s: s.arrangement.pvalue if s.arrangement else math.nan,
 }
 
 
@@ -53,6 +57,7 @@ class OptionOrderSettings:
     orders: int
     arrangements: int
     seed: int
+    all_orders: bool = False
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, Any] | None, split: str) -> OptionOrderSettings:
@@ -62,7 +67,15 @@ class OptionOrderSettings:
                    orders=metadata_number(metadata, "orders", DEFAULT_ORDERS, minimum=2, maximum=24),
                    arrangements=metadata_number(metadata, "arrangements", DEFAULT_ARRANGEMENTS, minimum=2,
                                                 maximum=120),
-                   seed=metadata_number(metadata, "seed", 0))
+                   seed=metadata_number(metadata, "seed", 0), all_orders=_flag(metadata, "all_orders"))
+
+
+def _flag(metadata: Mapping[str, Any], key: str) -> bool:
+    """A true/false task-metadata setting (default false), checked: anything else names the YAML."""
+    value = metadata.get(key, False)
+    if not isinstance(value, bool):
+        raise ContamError(f"expected true or false, got {value!r}", source=metadata.get("config_source"), field=key)
+    return value
 
 
 def shared_option_sets(items: Sequence[Item | None]) -> set[frozenset[str]]:
@@ -90,11 +103,11 @@ def no_usable_item(reasons: Sequence[str]) -> str:
 
 def order_docs(settings: OptionOrderSettings, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One doc per usable sampled item: the item rendered in its original order, then in the rank test's comparator
-    orders, then in the arrangement tests' other orders (each order once).
+    orders, then (``all_orders``) in the arrangement tests' other orders (each order once).
 
     ``rank_orders``: how many texts from the first the rank test reads; ``arranged``: the texts of the arrangement
-    tests (the original first); ``fixed``: those among them whose order keeps the gold answer at its letter (empty
-    when the row's answer names no option). Every doc carries the partition's count of sampled items left out and why
+    tests (the original first; empty without ``all_orders``); ``fixed``: those among them whose order keeps the gold
+    answer at its letter (empty when the row's answer names no option). Every doc carries the partition's count of sampled items left out and why
     (the first reason), for the verdict.
     """
     partition = settings.partition
@@ -110,14 +123,15 @@ def order_docs(settings: OptionOrderSettings, rows: Sequence[Mapping[str, Any]])
             reasons.append(reason or "fewer than two options")
             continue
         ranked = comparator_orders(item, orders=settings.orders, seed=settings.seed, identity=identity)
-        arranged = arrangement_orders(item, arrangements=settings.arrangements, seed=settings.seed, identity=identity)
+        arranged = (arrangement_orders(item, arrangements=settings.arrangements, seed=settings.seed, identity=identity)
+                    if settings.all_orders else [])
         if not ranked:
             reasons.append("no other admissible order")
             continue
         original = tuple(range(len(item.options)))
         orders = [original, *ranked, *(order for order in arranged if order not in ranked)]
         answer = answer_index(item, rows[index].get(label_field)) if label_field else None
-        in_arrangement = [0, *(number for number, order in enumerate(orders) if order in arranged)]
+        in_arrangement = [0, *(number for number, order in enumerate(orders) if order in arranged)] if arranged else []
         docs.append({"row_index": index, "identity": identity, "texts": [render(item, order) for order in orders],
                      "rank_orders": 1 + len(ranked), "arranged": in_arrangement,
                      "fixed": [] if answer is None else [n for n in in_arrangement if keeps_answer(orders[n], answer)]})

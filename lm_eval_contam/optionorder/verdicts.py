@@ -109,10 +109,10 @@ def _arrangement_verdict(model: ModelResults, task: str, partition: Partition, m
 def arrangement_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     """The arrangement tests of one task: on the model's own scores, and on u when a reference scored the task too
     (every order; and the orders that keep the answer's letter, on items whose answer is known). A run of the
-    earlier task (no scores logged) has none."""
+    earlier task (no scores logged), or one that scored only the rank test's orders (no reference model), has none."""
     partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
     records = [sample.get("order_pvalue") or {} for sample in model.samples(task)]
-    if not records or any("scores" not in record for record in records):
+    if not records or any("scores" not in record for record in records) or not any(r["arranged"] for r in records):
         return []
     seed = int(model.metadata(task).get("seed", 0))
     items = [arranged_scores(record) for record in records]

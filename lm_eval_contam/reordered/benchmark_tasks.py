@@ -30,10 +30,10 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import write_jsonl
 from lm_eval_contam.lm_eval_compat import selected_task_configs
 from lm_eval_contam.reordered.orders import (
-    DEFAULT_REORDERINGS,
     METADATA_KEY,
     METHOD,
     check_reorderings,
+    default_reorderings,
     reordered_docs,
     why_not_reordered,
 )
@@ -136,11 +136,12 @@ def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[
     """The reordered-task YAML paths to add to a run of ``tasks`` so every multiple-choice benchmark task gets
     ``<metric>_reordered``; ``loaded``: benchmarks already built and rendered (``audit --tasks``), used as they are.
 
-    ``metadata``: the run's (``reorderings``: K per item, default :data:`DEFAULT_REORDERINGS`, 0 turns it off;
-    ``seed``). A bad K is refused before anything is written.
+    ``metadata``: the run's (``reorderings``: K per item, 0 turns it off; without it each benchmark gets
+    :func:`default_reorderings` of its size; ``seed``). A bad K is refused before anything is written.
     """
     metadata = dict(metadata or {})
-    reorderings = check_reorderings(metadata.get(METADATA_KEY, DEFAULT_REORDERINGS))
+    given = metadata.get(METADATA_KEY)
+    reorderings = None if given is None else check_reorderings(given)
     if reorderings == 0:
         return []
     seed = int(metadata.get("seed", 0))
@@ -152,7 +153,8 @@ def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[
             if task.OUTPUT_TYPE != "multiple_choice":
                 log.info("no reordered score for %s: it is not multiple choice (%s)", name, task.OUTPUT_TYPE)
                 continue
-            added.append(str(task_yaml(name, task, docs, reorderings=reorderings, seed=seed,
+            per_item = default_reorderings(len(docs)) if reorderings is None else reorderings
+            added.append(str(task_yaml(name, task, docs, reorderings=per_item, seed=seed,
                                        home=home or tasks_home())))
         except ContamError as error:
             log.warning("no reordered score for %s: %s", name, error)

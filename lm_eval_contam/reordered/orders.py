@@ -25,10 +25,21 @@ METHOD = "reordered"  # metadata.method of the reordered tasks
 METADATA_KEY = "reorderings"  # run metadata (--metadata '{"reorderings": K}', audit --reorderings K); 0 turns it off
 # K = 4 reorderings per item: the score's item-to-item spread dominates its interval once the per-item mean of the
 # reorderings' 0/1 scores has four terms (its within-item variance falls as 1/K), while each reorderable item costs
-# K + 1 scorings (the original order is scored again, in the same requests, for the paired gap). With four options an
-# item has 23 other orders, so four are drawn without replacement.
+# K more forward passes (its original order is scored again for the paired gap, in the very requests the benchmark
+# makes, which lm-eval's HF backend answers with one pass). With four options an item has 23 other orders, so four are
+# drawn without replacement.
 DEFAULT_REORDERINGS = 4
 MAX_REORDERINGS = 23  # every other order of four options
+# With no K given, a benchmark of more than 250 items gets fewer reorderings per item: as many as keep its reordered
+# forms near 1,000 (at least one each), so a large benchmark's reordered score costs about one more evaluation of it
+# (docs/cost.md), not four; with 1,000 or more items the item-to-item spread already dominates the interval.
+REORDERED_FORMS = 1000
+
+
+def default_reorderings(items: int) -> int:
+    """K per item when none is given: :data:`DEFAULT_REORDERINGS` up to 250 items, then ``REORDERED_FORMS // items``
+    (at least 1)."""
+    return max(1, min(DEFAULT_REORDERINGS, REORDERED_FORMS // max(items, 1)))
 
 
 @dataclass(frozen=True)

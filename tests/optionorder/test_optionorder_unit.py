@@ -153,7 +153,8 @@ def test_order_docs_carry_the_rank_tests_orders_first_then_every_arrangement(tmp
     partition = Partition.from_task_metadata({"dataset_name": "Quiz", "data_files": {"test": str(data)},
                                               "text_field": "text", "label_field": "answer", "task_type": "question",
                                               "columns": ["text", "answer"]}, "test")
-    docs = order_docs(OptionOrderSettings(partition, num_instances=100, orders=5, arrangements=24, seed=0), rows)
+    docs = order_docs(OptionOrderSettings(partition, num_instances=100, orders=5, arrangements=24, seed=0,
+                                          all_orders=True), rows)
     doc = docs[0]
     # 24 orders less the alphabetical one (date, fig, kiwi0, lime: made on purpose, never drawn).
     assert doc["rank_orders"] == 5 and len(doc["texts"]) == 23 == len(set(doc["texts"])) == len(doc["arranged"])
@@ -161,3 +162,7 @@ def test_order_docs_carry_the_rank_tests_orders_first_then_every_arrangement(tmp
     # The answer (lime, C) keeps its letter in 3! = 6 orders, the original among them.
     assert len(doc["fixed"]) == 6 and doc["fixed"][0] == 0
     assert all(doc["texts"][n].split("\n")[3] == "C. lime" for n in doc["fixed"])
+    # Without a reference model only the rank test's orders are scored (the same five texts, the same draw).
+    rank_only = order_docs(OptionOrderSettings(partition, num_instances=100, orders=5, arrangements=24, seed=0),
+                           rows)[0]
+    assert rank_only["texts"] == doc["texts"][:5] and rank_only["arranged"] == rank_only["fixed"] == []

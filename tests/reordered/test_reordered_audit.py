@@ -123,3 +123,28 @@ def test_audit_refuses_a_bad_reorderings_before_writing(tmp_path: Path, capsys: 
     assert cli_main(["audit", "--tasks", "listed_mc", "--reorderings", "30", "--output_path", str(out)]) == 2
     assert "'reorderings' is 30; expected a whole number from 0 (off) to 23" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_audit_methods_runs_only_the_methods_named(tiny_model_dir: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from lm_eval_contam.rundir import load_run
+
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    out = tmp_path / "audit"
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path",
+                     str(_task_dir(tmp_path)), "--tasks", "listed_mc", "--methods", "reordered", "--batch_size", "16",
+                     "--no-report", "--output_path", str(out)]) == 0
+    # The benchmark itself and its reordered task; no other method's task (without --methods: seven more).
+    assert sorted(load_run(out).models[0].results["configs"]) == ["listed_mc", "reordered_listed_mc"]
+    assert json.loads((out / "audit.json").read_text())["settings"]["skip_methods"] == [
+        "timetravel", "dcq", "dcr", "likelihood", "incontext", "optionorder", "pairing"]
+
+
+def test_audit_refuses_a_method_that_is_not_registered_before_writing(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "audit"
+    assert cli_main(["audit", "--tasks", "listed_mc", "--methods", "reordered,optionordr", "--output_path",
+                     str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "field '--methods': no registered method 'optionordr' (known: timetravel, " in err
+    assert not out.exists()

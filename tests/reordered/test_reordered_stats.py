@@ -14,7 +14,7 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.input_checks import check_run_metadata
 from lm_eval_contam.reordered.benchmark_tasks import adjustment_tasks
 from lm_eval_contam.reordered.hook import post_process_results
-from lm_eval_contam.reordered.orders import check_reorderings, reordered_docs, why_not_reordered
+from lm_eval_contam.reordered.orders import check_reorderings, default_reorderings, reordered_docs, why_not_reordered
 from lm_eval_contam.reordered.stats import ItemScores, exchangeable_pvalue, item_scores, reordered_score
 from lm_eval_contam.reordered.task import aggregate
 
@@ -66,6 +66,13 @@ def test_an_item_with_fewer_other_orders_than_k_gets_them_all_and_k_zero_none() 
     assert len(reordered_docs(0, LISTED, ["A", "B", "C", "D"], 0, reorderings=0, seed=0)) == 1
     with pytest.raises(ContamError, match="gold index 4"):
         reordered_docs(3, LISTED, ["A", "B", "C", "D"], 4, reorderings=4, seed=0)
+
+
+@pytest.mark.parametrize(("items", "k"), [(1, 4), (40, 4), (250, 4), (251, 3), (334, 2), (500, 2), (501, 1),
+                                          (1000, 1), (14042, 1)])
+def test_with_no_k_given_a_large_benchmark_gets_fewer_reorderings_per_item(items: int, k: int) -> None:
+    # Four per item up to 250 items, then about 1,000 reordered forms in all, at least one per item (docs/cost.md).
+    assert default_reorderings(items) == k
 
 
 @pytest.mark.parametrize("value", [True, -1, 24, "4", 2.0])
