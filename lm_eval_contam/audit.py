@@ -20,7 +20,7 @@ from typing import Any
 from lm_eval_contam import harness
 from lm_eval_contam.audit_identity import AUDIT_FILE, relative_to_audit, request_cache_name
 from lm_eval_contam.benchmark_docs import LoadedBenchmark, load_tasks, single_choice_caveat
-from lm_eval_contam.benchmark_partitions import BenchmarkControl, derive_partitions, write_partition
+from lm_eval_contam.benchmark_partitions import BENCHMARK_SAMPLE, BenchmarkControl, derive_partitions, write_partition
 from lm_eval_contam.context_window import ModelWindow, audited_model_window, local_tokenizer_and_window
 from lm_eval_contam.contaminate import MANIFEST_FILE
 from lm_eval_contam.default_model import default_model_path
@@ -423,8 +423,10 @@ class BenchmarkPartitionCards:
 
 
 def write_benchmark_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: Path,
-                               control: BenchmarkControl | None = None) -> BenchmarkPartitionCards:
-    """Load the lm-eval tasks, derive every (sub)task's partition (and control), then write their cards and rows.
+                               control: BenchmarkControl | None = None,
+                               sample: int | None = BENCHMARK_SAMPLE) -> BenchmarkPartitionCards:
+    """Load the lm-eval tasks, derive every (sub)task's partition (and control), then write their cards and rows;
+    ``sample``: each card's cap on the methods' sample (``--sample``; None: the methods' own sizes).
 
     Every task is loaded and rendered, and every control derived, before the first file is written: bad input
     (an unknown task, a task without docs, a group with a failing subtask) leaves nothing behind.
@@ -438,7 +440,7 @@ def write_benchmark_partitions(names: Sequence[str], include_path: Sequence[str]
             raise
         raise ContamError(broken, source=error.source, field="--tasks") from None
     check_tasks_named_once(loaded)
-    derived = derive_partitions(loaded, control)
+    derived = derive_partitions(loaded, control, sample)
     cards = tuple(str(write_partition(partition, out_dir)) for partition in derived)
     return BenchmarkPartitionCards(cards, tuple((p.group, f"{p.task} {p.split}") for p in derived),
                                    LoadedBenchmarks(task_manager, loaded))

@@ -33,6 +33,11 @@ from lm_eval_contam.partitions import Control, Partition, slug
 KEY_PREFIX = "task_"  # benchmark partitions' keys never collide with the registered datasets' (e.g. gsm8k)
 TEXT_FIELD, ANSWER_FIELD = "text", "answer"
 CONTROL_DATA_SPLIT = "control"  # the split name of a --control-data file
+# Instances per benchmark partition in the sample the methods draw (all but Time Travel's ten, the reordered score's
+# every item and DCR's sheets): the validation study's partition size, so the power it measured is the power of the
+# verdict computed; their own default (100) costs about four times as much on a large benchmark (docs/cost.md).
+# ``audit --sample N`` changes it; 0: no cap.
+BENCHMARK_SAMPLE = 24
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ class BenchmarkPartition:
     control_split: str | None = None
     control_rows: tuple[dict[str, Any], ...] = ()
     control_file: str | None = None  # --control-data as given (the control's source), when the control is a file
+    sample: int | None = BENCHMARK_SAMPLE  # the card's ``sample`` (None: the methods' own sample sizes)
 
     @property
     def control(self) -> Control:
@@ -80,6 +86,7 @@ class BenchmarkPartition:
         return {"dataset_name": self.task, "key": self.key, "split": self.split, "data_files": files,
                 "task_type": "question", "text_field": TEXT_FIELD, "label_field": ANSWER_FIELD,
                 "columns": [TEXT_FIELD, ANSWER_FIELD], "companion_field": ANSWER_FIELD,
+                **({"sample": self.sample} if self.sample is not None else {}),
                 **({"control": self.control.card_fields()} if self.control_split is not None else {})}
 
 
@@ -97,13 +104,13 @@ def doc_row(doc: BenchmarkDoc) -> dict[str, Any]:
 
 
 def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkDoc],
-                     control: BenchmarkControl | None = None) -> BenchmarkPartition:
+                     control: BenchmarkControl | None = None, sample: int | None = BENCHMARK_SAMPLE) -> BenchmarkPartition:
     """One (sub)task's partition from its rendered evaluation ``docs``, and its control's rows, rendered by the task's
-    own templates."""
+    own templates; ``sample``: the card's cap on the methods' sample (None: none)."""
     split = eval_split(task)
     rows = tuple(doc_row(doc) for doc in docs)
     if control is None or (control.split is None and control.data is None):
-        return BenchmarkPartition(group, name, split, rows)
+        return BenchmarkPartition(group, name, split, rows, sample=sample)
     if control.split is not None:
         if control.split == split:
             raise ContamError(f"the control split must differ from the evaluated split {split!r}", source=name,
@@ -125,13 +132,14 @@ def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkD
     check_control_overlap([row[TEXT_FIELD] for row in rows], [row[TEXT_FIELD] for row in control_rows], source=name,
                           field="--control-split" if control.split is not None else "--control-data")
     return BenchmarkPartition(group, name, split, rows, control_split, control_rows,
-                              None if control.data is None else str(control.data))
+                              None if control.data is None else str(control.data), sample)
 
 
-def derive_partitions(loaded: Mapping[str, LoadedBenchmark],
-                      control: BenchmarkControl | None = None) -> list[BenchmarkPartition]:
+def derive_partitions(loaded: Mapping[str, LoadedBenchmark], control: BenchmarkControl | None = None,
+                      sample: int | None = BENCHMARK_SAMPLE) -> list[BenchmarkPartition]:
     """Every subtask's partition of :func:`~lm_eval_contam.benchmark_docs.load_tasks`' result, in its order."""
-    found = [derive_partition(group, name, task, benchmark.docs[name], control) for group, benchmark in loaded.items()
+    found = [derive_partition(group, name, task, benchmark.docs[name], control, sample)
+             for group, benchmark in loaded.items()
              for name, task in benchmark.items()]
     seen: dict[str, str] = {}
     for partition in found:

@@ -8,7 +8,9 @@ columns hold the text and how labels are written (``index (name)``, e.g.
 the same metadata keys (:meth:`Partition.from_task_metadata`): ``dataset`` (a
 registered key), or for one's own data ``dataset_name`` + ``data_files`` (split
 -> JSONL) + ``text_field`` (default: the first of ``columns``) [+ ``task_type``, ``second_field``, ``label_field``,
-``label_names``, ``columns``, ``companion_field``, ``key`` (the key in task names; default: the name's slug)]; a Hub
+``label_names``, ``columns``, ``companion_field``, ``key`` (the key in task names; default: the name's slug),
+``sample`` (at most this many instances in the shared sample the methods draw, :func:`~lm_eval_contam.instances.
+sample_indices`; ``audit --tasks`` writes it: ``--sample``)]; a Hub
 dataset of one's own gives ``hf_path`` [+ ``hf_name``] instead of ``data_files``. An lm-eval task audited with
 ``audit --tasks`` is one's own data too: its rendered docs are written as JSONL under the audit directory and
 described by a card (``lm_eval_contam.benchmark_partitions``). A *partition card* (:meth:`Partition.from_card`) is a YAML file with the same keys plus
@@ -32,7 +34,7 @@ from lm_eval_contam.jsonl import read_jsonl_objects
 TaskType = Literal["cls", "nli", "sum", "xsum", "question"]
 # The metadata keys that describe one's own data (beside `dataset` for a registered one).
 USER_DATA_KEYS = ("dataset_name", "key", "data_files", "hf_path", "hf_name", "task_type", "text_field", "second_field",
-                  "label_field", "label_names", "columns", "companion_field")
+                  "label_field", "label_names", "columns", "companion_field", "sample")
 CARD_SUFFIXES = (".yaml", ".yml")
 ControlKind = Literal["split", "file", "none"]
 CONTROL_KEYS = ("kind", "source", "split")
@@ -91,6 +93,9 @@ class DatasetSpec:
     hf_revision: str | None = None
     # split -> its control (a card's, or a registered dataset's sibling split); a split not named has none.
     controls: Mapping[str, Control] | None = field(default=None, hash=False, compare=False)
+    # At most this many instances in the sample every method but Time Travel draws (instances.sample_indices): a
+    # benchmark audited with --tasks is sampled at the size the validation study measured (``audit --sample``).
+    sample: int | None = None
 
     @property
     def labelled(self) -> bool:
@@ -137,7 +142,7 @@ class DatasetSpec:
                   "hf_path": self.hf_path, "hf_name": self.hf_name, "splits": list(self.splits) if self.hf_path else [],
                   "task_type": self.task_type, "text_field": self.text_field, "second_field": self.second_field,
                   "label_field": self.label_field, "label_names": list(self.label_names),
-                  "columns": list(self.dcq_columns), "companion_field": self.companion_field}
+                  "columns": list(self.dcq_columns), "companion_field": self.companion_field, "sample": self.sample}
         return {key: value for key, value in fields.items() if value not in (None, [])}
 
     def partition(self, split: str) -> Partition:
@@ -360,6 +365,7 @@ def dataset_from_task_metadata(metadata: Mapping[str, Any]) -> DatasetSpec:
         label_names=tuple(str(name) for name in metadata.get("label_names") or ()),
         dcq_columns=tuple(str(column) for column in columns), companion_field=metadata.get("companion_field"),
         data_files=None if hub else {name: str(resolve_path(path, metadata)) for name, path in files.items()},
+        sample=None if metadata.get("sample") is None else metadata_number(metadata, "sample", 0, minimum=1),
     )
 
 

@@ -121,6 +121,21 @@ def test_from_task_metadata_with_ones_own_data(tmp_path: Path) -> None:
     assert dataset.dcq_columns == ("sentence", "label")  # default: the text, reference and label columns
 
 
+def test_a_sample_cap_keeps_the_first_instances_of_the_same_seeded_draw(tmp_path: Path) -> None:
+    from lm_eval_contam.instances import sample_indices
+
+    yaml_file = tmp_path / "my_bench.yaml"
+    rows = [{"sentence": f"Row number {i}.", "label": i % 2} for i in range(40)]
+    uncapped = Partition.from_task_metadata(_own_metadata(yaml_file), "eval")
+    capped = Partition.from_task_metadata(_own_metadata(yaml_file, sample=6), "eval")
+    assert capped.dataset.task_metadata()["sample"] == 6 and "sample" not in uncapped.dataset.task_metadata()
+    # audit --tasks' cap: at most 6 of the 100 asked, the very six an uncapped draw of 6 gives (same seeded order).
+    assert sample_indices(capped, rows, 100, 0) == sample_indices(uncapped, rows, 6, 0)
+    assert len(sample_indices(uncapped, rows, 100, 0)) == 40 and len(sample_indices(capped, rows, 3, 0)) == 3
+    with pytest.raises(ContamError, match=r"field 'sample'.*expected an integer >= 1, got 0"):
+        Partition.from_task_metadata(_own_metadata(yaml_file, sample=0), "eval")
+
+
 def test_from_task_metadata_keeps_absolute_data_files_and_explicit_columns(tmp_path: Path) -> None:
     data = tmp_path / "elsewhere.jsonl"
     metadata = _own_metadata(tmp_path / "tasks" / "my.yaml", data_files={"test": str(data)}, columns=["sentence"],

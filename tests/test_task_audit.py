@@ -216,8 +216,9 @@ def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: 
     assert tasks[:planned] == [*per_task[0], *per_task[1], "quiz_group"]
     assert sorted(tasks[planned:]) == list(map(str, sheets)) and len(sheets) == 8  # a DCR sheet (4 levels) per benchmark
     for name in ("quiz_mc", "quiz_gen"):  # each partition's rows are its task's rendered docs, exactly
-        rows = Partition.from_card(tmp_path / "partitions" / f"task_{name}_test.yaml").rows()
-        assert rows == _rendered_rows(benchmark_docs(name, loaded["quiz_group"][name]))
+        card = Partition.from_card(tmp_path / "partitions" / f"task_{name}_test.yaml")
+        assert card.rows() == _rendered_rows(benchmark_docs(name, loaded["quiz_group"][name]))
+        assert card.dataset.sample == 24  # --sample's default: the validation study's partition size
     # The benchmark itself ran in the same call: its raw metrics sit in the results beside the audit's.
     results = json.loads(sorted((tmp_path / "runs" / "tiny").rglob("results_*.json"))[-1].read_text())["results"]
     assert 0.0 <= results["quiz_mc"]["acc,none"] <= 1.0 and results["quiz_gen"]["exact_match,none"] == 0.0
@@ -243,6 +244,15 @@ def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: 
     assert 0.0 <= likelihood[("quiz_mc test", "likelihood_lift")].pvalue <= 1.0
     assert "no valid control: not tested" in (tmp_path / "report.md").read_text()
     assert capsys.readouterr().out.splitlines()[-1] == "quiz_group (tiny): 0 of 2 partition(s) contaminated"
+
+
+def test_a_negative_sample_is_refused_before_anything_is_written(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "audit"
+    assert cli_main(["audit", "--tasks", "quiz_mc", "--sample", "-3", "--output_path", str(out)]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "field '--sample': got -3; expected a whole number of instances (0: the methods' own sample)")
+    assert not out.exists()
 
 
 def test_audit_tasks_with_a_control_split_runs_the_controlled_likelihood_modes(

@@ -18,7 +18,7 @@ from typing import get_args
 from lm_eval_contam import report
 from lm_eval_contam.audit import AuditSettings, LoadedBenchmarks, group_summaries, run_model, write_benchmark_partitions
 from lm_eval_contam.audit_identity import check_same_audit, claimed
-from lm_eval_contam.benchmark_partitions import BenchmarkControl
+from lm_eval_contam.benchmark_partitions import BENCHMARK_SAMPLE, BenchmarkControl
 from lm_eval_contam.dcq.configs import ANSWER_MODES as DCQ_MODES
 from lm_eval_contam.default_model import default_model_path
 from lm_eval_contam.dcr.configs import METHOD as DCR_METHOD
@@ -60,6 +60,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tasks.add_argument("--tasks", help="comma-separated lm-eval tasks or groups (registered, e.g. arc_easy,mmlu, or "
                                        "your own YAML with --include_path): each (sub)task's rendered evaluation docs "
                                        "become a partition, and the tasks run too")
+    tasks.add_argument("--sample", type=int, metavar="N", default=BENCHMARK_SAMPLE,
+                       help=f"instances per benchmark in the sample the methods draw (default {BENCHMARK_SAMPLE}: the "
+                            "validation study's partition size, whose measured power the report quotes; 0: the "
+                            "methods' own, 100; Time Travel keeps its 10, the reordered score every item)")
     tasks.add_argument("--control-split", dest="control_split",
                        help="with --tasks: another split of the task's dataset the model cannot have seen (the "
                             "likelihood modes' control); with --data: the --control-data file's split name")
@@ -154,6 +158,9 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, str, str]:
     check_include_paths(args.include_path)
     if args.reorderings is not None:
         check_reorderings(args.reorderings, source="--reorderings")
+    if args.sample < 0:
+        raise ContamError(f"got {args.sample}; expected a whole number of instances (0: the methods' own sample)",
+                          field="--sample")
     skipped_methods(args.methods, args.no_likelihood)
     check_control_flags(control_split=args.control_split, control_data=args.control_data, tasks=tasks is not None,
                         data=args.data is not None)
@@ -168,7 +175,8 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, str, str]:
                 "data": own if args.data is not None else None,
                 "control_split": args.control_split, "control_data": args.control_data,
                 "dcr_sheet": args.dcr_sheet, "dcq_mode": args.dcq_mode, "likelihood": not args.no_likelihood,
-                "limit": args.limit, **({"methods": list(name_list(args.methods, "--methods") or ())}
+                "limit": args.limit, **({"sample": args.sample} if args.tasks is not None else {}),
+                **({"methods": list(name_list(args.methods, "--methods") or ())}
                                         if args.methods is not None else {}),
                 **({"reference_model": args.reference_model} if args.reference_model else {}),
                 **({"reorderings": args.reorderings} if args.reorderings is not None else {})}
@@ -255,7 +263,8 @@ def task_settings(args: argparse.Namespace, settings: AuditSettings) -> tuple[Au
         raise ContamError("give --tasks or --data, not both (each takes its own --control-split)", field="--tasks")
     names = list(name_list(args.tasks, "--tasks") or ())
     derived = write_benchmark_partitions(names, args.include_path, args.output_path,
-                                         BenchmarkControl(split=args.control_split, data=args.control_data))
+                                         BenchmarkControl(split=args.control_split, data=args.control_data),
+                                         sample=args.sample or None)
     for card in derived.cards:
         print(f"partition card: {card}")
     listed = settings.partitions if args.partitions else ()
