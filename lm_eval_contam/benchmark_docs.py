@@ -138,6 +138,17 @@ def load_tasks(names: Sequence[str], task_manager: Any) -> dict[str, LoadedBench
     return loaded
 
 
+
+def loaded_subtask(name: str, loaded: Mapping[str, LoadedBenchmark],
+                   task_manager: Any) -> tuple[Any, tuple[BenchmarkDoc, ...]]:
+    """A plain (sub)task and its rendered docs: from the benchmarks an audit already loaded (``loaded``), else loaded
+    here; what every method that adjusts a benchmark's score builds its tasks from."""
+    for benchmark in loaded.values():
+        if name in benchmark:
+            return benchmark[name], benchmark.docs[name]
+    benchmark = load_tasks([name], task_manager)[name]
+    return benchmark[name], benchmark.docs[name]
+
 def _text(value: Any, what: str, task: str, index: int) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise ContamError(f"doc {index}: {what} rendered {type(value).__name__} {value!r:.80}, expected text",

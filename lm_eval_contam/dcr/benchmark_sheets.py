@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from lm_eval_contam.benchmark_docs import BenchmarkDoc, LoadedBenchmark, eval_split, load_tasks
+from lm_eval_contam.benchmark_docs import BenchmarkDoc, LoadedBenchmark, eval_split, loaded_subtask
 from lm_eval_contam.dcr.configs import level_task_yaml, template_path
 from lm_eval_contam.dcr.schema import LEVELS
 from lm_eval_contam.dcr.sheet import load_sheet
@@ -97,16 +97,6 @@ def task_level_yamls(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, seed
     return write_sheet(name, sheet, rows, home)
 
 
-def _loaded_subtask(name: str, loaded: Mapping[str, LoadedBenchmark],
-                    task_manager: Any) -> tuple[Any, tuple[BenchmarkDoc, ...]]:
-    """A plain task and its rendered docs: from the benchmarks the audit loaded, else loaded here."""
-    for benchmark in loaded.values():
-        if name in benchmark:
-            return benchmark[name], benchmark.docs[name]
-    benchmark = load_tasks([name], task_manager)[name]
-    return benchmark[name], benchmark.docs[name]
-
-
 def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[str, Any] | None = None,
                      loaded: Mapping[str, LoadedBenchmark] | None = None, *, home: Path | None = None) -> list[str]:
     """The level-task YAML paths to add to a run of ``tasks`` so every benchmark task gets ``<metric>_adj``.
@@ -121,7 +111,7 @@ def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[
     added: list[str] = []
     for name in benchmark_tasks(selected_task_configs(task_manager, names)):
         try:
-            task, docs = _loaded_subtask(name, loaded or {}, task_manager)
+            task, docs = loaded_subtask(name, loaded or {}, task_manager)
             added += [str(path) for path in task_level_yamls(name, task, docs, seed=seed, home=home or sheets_home())]
         except ContamError as error:
             log.warning("no DCR-adjusted score for %s: %s", name, error)

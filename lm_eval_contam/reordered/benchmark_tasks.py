@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam import TEMPLATE, task_dir
-from lm_eval_contam.benchmark_docs import BenchmarkDoc, LoadedBenchmark, load_tasks
+from lm_eval_contam.benchmark_docs import BenchmarkDoc, LoadedBenchmark, loaded_subtask
 from lm_eval_contam.default_model import cache_home
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import write_jsonl
@@ -121,16 +121,6 @@ def task_yaml(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, reorderings
     return write_task(name, rows, metrics=metrics, reorderings=reorderings, seed=seed, settings=settings, home=home)
 
 
-def _loaded_subtask(name: str, loaded: Mapping[str, LoadedBenchmark],
-                    task_manager: Any) -> tuple[Any, tuple[BenchmarkDoc, ...]]:
-    """A plain task and its rendered docs: from the benchmarks the audit loaded, else loaded here."""
-    for benchmark in loaded.values():
-        if name in benchmark:
-            return benchmark[name], benchmark.docs[name]
-    benchmark = load_tasks([name], task_manager)[name]
-    return benchmark[name], benchmark.docs[name]
-
-
 def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[str, Any] | None = None,
                      loaded: Mapping[str, LoadedBenchmark] | None = None, *, home: Path | None = None) -> list[str]:
     """The reordered-task YAML paths to add to a run of ``tasks`` so every multiple-choice benchmark task gets
@@ -149,7 +139,7 @@ def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[
     added: list[str] = []
     for name in benchmark_tasks(selected_task_configs(task_manager, names)):
         try:
-            task, docs = _loaded_subtask(name, loaded or {}, task_manager)
+            task, docs = loaded_subtask(name, loaded or {}, task_manager)
             if task.OUTPUT_TYPE != "multiple_choice":
                 log.info("no reordered score for %s: it is not multiple choice (%s)", name, task.OUTPUT_TYPE)
                 continue
