@@ -308,7 +308,8 @@ def check_reference(reference: str, backend: str, tasks: Sequence[str], task_man
     found = referenced_tasks(tasks, task_manager)
     if not found:
         why = ("the audited model is a chat API without prompt log-probabilities" if backend not in PLAIN_TEXT_BACKENDS
-               else "no partition of the audit has a test that differences the two models")
+               else f"no task of a method that differences the two models ({', '.join(sorted(reference_methods()))}) "
+                    "is among the tasks")
         raise ContamError(f"nothing for the reference model to score: {why}", field="--reference-model")
     harness.check_model_can_run(spec.backend, spec.model_args, found, task_manager)
     return spec, found

@@ -19,6 +19,7 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.method_verdict import NotRun, Verdict
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.rundir import ModelResults
+from lm_eval_contam.relabelling import RelabellingResult
 
 # What a method needs of the model and the data: quiz options made before the run, a control partition, prompt
 # log-probabilities (local backends), or generated text; "reference": its tasks are scored by the reference model
@@ -148,6 +149,11 @@ class MethodSpec:
     # Its verdicts (by Verdict.method) that difference the model's scores with the reference model's (given only with
     # --reference-model): a partition whose tests include one gets the verdict with a reference.
     referenced_methods: tuple[str, ...] = ()
+    # (the model's logged samples of one of its tasks, the reference model's of the same task, the task's config,
+    # where the reference's samples come from) -> its reference-differenced tests' results by Verdict.method: what
+    # ``run --reference-model`` adds to the task's row (the same functions its verdicts read).
+    reference_tests: Callable[[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]], Mapping[str, Any], str],
+                              Mapping[str, RelabellingResult]] | None = None
     evidence_kind: str = ""  # how the per-partition verdict names its evidence ("" : its name)
     # The task YAMLs it ships (scripts/generate_task_configs.py writes them, the null study retargets the sample
     # partition's): path relative to task_configs/<name>/ -> YAML text (None: it ships none).

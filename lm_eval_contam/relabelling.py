@@ -137,6 +137,11 @@ def differenced(audited: Sequence[float], reference: Sequence[float]) -> list[fl
     return [float(a) - float(r) for a, r in zip(audited, reference)]
 
 
+def records_by_identity(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """A run's logged records of one task by their doc's ``identity`` (how the two models' records pair)."""
+    return {str(record.get("identity")): record for record in records}
+
+
 def reference_differenced(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]],
                           *, source: str) -> list[list[float]]:
     """Each record's ``scores`` as ``u``: minus the reference's record of the same doc (by ``identity``); a doc the

@@ -199,6 +199,20 @@ def test_loglikelihood_task_on_a_server_without_prompt_logprobs_fails_before_eva
             tasks=["dcq_toy_news_train_ll"], task_manager=manager)
 
 
+def test_run_refuses_a_reference_model_on_a_server_without_prompt_logprobs_before_evaluating(
+        server: str, default_model_dir: Path) -> None:
+    def must_not_run(**kwargs):
+        raise AssertionError("simple_evaluate was reached")
+
+    reference = f"local-completions:model={default_model_dir},base_url={server}/completions,max_retries=1"
+    with pytest.raises(ContamError) as raised:
+        _with_hook(must_not_run, harness.post_process, reference)(
+            model="hf", model_args=f"pretrained={default_model_dir}", tasks=["pairing_toy_reviews_test"],
+            task_manager=harness.task_manager())
+    message = str(raised.value)
+    assert "\n" not in message and f"{server}/completions returns no prompt log-probabilities" in message
+
+
 def test_echoed_prompt_logprobs_reads_the_openai_completions_shape() -> None:
     echoed = {"choices": [{"index": 0, "text": " jumps", "logprobs": {"token_logprobs": [None, -3.1, -0.2, -1.5]}}]}
     assert harness.echoed_prompt_logprobs(echoed)

@@ -4,7 +4,7 @@ we know (issue 28).
 Two fine-tunes of one tiny base model: one trained on the audited multiple-choice items as the benchmark renders them
 (with other items of the same author and format), one on the other items only (it learns the format and the author's
 habits, none of the audited items). Audited against the base, the option-order test on u flags the first and not the
-second; the report names the reference.
+second; the report names the reference. ``run --reference-model`` puts the same tests in lm-eval's own results.
 """
 
 from __future__ import annotations
@@ -90,6 +90,7 @@ def study(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dic
     configs = render_task_configs(partition, RenderTarget(task_dir(), root / "options.json", reference=True))
     for name, text in configs.items():
         (root / "partition_tasks" / f"{name}.yaml").write_text(text)
+    found["partition_tasks"], (found["task"],) = root / "partition_tasks", list(configs)
     settings = StudySettings(batch_size=32)
     for name in ("base", "injected", "filler"):
         found[f"run_{name}"] = evaluate(root / "partition_tasks", list(configs), found[name], root / "runs" / name,
@@ -151,3 +152,58 @@ def test_a_reference_model_that_is_not_there_is_refused_before_anything_is_writt
                      "--partitions", "toy_news:test", "--output_path", str(out)]) == 2
     assert not out.exists()
     assert "missing" in capsys.readouterr().err
+
+
+def _run(study: dict[str, Path], model: str, reference: str, out: Path) -> list[str]:
+    """``lm-eval-contam run`` of the partition's option-order task with a reference model (its argv)."""
+    return ["run", "--model", "hf", "--model_args", f"pretrained={study[model]}", "--reference-model", reference,
+            "--include_path", str(study["partition_tasks"]), "--tasks", str(study["task"]), "--batch_size", "32",
+            "--device", "cpu", "--output_path", str(out)]
+
+
+def _results(out: Path) -> dict:
+    (path,) = out.rglob("results_*.json")
+    return json.loads(path.read_text())
+
+
+def test_run_with_a_reference_model_adds_the_audits_tests_on_u_to_the_tasks_row_in_lm_evals_results(
+        study: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    assert cli_main(_run(study, "injected", str(study["base"]), tmp_path / "tuned")) == 0
+    results = _results(tmp_path / "tuned")
+    row = results["results"][str(study["task"])]
+    # The audit's verdicts on the same model, reference and docs: the same tests, the same numbers.
+    audited = _verdicts(study, "injected", "base")
+    for test in ("option_order_reference", "option_order_reference_fixed_answer"):
+        assert row[f"{test}_pvalue,none"] == pytest.approx(audited[test].pvalue, abs=2e-4)
+        assert row[f"{test}_z,none"] == pytest.approx(audited[test].statistic, rel=1e-3)
+        assert results["higher_is_better"][str(study["task"])][f"{test}_pvalue"] is False
+    assert row["option_order_reference_pvalue,none"] < 0.01 and row["option_order_reference_z,none"] > 2
+    assert results["config"]["reference_model"] == f"hf pretrained={study['base']}"
+    assert "samples" not in results  # logged for u, not asked for: not written into the results
+    assert "option_order_reference_pvalue" in capsys.readouterr().out  # lm-eval's own table shows it
+
+    # The model against itself: u is 0 for every text, nothing stands out.
+    assert cli_main(_run(study, "base", str(study["base"]), tmp_path / "itself")) == 0
+    itself = _results(tmp_path / "itself")["results"][str(study["task"])]
+    assert itself["option_order_reference_pvalue,none"] == 1.0 and itself["option_order_reference_z,none"] == 0.0
+
+
+def _error_line(capsys: pytest.CaptureFixture) -> str:
+    """The command's error: one line (lm-eval's log lines of an earlier run's handler may precede it)."""
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if line.startswith("lm-eval-contam run: error:")]
+    return line
+
+
+def test_run_refuses_a_reference_model_that_is_not_there_or_has_nothing_to_score_in_one_line(
+        study: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "refused"
+    assert cli_main(_run(study, "injected", str(tmp_path / "missing"), out)) == 2
+    assert "missing" in _error_line(capsys)
+    plain = ["run", "--model", "hf", "--model_args", f"pretrained={study['injected']}", "--reference-model",
+             str(study["base"]), "--include_path", str(study["tasks"]), "--tasks", "items_mc", "--output_path", str(out)]
+    assert cli_main(plain) == 2  # lm-eval's own multiple-choice task: no test differences the two models
+    assert "nothing for the reference model to score" in _error_line(capsys)
+    assert cli_main(["run", "--reference-model"]) == 2
+    assert "--reference-model" in _error_line(capsys)
+    assert not out.exists()

@@ -10,6 +10,10 @@ DCR level tasks of a sheet built from every benchmark task in the run, so each g
 method cannot run on its partition (``MethodSpec.cannot_run``: e.g. a row over a local model's window, where lm-eval
 would stop on an assertion mid-run) stops the run in one line before any request. Under ``accelerate launch`` non-zero ranks get ``None``
 from ``simple_evaluate`` and are left alone, so only rank 0 post-processes.
+
+One flag is ours: ``--reference-model SPEC`` (taken out before lm-eval's parser sees the rest), the checkpoint the
+model was fine-tuned from. It scores the run's option-order and pairing tasks too, and their rows get the audit's
+tests on u = log p(model) - log p(reference) (:mod:`lm_eval_contam.reference_scoring`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,14 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.harness import adjustment_tasks, check_model_can_run, include_paths, post_process, tasks_not_run
 from lm_eval_contam.input_checks import check_run_metadata
 from lm_eval_contam.lm_eval_compat import selected_task_configs
+from lm_eval_contam.reference_scoring import (
+    REFERENCE_FLAG,
+    add_reference_tests,
+    plan_reference,
+    score_reference,
+    split_reference_flag,
+    with_reference_tasks,
+)
 
 ResultsHook = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -47,16 +59,34 @@ def lm_eval_run_parser() -> argparse.ArgumentParser:
     return run_parser
 
 
-def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook) -> Callable[..., Any]:
+def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook, reference: str | None = None) -> Callable[..., Any]:
+    """``simple_evaluate`` with the run's checks before it and ``hook`` on its results; with ``reference`` (a model
+    spec: ``--reference-model``), that model scores the run's reference-differenced tasks too and their rows get the
+    tests on u (:mod:`lm_eval_contam.reference_scoring`)."""
     @functools.wraps(simple_evaluate)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         check_model_can_run(kwargs.get("model"), kwargs.get("model_args"), kwargs.get("tasks"), kwargs.get("task_manager"))
+        plan = None
+        if reference is not None:  # refused before the first request, like the audit's
+            plan = plan_reference(reference, kwargs.get("model"), kwargs["tasks"], kwargs["task_manager"])
         if kwargs.get("task_manager") is not None:
             check_methods_can_run(kwargs["tasks"], kwargs["task_manager"], kwargs.get("model"), kwargs.get("model_args"))
             kwargs["tasks"] = [*kwargs["tasks"], *adjustment_tasks(kwargs["tasks"], kwargs["task_manager"],
                                                                    metadata=kwargs.get("metadata"))]
-        results = simple_evaluate(*args, **kwargs)
-        return hook(results) if results is not None else results
+        if plan is None:
+            results = simple_evaluate(*args, **kwargs)
+            return hook(results) if results is not None else results
+        samples_asked = bool(kwargs.get("log_samples"))
+        kwargs["tasks"] = with_reference_tasks(kwargs["tasks"], plan)
+        results = simple_evaluate(*args, **{**kwargs, "log_samples": True})  # the records u is computed from
+        reference_results = score_reference(simple_evaluate, plan, kwargs)  # every rank, as the run's call
+        if results is None:
+            return results
+        if reference_results is not None:
+            results = add_reference_tests(results, reference_results, plan)
+        if not samples_asked:  # lm-eval would write them into the results JSON
+            results.pop("samples", None)
+        return hook(results)
 
     return wrapped
 
@@ -96,7 +126,8 @@ def parse_run_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse
 
 
 def run_lm_eval(argv: Sequence[str], hook: ResultsHook = post_process) -> int:
-    """Parse ``argv`` as ``lm_eval run`` flags and run it with our include path and hook."""
+    """Parse ``argv`` as ``lm_eval run`` flags (and ours: ``--reference-model``) and run it with our include path and
+    hook."""
     import lm_eval
     from lm_eval.evaluator import simple_evaluate
     from lm_eval.utils import setup_logging
@@ -104,13 +135,17 @@ def run_lm_eval(argv: Sequence[str], hook: ResultsHook = post_process) -> int:
     parser = lm_eval_run_parser()
     if not argv or "-h" in argv or "--help" in argv:
         print("lm-eval-contam run: lm_eval run with the lm-eval-contam task directory on --include_path.\n")
+        print(f"  {REFERENCE_FLAG} SPEC  the checkpoint the model was fine-tuned from (an HF folder, a Hub id or "
+              "<backend>:<model_args>): it scores the run's option-order and pairing tasks too, and their rows get "
+              "the tests on u = log p(model) - log p(reference)\n")
         parser.print_help()
         return 0 if argv else 2
-    args = parse_run_args(parser, list(argv))
+    reference, argv = split_reference_flag(argv)
+    args = parse_run_args(parser, argv)
     args.include_path = include_paths(getattr(args, "include_path", None))
     setup_logging()
     original = lm_eval.__dict__.get("simple_evaluate")
-    lm_eval.simple_evaluate = _with_hook(simple_evaluate, hook)
+    lm_eval.simple_evaluate = _with_hook(simple_evaluate, hook, reference)
     try:
         args.func(args)
     finally:

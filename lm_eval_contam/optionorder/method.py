@@ -11,7 +11,7 @@ from lm_eval_contam.optionorder import report_section
 from lm_eval_contam.optionorder.configs import METHOD, render_task_config, task_name
 from lm_eval_contam.optionorder.orders import too_many_options
 from lm_eval_contam.optionorder.task import OptionOrderSettings, order_docs, usable_items
-from lm_eval_contam.optionorder.verdicts import verdicts
+from lm_eval_contam.optionorder.verdicts import reference_tests, verdicts
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
 
@@ -72,5 +72,6 @@ SPEC = MethodSpec(
     output_types=frozenset({"multiple_choice"}),
     evidence_kind="option order",
     cannot_run=cannot_run,
+    reference_tests=reference_tests,
     referenced_methods=("option_order_reference", "option_order_reference_fixed_answer"),
 )

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from lm_eval_contam.formatting import number, p_equals, pvalue
 from lm_eval_contam.method_verdict import Verdict
@@ -16,6 +17,7 @@ from lm_eval_contam.relabelling import (
     RelabellingEvidence,
     RelabellingResult,
     arrangement_test,
+    records_by_identity,
     reference_differenced,
 )
 from lm_eval_contam.rundir import ModelResults
@@ -23,6 +25,7 @@ from lm_eval_contam.stats import ALPHA
 
 NULL = ("the model never saw these items: each item's original option order is exchangeable with its admissible "
         "reorderings, so its likelihood rank among them is uniform")
+RECORD_METRIC = "order_pvalue"  # the metric each doc's record is logged under (every metric logs it)
 RULE = f"flagged when the exact one-sided rank-test p <= {ALPHA} (original orders ranked higher than chance)"
 
 
@@ -56,7 +59,7 @@ def smallest_pvalue(orders_per_item: Sequence[int]) -> float:
 
 def task_verdict(model: ModelResults, task: str) -> Verdict:
     partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
-    records = [sample.get("order_pvalue") or {} for sample in model.samples(task)]
+    records = [sample.get(RECORD_METRIC) or {} for sample in model.samples(task)]
     p = model.number(task, "order_pvalue")
     items = int(model.number(task, "order_items"))
     # Each item's orders from its logged record; a run without logged samples has the default for every item.
@@ -106,12 +109,45 @@ def _arrangement_verdict(model: ModelResults, task: str, partition: Partition, m
                    caveats=caveats)
 
 
+def reference_arrangement_results(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]],
+                                  *, seed: int, label: str, source: str) -> dict[str, tuple[RelabellingResult, int]]:
+    """The arrangement tests on u of one task's logged records (``doc_record``) against the reference model's records
+    of the same docs (by ``identity``): Verdict.method -> (its result, the most orders scored per item). Every order;
+    and the orders that keep the answer's letter, on items whose answer is known (absent when no item has two).
+    Records of the earlier task (no scores logged) have none. The audit's verdicts and ``run --reference-model``
+    both read these."""
+    if not records or any("scores" not in record for record in records):
+        return {}
+    differenced = reference_differenced(records, reference, source=source)
+    found = {}
+    for method, (_, subset, _) in ARRANGEMENT_TESTS.items():
+        if method == "option_order_arrangement":
+            continue
+        items = [arranged_scores(record, u, subset=subset) for record, u in zip(records, differenced)
+                 if len(record[subset]) >= 2]
+        if items:
+            found[method] = (arrangement_test(items, seed=seed, name=f"{label}:{method}"),
+                             max(len(scores) for scores in items))
+    return found
+
+
+def reference_tests(samples: Sequence[Mapping[str, Any]], reference_samples: Sequence[Mapping[str, Any]],
+                    config: Mapping[str, Any], source: str) -> dict[str, RelabellingResult]:
+    """``MethodSpec.reference_tests``: the tests on u of one task from both models' logged samples and its config."""
+    metadata = dict(config.get("metadata") or {})
+    partition = Partition.from_task_metadata(metadata, str(config.get("test_split")))
+    reference = records_by_identity([sample.get(RECORD_METRIC) or {} for sample in reference_samples])
+    found = reference_arrangement_results([sample.get(RECORD_METRIC) or {} for sample in samples], reference,
+                                          seed=int(metadata.get("seed", 0)), label=partition.label, source=source)
+    return {method: result for method, (result, _) in found.items()}
+
+
 def arrangement_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     """The arrangement tests of one task: on the model's own scores, and on u when a reference scored the task too
-    (every order; and the orders that keep the answer's letter, on items whose answer is known). A run of the
-    earlier task (no scores logged), or one that scored only the rank test's orders (no reference model), has none."""
+    (:func:`reference_arrangement_results`). A run of the earlier task (no scores logged), or one that scored only the
+    rank test's orders (no reference model), has none."""
     partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
-    records = [sample.get("order_pvalue") or {} for sample in model.samples(task)]
+    records = [sample.get(RECORD_METRIC) or {} for sample in model.samples(task)]
     if not records or any("scores" not in record for record in records) or not any(r["arranged"] for r in records):
         return []
     seed = int(model.metadata(task).get("seed", 0))
@@ -119,21 +155,14 @@ def arrangement_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     found = [_arrangement_verdict(model, task, partition, "option_order_arrangement",
                                   arrangement_test(items, seed=seed, name=partition.label),
                                   max(len(scores) for scores in items), None)]
-    reference = model.reference_records(task, "order_pvalue")
+    reference = model.reference_records(task, RECORD_METRIC)
     if reference is None:
         return found
-    differenced = reference_differenced(records, reference, source=str(model.reference.directory))  # type: ignore[union-attr]
     described = model.reference.model or model.reference.label  # type: ignore[union-attr]
-    for method, (_, subset, _) in ARRANGEMENT_TESTS.items():
-        if method == "option_order_arrangement":
-            continue
-        items = [arranged_scores(record, u, subset=subset) for record, u in zip(records, differenced)
-                 if len(record[subset]) >= 2]
-        if items:
-            found.append(_arrangement_verdict(model, task, partition, method,
-                                              arrangement_test(items, seed=seed, name=f"{partition.label}:{method}"),
-                                              max(len(scores) for scores in items), described))
-    return found
+    on_u = reference_arrangement_results(records, reference, seed=seed, label=partition.label,
+                                         source=str(model.reference.directory))  # type: ignore[union-attr]
+    return found + [_arrangement_verdict(model, task, partition, method, result, per_item, described)
+                    for method, (result, per_item) in on_u.items()]
 
 
 def verdicts(model: ModelResults) -> list[Verdict]:

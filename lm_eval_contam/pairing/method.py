@@ -11,7 +11,7 @@ from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.pairing import report_section
 from lm_eval_contam.pairing.configs import METHOD, render_task_config, shipped_configs, task_name
 from lm_eval_contam.pairing.task import PairingSettings, pairing_docs
-from lm_eval_contam.pairing.verdicts import verdicts
+from lm_eval_contam.pairing.verdicts import reference_tests, verdicts
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
 
@@ -62,6 +62,7 @@ SPEC = MethodSpec(
     output_types=frozenset({"generate_until", "loglikelihood", "loglikelihood_rolling"}),
     evidence_kind="pairing",
     cannot_run=cannot_run,
+    reference_tests=reference_tests,
     referenced_methods=("pairing_reference",),
     shipped_task_configs=lambda: shipped_configs(_free_text),
 )

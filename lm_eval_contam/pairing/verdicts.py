@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from lm_eval_contam.formatting import number
 from lm_eval_contam.method_verdict import Verdict
 from lm_eval_contam.pairing.configs import METHOD
 from lm_eval_contam.pairing.task import pairing_statistics
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.relabelling import RelabellingEvidence, RelabellingResult, reference_differenced
+from lm_eval_contam.relabelling import (
+    RelabellingEvidence,
+    RelabellingResult,
+    records_by_identity,
+    reference_differenced,
+)
 from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.stats import ALPHA
 
@@ -16,6 +24,7 @@ NULL = ("the model never saw these instances: within each group, which second ha
 REFERENCE_NULL = ("the fine-tune never saw these instances: within each group, which second half goes with which "
                   "first half is exchangeable in the double-centred u = log p(model) - log p(reference) (what the "
                   "reference shares with the model, e.g. a preference for coherent text, cancels in u)")
+RECORD_METRIC = "pairing_pvalue"  # the metric each doc's record is logged under (every metric logs it)
 RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the true pairings' double-centred scores summed "
         "over groups are high among random pairings within each group)")
 TESTS = {"pairing": ("Pairing of halves (ours)", NULL),
@@ -36,9 +45,31 @@ def _verdict(model: ModelResults, task: str, partition: Partition, method: str, 
                    confidence_interval=None, n=result.n, null=null, rule=RULE, evidence=evidence, caveats=caveats)
 
 
+def reference_pairing_result(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]], *,
+                             seed: int, label: str, source: str) -> RelabellingResult:
+    """The pairing test on u of one task's logged records (``doc_record``) against the reference model's records of
+    the same groups (by ``identity``). The audit's verdicts and ``run --reference-model`` both read it."""
+    differenced = reference_differenced(records, reference, source=source)
+    return pairing_statistics(differenced, [int(record["size"]) for record in records], seed=seed,
+                              name=f"{label}:reference")
+
+
+def reference_tests(samples: Sequence[Mapping[str, Any]], reference_samples: Sequence[Mapping[str, Any]],
+                    config: Mapping[str, Any], source: str) -> dict[str, RelabellingResult]:
+    """``MethodSpec.reference_tests``: the test on u of one task from both models' logged samples and its config."""
+    records = [sample.get(RECORD_METRIC) or {} for sample in samples]
+    if not records:
+        return {}
+    metadata = dict(config.get("metadata") or {})
+    partition = Partition.from_task_metadata(metadata, str(config.get("test_split")))
+    reference = records_by_identity([sample.get(RECORD_METRIC) or {} for sample in reference_samples])
+    return {"pairing_reference": reference_pairing_result(records, reference, seed=int(metadata.get("seed", 0)),
+                                                          label=partition.label, source=source)}
+
+
 def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
-    records = [sample.get("pairing_pvalue") or {} for sample in model.samples(task)]
+    records = [sample.get(RECORD_METRIC) or {} for sample in model.samples(task)]
     if not records:
         return []
     seed = int(model.metadata(task).get("seed", 0))
@@ -46,10 +77,10 @@ def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     found = [_verdict(model, task, partition, "pairing",
                       pairing_statistics([r["scores"] for r in records], sizes, seed=seed, name=partition.label),
                       max(sizes), None)]
-    reference = model.reference_records(task, "pairing_pvalue")
+    reference = model.reference_records(task, RECORD_METRIC)
     if reference is not None:
-        differenced = reference_differenced(records, reference, source=str(model.reference.directory))  # type: ignore[union-attr]
-        result = pairing_statistics(differenced, sizes, seed=seed, name=f"{partition.label}:reference")
+        result = reference_pairing_result(records, reference, seed=seed, label=partition.label,
+                                          source=str(model.reference.directory))  # type: ignore[union-attr]
         found.append(_verdict(model, task, partition, "pairing_reference", result, max(sizes),
                               model.reference.model or model.reference.label))  # type: ignore[union-attr]
     return found

@@ -50,3 +50,31 @@ def test_docs_of_a_partition(tmp_path: Path) -> None:
     assert docs == pairing_docs(settings, rows)
     with pytest.raises(Exception, match="two halves"):
         pairing_docs(settings, [{"text": "too short"}] * 5)
+
+
+def test_the_tests_on_u_read_both_models_samples_of_a_task_paired_by_the_groups_identity(tmp_path: Path) -> None:
+    """What ``run --reference-model`` adds to the task's row (``MethodSpec.reference_tests``): a model that raised
+    the true pairings over its reference is far out, a model equal to its reference is not."""
+    import numpy as np
+
+    from lm_eval_contam.errors import ContamError
+    from lm_eval_contam.pairing.method import SPEC as spec
+    data = tmp_path / "free_test.jsonl"
+    data.write_text(json.dumps({"text": "One plain sentence here. And another one after it."}) + "\n")
+    config = {"test_split": "test", "metadata": {"method": "pairing", "dataset_name": "Free", "seed": 0,
+                                                 "data_files": {"test": str(data)}, "text_field": "text",
+                                                 "task_type": "question", "columns": ["text"]}}
+    rng = np.random.default_rng(0)
+    reference = [{"pairing_pvalue": {"identity": f"Free test:group{g}", "size": 6,
+                                     "scores": [float(s) for s in rng.normal(-40, 5, 36)]}} for g in range(5)]
+    memorised = [{"pairing_pvalue": {**sample["pairing_pvalue"],
+                                     "scores": [s + (3.0 if n % 7 == 0 else 0.0)  # the diagonal of the 6 x 6 group
+                                                for n, s in enumerate(sample["pairing_pvalue"]["scores"])]}}
+                 for sample in reference]
+    found = spec.reference_tests(list(reversed(memorised)), reference, config, "the reference's run")
+    assert set(found) == {"pairing_reference"}
+    assert found["pairing_reference"].pvalue < 0.001 and found["pairing_reference"].standardised > 3
+    itself = spec.reference_tests(reference, reference, config, "the reference's run")["pairing_reference"]
+    assert itself.pvalue == 1.0 and itself.standardised == 0.0
+    with pytest.raises(ContamError, match="no record of 'Free test:group4'"):
+        spec.reference_tests(memorised, reference[:4], config, "the reference's run")
