@@ -215,6 +215,7 @@ def main() -> None:
     from lm_eval_contam.audit import AuditSettings
     from lm_eval_contam.cli.audit import audit_one
     from lm_eval_contam.default_model import default_model_path
+    from lm_eval_contam.generation import ModelSpec
     from lm_eval_contam.report import write_report
     from lm_eval_contam.rundir import load_run
     from lm_eval_contam.verdict import collect
@@ -242,7 +243,7 @@ def main() -> None:
         models.append((label, str(path), f"{settings.learning_rate:g}, {settings.epochs}, {settings.share:.0%}"))
     for label, path, _ in models:
         print(f"== auditing: {label}")
-        audit_one(path, label, args.out, audit, judge_model=args.judge_model)
+        audit_one(ModelSpec.parse(path), label, args.out, audit, judge_model=args.judge_model)
     verdicts = collect(load_run(args.out))
     found = rates(verdicts, injected, held_out)
     study = {

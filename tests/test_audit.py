@@ -12,6 +12,7 @@ from lm_eval_contam.audit import AuditSettings, partition_tasks, run_model
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.contaminate import audited_rows, contaminant_texts
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.generation import ModelSpec
 from lm_eval_contam.tiny_model import build_tiny_model
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, registered_methods
@@ -128,7 +129,7 @@ def test_generation_cap_goes_to_the_methods_that_ask_for_it_only() -> None:
 
 def test_audit_writes_lm_eval_results_and_audit_json(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
     counter = _CountingCalls(monkeypatch)
-    run = run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
+    run = run_model(ModelSpec.parse(str(tiny_model_dir)), "tiny", tmp_path, SETTINGS)
     assert run.tasks == ("timetravel_toy_news_train", "timetravel_toy_news_train_completion", "dcq_toy_news_train_ll")
     results = _results(tmp_path / run.run_dir)["results"]
     assert set(results) == set(run.tasks)
@@ -149,21 +150,41 @@ def test_interrupted_audit_resumes_from_the_request_cache(tiny_model_dir: Path, 
     with monkeypatch.context() as patch:
         interrupted = _CountingCalls(patch, fail_after=30)
         with pytest.raises(KeyboardInterrupt):
-            run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
+            run_model(ModelSpec.parse(str(tiny_model_dir)), "tiny", tmp_path, SETTINGS)
     assert interrupted.calls == 30 and not list(tmp_path.rglob("results_*.json"))
     resumed = _CountingCalls(monkeypatch)
-    run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
+    run_model(ModelSpec.parse(str(tiny_model_dir)), "tiny", tmp_path, SETTINGS)
     assert resumed.calls == 2 * 24 + 60 - 30  # nothing done before the interruption is recomputed
     again = _CountingCalls(monkeypatch)
-    run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
+    run_model(ModelSpec.parse(str(tiny_model_dir)), "tiny", tmp_path, SETTINGS)
     assert again.calls == 0
+
+
+def test_the_cli_parses_the_model_spec_once_and_loads_its_tokenizer_once(tiny_model_dir: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's check, the chat-template test, the window before the run and the count of cut docs after it share
+    the one spec the CLI parsed, and its one tokenizer."""
+    from lm_eval_contam import generation
+
+    parsed: list[str] = []
+    loads: list[str] = []
+    parse, load = ModelSpec.__dict__["parse"].__func__, generation.load_local_tokenizer
+    monkeypatch.setattr(ModelSpec, "parse", classmethod(
+        lambda cls, spec, **options: parsed.append(spec) or parse(cls, spec, **options)))
+    monkeypatch.setattr(generation, "load_local_tokenizer",
+                        lambda backend, arguments: loads.append(str(arguments["pretrained"])) or load(backend, arguments))
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--partitions", "toy_news:train", "--methods", "dcq",
+                     "--limit", "2", "--device", "cpu", "--no-report", "--output_path", str(tmp_path)]) == 0
+    assert parsed == [str(tiny_model_dir)] and loads == [str(tiny_model_dir)]
+    results = _results(tmp_path / "runs" / tiny_model_dir.name)["results"]
+    assert results["dcq_toy_news_train_ll"]["truncated_docs,none"] == 0  # counted with the same tokenizer
 
 
 def test_audit_rejects_bad_labels_and_unknown_partitions(tiny_model_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(ContamError, match="label"):
-        run_model(str(tiny_model_dir), "../x", tmp_path, SETTINGS)
+        run_model(ModelSpec.parse(str(tiny_model_dir)), "../x", tmp_path, SETTINGS)
     with pytest.raises(ContamError, match="unknown dataset|known"):
-        run_model(str(tiny_model_dir), "tiny", tmp_path, AuditSettings(partitions=("nope:train",)))
+        run_model(ModelSpec.parse(str(tiny_model_dir)), "tiny", tmp_path, AuditSettings(partitions=("nope:train",)))
 
 
 @pytest.fixture(scope="module")

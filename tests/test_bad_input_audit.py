@@ -319,7 +319,7 @@ def test_an_interrupted_first_run_leaves_its_identity_so_no_other_audit_mixes_wi
 
     out = tmp_path / "audit"
 
-    def interrupted_run(model, label, out_dir, settings, loaded=None):  # lm-eval's request cache, then Ctrl-C
+    def interrupted_run(model, label, out_dir, settings, loaded=None, *, reference=None):  # cache, then Ctrl-C
         (out_dir / "cache").mkdir(exist_ok=True)
         (out_dir / "cache" / f"{label}_rank0.db").write_bytes(b"answers of the first run")
         raise KeyboardInterrupt
@@ -424,7 +424,7 @@ def test_a_refusal_before_the_model_answers_takes_back_the_cards_and_task_files(
 
     written: list[str] = []
 
-    def refuse(backend, model_args, tasks, manager) -> None:
+    def refuse(model, tasks, manager) -> None:
         written.extend(sorted(path.name for path in out.rglob("*.yaml")))
         raise ContamError("cannot score log-likelihoods here", field="model")
 
