@@ -251,7 +251,7 @@ def run_model(spec: ModelSpec, label: str, out_dir: Path, settings: AuditSetting
         results[BENCHMARK_SCORING_KEY] = benchmark_scoring(
             results, benchmarks, spec.backend, spec.model_args,
             chat if not separate else settings.benchmark_chat_template, settings.limit, benchmark_caveats(built))
-    results[NOT_RUN_KEY] = {task: asdict(entry) for task, entry in not_run.items()}
+    results[NOT_RUN_KEY] = {task: entry.record() for task, entry in not_run.items()}
     results = harness.post_process(results, spec)
     save_run(results, run_tracker)
     print(make_table(results))

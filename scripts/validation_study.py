@@ -120,7 +120,7 @@ def rates(verdicts, injected: list[str], held_out: list[str]) -> dict[str, dict[
                  "held_out" if verdict.partition in held_keys else None)
         if group is None or verdict.flagged is None:
             continue
-        table.setdefault(verdict.model, {}).setdefault(verdict.method, {"injected": [], "held_out": []})[group].append(
+        table.setdefault(verdict.model, {}).setdefault(verdict.test, {"injected": [], "held_out": []})[group].append(
             verdict.flagged)
     out: dict[str, dict[str, dict[str, float]]] = {}
     for model, methods in table.items():
@@ -256,7 +256,7 @@ def main() -> None:
         "rows": [{"label": label, "injection": injection, "rates": found.get(label, {}),
                   "loglik_probe": loglik_probe(path, injected, held_out)}
                  for label, path, injection in models],
-        "method_titles": {verdict.method: verdict.title for verdict in verdicts},
+        "method_titles": {verdict.test: verdict.title for verdict in verdicts},
         "wall_seconds": round(time.perf_counter() - started, 1),
     }
     (args.out / "study.json").write_text(json.dumps(study, indent=2) + "\n")

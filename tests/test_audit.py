@@ -217,7 +217,7 @@ def test_audit_flags_the_injected_partition_and_not_the_unseen_one(toy_news_memo
     assert cli_main(["audit", "--model", str(toy_news_memoriser), "--label", "contaminated",
                      "--partitions", "toy_news:train,toy_news:test", "--no-chat-template", "--max_gen_toks", "40",
                      "--batch_size", "12", "--output_path", str(tmp_path)]) == 0
-    found = {(v.partition, v.method): v for v in collect(load_run(tmp_path))}
+    found = {(v.partition, v.test): v for v in collect(load_run(tmp_path))}
     train, test = found[("Toy News train", "tt_alg2_judge_a")], found[("Toy News test", "tt_alg2_judge_a")]
     print(f"\ninjected: {train.evidence.summary()}; unseen: {test.evidence.summary()}")
     assert train.flagged and train.evidence.exact_matches + train.evidence.near_exact_matches >= 2
@@ -252,12 +252,12 @@ def test_chat_model_audit_runs_both_styles_and_flags_only_the_injected_partition
                      "--partitions", "toy_news:train,toy_news:test", "--max_gen_toks", "40",
                      "--batch_size", "12", "--output_path", str(tmp_path), "--no-report"]) == 0
     found = collect(load_run(tmp_path))
-    flagged = {(v.partition, v.method, v.variant) for v in found if v.flagged}
+    flagged = {(v.partition, v.test, v.variant) for v in found if v.flagged}
     assert ("Toy News train", "tt_alg2_judge_a", "completion") in flagged
     assert not [key for key in flagged if key[0] == "Toy News test"]
-    assert {v.variant for v in found if v.method == "tt_alg1"} == {"instruct", "completion"}
-    assert [v.method for v in found if v.partition == "Toy News train"].count("tt_styles_combined") == 1
+    assert {v.variant for v in found if v.test == "tt_alg1"} == {"instruct", "completion"}
+    assert [v.test for v in found if v.partition == "Toy News train"].count("tt_styles_combined") == 1
     # The likelihood modes (ours) run in the same audit, each partition against its sibling split.
-    likelihood = {(v.partition, v.method): v for v in found if v.family == "likelihood"}
+    likelihood = {(v.partition, v.test): v for v in found if v.family == "likelihood"}
     assert {partition for partition, _ in likelihood} == {"Toy News train", "Toy News test"}
     assert all(0.0 <= v.pvalue <= 1.0 for v in likelihood.values())

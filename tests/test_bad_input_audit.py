@@ -375,7 +375,7 @@ def test_a_control_sharing_a_few_rows_with_the_audited_data_says_so_in_the_likel
                  "--name", "Mine", "--text-field", "text", "--control-data", str(control), "--control-split", "later",
                  "--max_gen_toks", "4", "--batch_size", "16", "--output_path", str(out)]) == 0
     shared = "control shares 1 of 8 rows (12%) with the audited data"
-    facts = {verdict.method: dict(verdict.evidence.facts()) for verdict in collect(load_run(out))
+    facts = {verdict.test: dict(verdict.evidence.facts()) for verdict in collect(load_run(out))
              if verdict.family == "likelihood"}
     assert {method: found.get("control overlap") for method, found in facts.items()} == {
         "likelihood_control": shared, "likelihood_control_zlib": shared, "likelihood_options": shared,

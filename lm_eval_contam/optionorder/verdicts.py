@@ -69,7 +69,7 @@ def task_verdict(model: ModelResults, task: str) -> Verdict:
                        f"is {number(smallest_pvalue(per_item))} > {ALPHA}, so it cannot flag")
     evidence = OrderEvidence(items, orders, model.number(task, "order_top_share"), model.number(task, "order_u_mean"),
                              p, int(first.get("left_out", 0)), str(first.get("left_out_reason", "")))
-    return Verdict(model=model.label, partition=partition.label, family=METHOD, method="option_order",
+    return Verdict(model=model.label, partition=partition.label, family=METHOD, test="option_order",
                    title="Option order (ours, after Ni et al.)", task=task, flagged=p <= ALPHA,
                    statistic=evidence.mean_u, pvalue=p, confidence_interval=None, n=items, null=NULL, rule=RULE,
                    evidence=evidence, caveats=tuple(caveats))
@@ -83,7 +83,7 @@ REFERENCE_NULL = ("the fine-tune never saw these items: which of each item's sco
 FIXED_ANSWER_NULL = REFERENCE_NULL.replace("scored option orders", "scored orders that keep the answer at its letter")
 ARRANGEMENT_RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the sum over items of the original "
                     "order's standardised score is high among the sums with each item's original redrawn)")
-# (Verdict.method, title, the records' index list of the orders it compares, its null)
+# (Verdict.test, title, the records' index list of the orders it compares, its null)
 ARRANGEMENT_TESTS = {
     "option_order_arrangement": ("Option order, every order's likelihood (ours)", "arranged", ARRANGEMENT_NULL),
     "option_order_reference": ("Option order on u, against the reference model (ours)", "arranged", REFERENCE_NULL),
@@ -100,7 +100,7 @@ def _arrangement_verdict(model: ModelResults, task: str, partition: Partition, m
     caveats = (() if result.min_pvalue <= ALPHA else
                (f"the smallest p this test can give on {result.n} item(s) is {number(result.min_pvalue)} > {ALPHA}, so "
                 "it cannot flag",))
-    return Verdict(model=model.label, partition=partition.label, family=METHOD, method=method, title=title, task=task,
+    return Verdict(model=model.label, partition=partition.label, family=METHOD, test=method, title=title, task=task,
                    flagged=result.pvalue <= ALPHA, statistic=result.standardised, pvalue=result.pvalue,
                    confidence_interval=None, n=result.n, null=null, rule=ARRANGEMENT_RULE, evidence=evidence,
                    caveats=caveats)
