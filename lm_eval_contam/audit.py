@@ -21,12 +21,11 @@ from lm_eval_contam import harness
 from lm_eval_contam.audit_identity import AUDIT_FILE, relative_to_audit, request_cache_name
 from lm_eval_contam.benchmark_docs import LoadedBenchmark, load_tasks, single_choice_caveat
 from lm_eval_contam.benchmark_partitions import BENCHMARK_SAMPLE, BenchmarkControl, derive_partitions, write_partition
-from lm_eval_contam.context_window import ModelWindow, audited_model_window, local_tokenizer_and_window
+from lm_eval_contam.context_window import ModelWindow
 from lm_eval_contam.contaminate import MANIFEST_FILE
-from lm_eval_contam.default_model import default_model_path
 from lm_eval_contam.errors import ContamError
-from lm_eval_contam.generation import ModelSpec, default_device
-from lm_eval_contam.harness import generation_capped_tasks
+from lm_eval_contam.evaluation import evaluate, save_run, tracker
+from lm_eval_contam.generation import ModelSpec
 from lm_eval_contam.input_checks import (
     broken_task_yaml,
     check_control_source,
@@ -75,7 +74,8 @@ class AuditSettings:
     # prompts get: their score is then the one the user reports. True applies the chat template to them too.
     benchmark_chat_template: bool = False
     # The checkpoint the audited model was fine-tuned from (--reference-model: a model spec as --model takes): it
-    # scores the same requests of every method that differences the two (``"reference"`` among its needs).
+    # scores the same requests of every method that differences the two (``"reference"`` among its needs). Recorded
+    # as given; :func:`run_model` takes it parsed (its ``reference``).
     reference_model: str | None = None
     # Run metadata handed to the benchmark adjustments (MethodSpec.benchmark_adjustment), e.g. (("reorderings", 8),)
     # from --reorderings: what ``run --metadata`` gives them.
@@ -163,35 +163,26 @@ def plan_audit(settings: AuditSettings, *, chat: bool = True, plain_text: bool =
     return AuditPlan(tuple(dict.fromkeys(tasks)), method_inputs, settings.benchmark_tasks)
 
 
-def _has_chat_template(backend: str, model_args: dict[str, Any]) -> bool:
-    if backend != "hf":
-        return True  # chat/API backends take messages
-    found = local_tokenizer_and_window(backend, model_args)  # the tokenizer the audit loads once
-    return found is not None and bool(getattr(found[0], "chat_template", None))
-
-
-def _injection_manifest(model_args: dict[str, Any]) -> dict[str, Any] | None:
-    manifest = Path(str(model_args.get("pretrained", "")), MANIFEST_FILE)
+def _injection_manifest(model: ModelSpec) -> dict[str, Any] | None:
+    manifest = Path(str(model.arguments.get("pretrained", "")), MANIFEST_FILE)
     return json.loads(manifest.read_text()) if manifest.is_file() else None
 
 
-def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSettings,
-              loaded: LoadedBenchmarks | None = None) -> ModelRunRecord:
-    """Audit one model; write lm-eval's results and samples under ``out_dir/runs/<label>``.
+def run_model(spec: ModelSpec, label: str, out_dir: Path, settings: AuditSettings,
+              loaded: LoadedBenchmarks | None = None, *, reference: ModelSpec | None = None) -> ModelRunRecord:
+    """Audit one model (its spec, parsed once by the caller: its tokenizer and window load once, on the spec); write
+    lm-eval's results and samples under ``out_dir/runs/<label>``.
 
     ``loaded``: the ``--tasks`` benchmarks as :func:`write_benchmark_partitions` built them; their TaskManager serves
     the whole audit, and the DCR sheets and the evaluation take the built tasks and rendered docs as they are.
+    ``reference``: ``settings.reference_model`` parsed (the CLI parsed and checked it); without it, it is parsed here.
     """
-    import lm_eval
-    from lm_eval.loggers import EvaluationTracker
-    from lm_eval.utils import make_table, simple_parse_args_string
+    from lm_eval.utils import make_table
 
     check_label(label)
-    spec = ModelSpec.parse(model or str(default_model_path()))
-    model_args = simple_parse_args_string(spec.model_args)
     chat = settings.apply_chat_template
     if chat is None:
-        chat = _has_chat_template(spec.backend, model_args)
+        chat = spec.has_chat_template
     # Local backends score plain text; chat APIs only take messages.
     plan = plan_audit(settings, chat=chat, plain_text=spec.backend in PLAIN_TEXT_BACKENDS)
     tasks = list(plan.tasks)
@@ -208,9 +199,9 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
                           field="tasks")
     # Both checks before the benchmarks' DCR sheets are written under the cache home (their level tasks generate: the
     # model check finds the same scoring tasks without them).
-    window = audited_model_window(spec.backend, spec.model_args)
+    window = spec.window
     check_choices_fit(built, window)
-    harness.check_model_can_run(spec.backend, spec.model_args, tasks, task_manager)
+    harness.check_model_can_run(spec, tasks, task_manager)
     like_benchmarks: list[str] = []  # adjustment tasks scored with the benchmarks' chat setting (reordered items)
     if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.benchmark_adjustment)
         adjustment_metadata = {"seed": settings.seed, **dict(settings.adjustment_metadata)}
@@ -220,8 +211,9 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
                                                    loaded=built, like_benchmark=True,
                                                    skip_methods=settings.skip_methods)
         tasks += like_benchmarks
-    reference_spec, reference_tasks = (check_reference(settings.reference_model, spec.backend, tasks, task_manager)
-                                       if settings.reference_model else (None, []))
+    if reference is None and settings.reference_model:
+        reference = ModelSpec.parse(settings.reference_model)
+    reference_tasks = check_reference(reference, spec.backend, tasks, task_manager) if reference is not None else []
     harness.prepare_quiz_options(tasks, task_manager, settings.quiz_option_generator)
     not_run = harness.tasks_not_run(tasks, task_manager, window)
     tasks = [task for task in tasks if task not in not_run]
@@ -236,22 +228,12 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     # Keyed by the model's fingerprint, not the label alone: no model is answered from another model's cache.
     cache = cache_dir / request_cache_name(label, spec.backend, spec.model_args)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    tracker = EvaluationTracker(output_path=str(out_dir / run_dir))
+    run_tracker = tracker(out_dir / run_dir)
 
-    def evaluate(names: list[str], chat_template: bool, tracked: Any) -> dict[str, Any] | None:
-        return lm_eval.simple_evaluate(
-            model=spec.backend,
-            model_args=spec.model_args,
-            tasks=evaluation_tasks(names, task_manager, settings.max_gen_toks, built),
-            batch_size=settings.batch_size,
-            device=settings.device or default_device(),
-            use_cache=str(cache),
-            log_samples=True,
-            evaluation_tracker=tracked,
-            apply_chat_template=chat_template,
-            task_manager=task_manager,
-            limit=settings.limit,
-        )
+    def evaluate_tasks(names: list[str], chat_template: bool, tracked: Any) -> dict[str, Any] | None:
+        return evaluate(spec, names, task_manager, cache=cache, chat_template=chat_template,
+                        max_gen_toks=settings.max_gen_toks, batch_size=settings.batch_size, device=settings.device,
+                        limit=settings.limit, benchmarks=built, evaluation_tracker=tracked)
 
     # The benchmarks (--tasks, a method's own input's) get their own call when their chat setting differs from the
     # audit's.
@@ -260,9 +242,10 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
                 if chat != settings.benchmark_chat_template else [])
     started = time.perf_counter()
     own = [task for task in tasks if task not in separate]  # none when --methods keeps only benchmark adjustments
-    results = evaluate(own, chat, tracker) if own else evaluate(separate, settings.benchmark_chat_template, tracker)
+    results = (evaluate_tasks(own, chat, run_tracker) if own
+               else evaluate_tasks(separate, settings.benchmark_chat_template, run_tracker))
     if results is not None and own and separate:
-        results = merge_results(results, evaluate(separate, settings.benchmark_chat_template, None))
+        results = merge_results(results, evaluate_tasks(separate, settings.benchmark_chat_template, None))
     seconds = round(time.perf_counter() - started, 1)
     if results is None:  # a non-zero rank under accelerate: rank 0 writes
         return ModelRunRecord(label, spec.backend, spec.model_args, str(run_dir), tasks=tuple(tasks), seconds=seconds)
@@ -270,21 +253,17 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
         results[BENCHMARK_SCORING_KEY] = benchmark_scoring(
             results, benchmarks, spec.backend, spec.model_args,
             chat if not separate else settings.benchmark_chat_template, settings.limit, benchmark_caveats(built))
-    results[NOT_RUN_KEY] = {task: asdict(entry) for task, entry in not_run.items()}
-    results = harness.post_process(results)
-    samples = results.pop("samples")
-    tracker.save_results_aggregated(results=results, samples=samples)
-    for task_name in results["configs"]:
-        tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
+    results[NOT_RUN_KEY] = {task: entry.record() for task, entry in not_run.items()}
+    results = harness.post_process(results, spec)
+    save_run(results, run_tracker)
     print(make_table(results))
     if "groups" in results:
         print(make_table(results, "groups"))
-    reference = None
-    if reference_spec is not None:
-        reference = run_reference(reference_spec, reference_tasks, label, out_dir, settings, task_manager, cache_dir)
-    run = ModelRunRecord(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(model_args),
-                   tuple(tasks), seconds, quiz_left_out(results["configs"]), results.get(BENCHMARK_SCORING_KEY),
-                   reference)
+    reference_run = (run_reference(reference, reference_tasks, label, out_dir, settings, task_manager, cache_dir)
+                     if reference is not None else None)
+    run = ModelRunRecord(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(spec),
+                         tuple(tasks), seconds, quiz_left_out(results["configs"]), results.get(BENCHMARK_SCORING_KEY),
+                         reference_run)
     record_run(out_dir, run, settings, plan.method_inputs)
     return run
 
@@ -299,11 +278,10 @@ def referenced_tasks(tasks: Sequence[str], task_manager: Any) -> list[str]:
     return [task for task in tasks if str(((configs.get(task) or {}).get("metadata") or {}).get("method")) in methods]
 
 
-def check_reference(reference: str, backend: str, tasks: Sequence[str], task_manager: Any) -> tuple[ModelSpec, list[str]]:
-    """The reference model's spec and the tasks it scores, refused before any request: the audited model must run a
-    test that differences the two, and the reference must score log-likelihoods (a local backend, or an API whose
-    server returns prompt log-probabilities)."""
-    spec = ModelSpec.parse(reference)
+def check_reference(spec: ModelSpec, backend: str, tasks: Sequence[str], task_manager: Any) -> list[str]:
+    """The tasks the reference model scores, refused before any request: the audited model must run a test that
+    differences the two, and the reference must score log-likelihoods (a local backend, or an API whose server
+    returns prompt log-probabilities)."""
     spec.check()
     found = referenced_tasks(tasks, task_manager)
     if not found:
@@ -311,8 +289,8 @@ def check_reference(reference: str, backend: str, tasks: Sequence[str], task_man
                else f"no task of a method that differences the two models ({', '.join(sorted(reference_methods()))}) "
                     "is among the tasks")
         raise ContamError(f"nothing for the reference model to score: {why}", field="--reference-model")
-    harness.check_model_can_run(spec.backend, spec.model_args, found, task_manager)
-    return spec, found
+    harness.check_model_can_run(spec, found, task_manager)
+    return found
 
 
 def run_reference(spec: ModelSpec, tasks: Sequence[str], label: str, out_dir: Path, settings: AuditSettings,
@@ -321,24 +299,16 @@ def run_reference(spec: ModelSpec, tasks: Sequence[str], label: str, out_dir: Pa
 
     The same task YAMLs build the same docs and requests (everything is seeded by the doc's identity), so each doc's
     logged scores pair with the audited model's; ``u`` is per text, so another tokenizer is no obstacle."""
-    import lm_eval
-    from lm_eval.loggers import EvaluationTracker
-
     run_dir = Path("runs") / f"{label}{REFERENCE_SUFFIX}"
-    tracker = EvaluationTracker(output_path=str(out_dir / run_dir))
+    run_tracker = tracker(out_dir / run_dir)
     started = time.perf_counter()
-    results = lm_eval.simple_evaluate(
-        model=spec.backend, model_args=spec.model_args, tasks=list(tasks), batch_size=settings.batch_size,
-        device=settings.device or default_device(),
-        use_cache=str(cache_dir / request_cache_name(f"{label}{REFERENCE_SUFFIX}", spec.backend, spec.model_args)),
-        log_samples=True, evaluation_tracker=tracker, apply_chat_template=False, task_manager=task_manager,
-        limit=settings.limit)
+    results = evaluate(spec, tasks, task_manager,
+                       cache=cache_dir / request_cache_name(f"{label}{REFERENCE_SUFFIX}", spec.backend, spec.model_args),
+                       chat_template=False, batch_size=settings.batch_size, device=settings.device,
+                       limit=settings.limit, evaluation_tracker=run_tracker)
     seconds = round(time.perf_counter() - started, 1)
     if results is not None:
-        samples = results.pop("samples")
-        tracker.save_results_aggregated(results=results, samples=samples)
-        for task_name in results["configs"]:
-            tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
+        save_run(results, run_tracker)
     return {"model": spec.backend, "model_args": spec.model_args, "run_dir": str(run_dir), "tasks": list(tasks),
             "seconds": seconds}
 
@@ -508,16 +478,6 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
         partition_control_overlap(partition)
     return [str(write_task_configs(partition, out_dir, reference=settings.reference_model is not None))
             for partition in partitions if not partition.dataset.registered]
-
-
-def evaluation_tasks(tasks: list[str], task_manager: Any, max_gen_toks: int | None,
-                     benchmarks: Mapping[str, LoadedBenchmark]) -> list[Any]:
-    """What ``simple_evaluate`` runs for the task names: the ``--tasks`` benchmarks as the audit built them (not built
-    again), and the tasks of methods that cap their generation built with the cap (``harness.generation_capped_tasks``).
-    """
-    capped = generation_capped_tasks(task_manager, tasks, max_gen_toks) if max_gen_toks is not None else {}
-    return [built for task in tasks
-            for built in (benchmarks[task].evaluated if task in benchmarks else (capped.get(task, task),))]
 
 
 def quiz_left_out(configs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

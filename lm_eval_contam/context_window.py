@@ -15,8 +15,6 @@ continuations says "not tested: row N has T tokens, over the model's window of W
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -111,66 +109,59 @@ class ModelWindow:
         return f"row {row}{what} has {over[row]} tokens, over the model's window of {self.tokens}{more}"
 
 
-def local_tokenizer_and_window(backend: str | None,
-                               model_args: str | Mapping[str, Any] | None) -> tuple[Any, int] | None:
-    """A local backend's (hf, vllm) tokenizer and the window lm-eval uses; None for API models. Loaded once per
-    model, whether ``model_args`` comes as lm-eval's string or parsed: the audit's model check, its chat-template
-    test and its window before the run (:func:`audited_model_window`) and the count after it (:func:`count_truncation`)
-    share it."""
+@dataclass(frozen=True)
+class LocalTokenizer:
+    """A local model's tokenizer and the context window lm-eval uses for it."""
+
+    tokenizer: Any
+    tokens: int
+
+    def window(self) -> ModelWindow:
+        return ModelWindow(self.tokens, lambda text: self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def load_local_tokenizer(backend: str | None, arguments: Mapping[str, Any]) -> LocalTokenizer | None:
+    """A local backend's (hf, vllm) tokenizer and window, loaded from its parsed ``model_args``; None for API models
+    and for arguments naming no pretrained model. Loaded once per model: ``generation.ModelSpec.local_tokenizer``
+    keeps it."""
     if backend not in LOCAL_BACKENDS:
         return None
-    if isinstance(model_args, str):
-        from lm_eval.utils import simple_parse_args_string
-
-        model_args = simple_parse_args_string(model_args)
-    return _loaded_tokenizer_and_window(json.dumps(dict(model_args or {}), sort_keys=True, default=str))
-
-
-@functools.lru_cache(maxsize=4)
-def _loaded_tokenizer_and_window(model_args: str) -> tuple[Any, int] | None:
-    arguments = json.loads(model_args)  # sorted JSON: one key per model however its arguments were given
     pretrained = arguments.get("pretrained") or arguments.get("model")
     if not pretrained:
         return None
     from transformers import AutoConfig, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(arguments.get("tokenizer") or pretrained))
-    return tokenizer, model_window(AutoConfig.from_pretrained(str(pretrained)), tokenizer,
-                                   arguments.get("max_length") or arguments.get("max_model_len"))
+    return LocalTokenizer(tokenizer, model_window(AutoConfig.from_pretrained(str(pretrained)), tokenizer,
+                                                  arguments.get("max_length") or arguments.get("max_model_len")))
 
 
-def audited_model_window(backend: str, model_args: str) -> ModelWindow | None:
-    """The audited model's :class:`ModelWindow` (None for API models: they keep their window to themselves)."""
-    found = local_tokenizer_and_window(backend, model_args)
-    if found is None:
-        return None
-    tokenizer, window = found
-    return ModelWindow(window, lambda text: tokenizer(text, add_special_tokens=False)["input_ids"])
-
-
-def count_truncation(results: dict[str, Any]) -> dict[str, Any]:
-    """Add ``truncated_docs`` to every contamination task's results (those whose metadata names a method)."""
+def counted_tasks(results: Mapping[str, Any]) -> list[str]:
+    """The contamination tasks of a run whose cut docs are counted: those whose metadata names a method, with
+    samples and results."""
     samples = results.get("samples") or {}
-    tasks = [task for task, config in (results.get("configs") or {}).items()
-             if (config.get("metadata") or {}).get("method") and task in samples and task in results.get("results", {})]
-    if not tasks:
+    return [task for task, config in (results.get("configs") or {}).items()
+            if (config.get("metadata") or {}).get("method") and task in samples and task in results.get("results", {})]
+
+
+def count_truncation(results: dict[str, Any], window: ModelWindow | None) -> dict[str, Any]:
+    """Add ``truncated_docs`` to every contamination task's results (:func:`counted_tasks`), counted against the run's
+    model's ``window`` (None, an API model's: nothing is counted)."""
+    tasks = counted_tasks(results)
+    if not tasks or window is None:
         return results
-    config = results.get("config") or {}
-    found = local_tokenizer_and_window(config.get("model"), config.get("model_args"))
-    if found is None:
-        return results
-    tokenizer, window = found
+    samples = results["samples"]
 
     def count_tokens(text: str) -> int:
-        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+        return len(window.encode(text))
 
     for task in tasks:
-        cut = truncated_docs(samples[task], count_tokens, window)
+        cut = truncated_docs(samples[task], count_tokens, window.tokens)
         results["results"][task][f"{TRUNCATED_METRIC},none"] = cut
         if cut:
             log.warning("%s: %d of %d docs have a request longer than the model's %d-token window; lm-eval cut them "
                         "from the left, so they were scored on part of their text", task, cut, len(samples[task]),
-                        window)
+                        window.tokens)
     return results
 
 

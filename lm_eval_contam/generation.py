@@ -8,13 +8,14 @@ backend) or ``<lm-eval model name>:<model_args>``, e.g.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.context_window import local_tokenizer_and_window
+from lm_eval_contam.context_window import LocalTokenizer, ModelWindow, load_local_tokenizer
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.lm_eval_compat import is_api_model, model_request
 from lm_eval_contam.request_parts import with_api_stop
@@ -33,13 +34,35 @@ BACKEND_NAME = re.compile(r"[A-Za-z][\w.-]*")
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """Which lm-eval model class to build and its ``model_args`` string."""
+    """Which lm-eval model class to build and its ``model_args`` string: the one form of a model past the CLI.
+
+    Parsed once (:meth:`parse`, or :meth:`of_lm_eval` for what lm-eval's own flags give); its ``arguments`` (lm-eval's
+    reading of ``model_args``) and a local model's tokenizer and window (:attr:`local_tokenizer`, loaded on first use)
+    are kept on the object, so everything handed the spec shares them.
+    """
 
     backend: str
     model_args: str
     extra: dict[str, Any] = field(default_factory=dict)
 
     spec: str = field(default="", compare=False)
+    # ``model_args`` as lm-eval reads it (``simple_parse_args_string``: typed values); given when lm-eval parsed it.
+    arguments: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.arguments and self.model_args:
+            from lm_eval.utils import simple_parse_args_string
+
+            object.__setattr__(self, "arguments", simple_parse_args_string(self.model_args))
+
+    @classmethod
+    def of_lm_eval(cls, backend: str, model_args: str | Mapping[str, Any] | None) -> "ModelSpec":
+        """The spec of a model named by lm-eval's own ``--model`` and ``--model_args`` (a string, or the dict
+        lm-eval parsed it into)."""
+        if isinstance(model_args, Mapping):
+            text = ",".join(f"{key}={value}" for key, value in model_args.items())
+            return cls(backend=backend, model_args=text, spec=f"{backend}:{text}", arguments=dict(model_args))
+        return cls(backend=backend, model_args=model_args or "", spec=f"{backend}:{model_args or ''}")
 
     @classmethod
     def parse(cls, spec: str, *, device: str | None = None, batch_size: int | str = 1) -> "ModelSpec":
@@ -83,9 +106,31 @@ class ModelSpec:
             raise ContamError(f"unknown lm-eval model backend {self.backend!r} (or its package is not installed) in model spec "
                               f"{self.spec or self.model_args!r} ({_one_line(error)})", field="model") from None
 
+    @functools.cached_property
+    def local_tokenizer(self) -> LocalTokenizer | None:
+        """A local backend's (hf, vllm) tokenizer and the window lm-eval uses, loaded once per spec; None for API
+        models. The CLI's model check, the audit's chat-template test, its window before the run and the count of
+        cut docs after it share it."""
+        return load_local_tokenizer(self.backend, self.arguments)
+
+    @property
+    def window(self) -> ModelWindow | None:
+        """The model's :class:`ModelWindow` (None for API models: they keep their window to themselves)."""
+        found = self.local_tokenizer
+        return None if found is None else found.window()
+
+    @property
+    def has_chat_template(self) -> bool:
+        """Whether the model takes messages: a chat or API backend, or an hf model whose tokenizer has a chat
+        template."""
+        if self.backend != "hf":
+            return True
+        found = self.local_tokenizer
+        return found is not None and bool(getattr(found.tokenizer, "chat_template", None))
+
     def check(self) -> None:
         """What can be checked without loading weights: the backend exists and an hf model's tokenizer and config
-        load (kept: the audit's chat-template test and context window use them, loaded once).
+        load (kept on the spec: :attr:`local_tokenizer`).
 
         The audit runs this before it writes anything; ``build`` would find the same faults only after.
         """
@@ -93,7 +138,7 @@ class ModelSpec:
         if self.backend != "hf":
             return
         try:
-            found = local_tokenizer_and_window(self.backend, self.model_args)
+            found = self.local_tokenizer
         except Exception as error:  # noqa: BLE001 - a missing folder, an unknown Hub id, no network, ...
             found, why = None, _one_line(error)
         else:

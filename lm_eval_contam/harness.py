@@ -13,9 +13,10 @@ from typing import Any
 
 from lm_eval_contam import task_dir
 from lm_eval_contam.catalogue import QUIZ_OPTION_MAKER  # importing the catalogue registers the built-in methods
-from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow, count_truncation
+from lm_eval_contam.context_window import MODEL_WINDOW_KEY, ModelWindow, count_truncation, counted_tasks
 from lm_eval_contam.default_model import cache_home
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.generation import ModelSpec
 from lm_eval_contam.lm_eval_compat import (
     built_tasks,
     is_api_model,
@@ -136,21 +137,21 @@ def prompt_scoring_gap(lm: Any) -> str | None:
     return None
 
 
-def check_model_can_run(model: str | Any, model_args: str | dict[str, Any] | None, tasks: Any,
-                        manager: Any | None = None) -> None:
+def check_model_can_run(model: ModelSpec | Any, tasks: Any, manager: Any | None = None) -> None:
     """Fail before the first evaluation request when an API model is asked to score log-likelihoods it cannot get.
 
-    Only API models with scoring tasks are looked at; for those the model is built
-    (as lm-eval is about to) and :func:`prompt_scoring_gap` asks its server once.
+    ``model``: its spec, or an lm-eval model already built. Only API models with scoring tasks are looked at; for
+    those the model is built (as lm-eval is about to) and :func:`prompt_scoring_gap` asks its server once.
     """
-    if not is_api_model(model):
+    if not is_api_model(model.backend if isinstance(model, ModelSpec) else model):
         return
     configs = selected_task_configs(manager or task_manager(), tasks)
     scoring = {name: config.get("output_type") for name, config in sorted(configs.items())
                if config.get("output_type", "generate_until") in SCORING_OUTPUT_TYPES}
     if not scoring:
         return
-    lm = model_class(model).create_from_arg_obj(_arg_dict(model_args), {}) if isinstance(model, str) else model
+    lm = (model_class(model.backend).create_from_arg_obj(dict(model.arguments), {}) if isinstance(model, ModelSpec)
+          else model)
     gap = prompt_scoring_gap(lm)
     if gap is None:
         return
@@ -158,14 +159,6 @@ def check_model_can_run(model: str | Any, model_args: str | dict[str, Any] | Non
     alternative = generate_mode_alternative(name)
     instead = f"run its generate mode {alternative!r} instead" if alternative else "run it with --model hf or vllm"
     raise ContamError(f"task {name!r} scores log-likelihoods ({output_type}), but {gap}; {instead}", field="model")
-
-
-def _arg_dict(model_args: str | dict[str, Any] | None) -> dict[str, Any]:
-    from lm_eval.utils import simple_parse_args_string
-
-    if isinstance(model_args, dict):
-        return dict(model_args)
-    return simple_parse_args_string(model_args or "")
 
 
 def task_config(task: str, task_manager: Any) -> dict[str, Any]:
@@ -212,15 +205,18 @@ def adjustment_tasks(tasks: Sequence[Any], manager: Any, *, metadata: Mapping[st
             for task in spec.benchmark_adjustment.tasks(tasks, manager, metadata, loaded)]
 
 
-def post_process(results: dict[str, Any]) -> dict[str, Any]:
-    """Add the project's derived rows to lm-eval's results: docs cut to the context window, then each registered
-    method's that adjusts benchmark scores (``MethodSpec.benchmark_adjustment.post_process``, e.g. DCR Factor and
-    ``acc_adj``).
+def post_process(results: dict[str, Any], model: ModelSpec | None = None) -> dict[str, Any]:
+    """Add the project's derived rows to lm-eval's results: docs cut to the context window of ``model`` (the run's,
+    its tokenizer loaded only when a contamination task was run; None: not counted), then each registered method's
+    that adjusts benchmark scores (``MethodSpec.benchmark_adjustment.post_process``, e.g. DCR Factor and ``acc_adj``).
 
     A failing hook is logged, never raised: lm-eval has not saved the run yet, and
     the raw results must survive.
     """
-    steps = [(count_truncation, "Context-window check"),
+    def cut_docs(found: dict[str, Any]) -> dict[str, Any]:
+        return count_truncation(found, model.window if model is not None and counted_tasks(found) else None)
+
+    steps = [(cut_docs, "Context-window check"),
              *((spec.benchmark_adjustment.post_process, f"{spec.title} post-processing")
                for spec in registered_methods() if spec.benchmark_adjustment)]
     for step, what in steps:

@@ -23,17 +23,17 @@ class Evidence(Protocol):
 
 @dataclass(frozen=True)
 class Verdict:
-    """One method's decision on one partition for one model.
+    """One test's decision on one partition for one model.
 
-    ``flagged`` is None for methods that quantify rather than decide (DCR's factor).
-    ``family`` is the task's ``metadata.method`` (which renderer shows the evidence);
-    ``method`` names the decision rule within it (e.g. ``tt_alg1``), ``title`` says it in words.
+    ``flagged`` is None for tests that quantify rather than decide (DCR's factor).
+    ``family`` is the registered method: the task's ``metadata.method`` (which renderer shows the evidence);
+    ``test`` names the test (the decision rule) within it (e.g. ``tt_alg1``), ``title`` says it in words.
     """
 
     model: str
     partition: str  # as the prompts name it, e.g. "Toy News train"
     family: str
-    method: str
+    test: str
     title: str
     task: str
     flagged: bool | None
@@ -63,16 +63,21 @@ class NotRun:
 
     task: str
     family: str
-    method: str  # the decision rule the task would have given (Verdict.method)
+    test: str  # the decision rule the task would have given (Verdict.test)
     title: str
     partition: str  # as the prompts name it (Partition.label)
     reason: str
     variant: str | None = None  # Verdict.variant (e.g. the likelihood mode)
 
+    def record(self) -> dict[str, Any]:
+        """As the results JSON keeps it (its test under the key ``method``, as earlier runs wrote it)."""
+        return {"task": self.task, "family": self.family, "method": self.test, "title": self.title,
+                "partition": self.partition, "reason": self.reason, "variant": self.variant}
+
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> "NotRun":
-        named = {name: str(record[name]) for name in ("task", "family", "method", "title", "partition", "reason")}
-        return cls(**named, variant=record.get("variant"))
+        named = {name: str(record[name]) for name in ("task", "family", "title", "partition", "reason")}
+        return cls(**named, test=str(record["method"]), variant=record.get("variant"))
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,7 @@ class NotRunEvidence:
 
 def not_run_verdict(model: str, not_run: NotRun) -> Verdict:
     """The verdict of a task the audit left out: no decision, no p-value, the reason as its evidence."""
-    return Verdict(model=model, partition=not_run.partition, family=not_run.family, method=not_run.method,
+    return Verdict(model=model, partition=not_run.partition, family=not_run.family, test=not_run.test,
                    title=not_run.title, task=not_run.task, flagged=None, statistic=None, pvalue=None,
                    confidence_interval=None, n=None, null="none: the method could not run on this partition",
                    rule="never flags when it cannot run", evidence=NotRunEvidence(not_run.reason),

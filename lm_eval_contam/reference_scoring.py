@@ -72,7 +72,8 @@ def plan_reference(reference: str, model: Any, tasks: Sequence[Any], task_manage
     """The reference model's spec and tasks, refused in one line before any request as the audit refuses them (a spec
     that does not parse or load, nothing in the run for it to score, a model that cannot score log-likelihoods)."""
     backend = model if isinstance(model, str) else type(model).__name__
-    spec, found = check_reference(reference, backend, [task for task in tasks if isinstance(task, str)], task_manager)
+    spec = ModelSpec.parse(reference)
+    found = check_reference(spec, backend, [task for task in tasks if isinstance(task, str)], task_manager)
     index = task_index(task_manager)
     folders = sorted({str(Path(index[task].yaml_path).parent) for task in found})
     metadata = {**(getattr(task_manager, "metadata", None) or {}), **REFERENCE_METADATA}

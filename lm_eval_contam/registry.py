@@ -140,17 +140,17 @@ class MethodSpec:
     rate_keys: tuple[str, ...] = ()
     # Benchmark output types (--tasks) it audits; a partition of another type gets none of its tasks.
     output_types: frozenset[str] = OUTPUT_TYPES
-    # Its verdicts (by Verdict.method) that are the papers' own decisions: shown beside the partition's verdict,
+    # Its verdicts (by Verdict.test) that are the papers' own decisions: shown beside the partition's verdict,
     # never driving it.
-    papers_own_methods: tuple[str, ...] = ()
-    # Its verdicts (by Verdict.method) that compare the partition with a control partition: without a control they
+    papers_own_tests: tuple[str, ...] = ()
+    # Its verdicts (by Verdict.test) that compare the partition with a control partition: without a control they
     # are not tested, and the per-partition verdict is the no-control one.
-    controlled_methods: tuple[str, ...] = ()
-    # Its verdicts (by Verdict.method) that difference the model's scores with the reference model's (given only with
+    controlled_tests: tuple[str, ...] = ()
+    # Its verdicts (by Verdict.test) that difference the model's scores with the reference model's (given only with
     # --reference-model): a partition whose tests include one gets the verdict with a reference.
-    referenced_methods: tuple[str, ...] = ()
+    referenced_tests: tuple[str, ...] = ()
     # (the model's logged samples of one of its tasks, the reference model's of the same task, the task's config,
-    # where the reference's samples come from) -> its reference-differenced tests' results by Verdict.method: what
+    # where the reference's samples come from) -> its reference-differenced tests' results by Verdict.test: what
     # ``run --reference-model`` adds to the task's row (the same functions its verdicts read).
     reference_tests: Callable[[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]], Mapping[str, Any], str],
                               Mapping[str, RelabellingResult]] | None = None
@@ -230,19 +230,19 @@ def task_quiz_samples(configs: Iterable[Mapping[str, Any]]) -> list[QuizSample]:
     return list(found.values())
 
 
-def controlled_methods() -> frozenset[str]:
-    """Every registered method's tests against a control partition (Verdict.method)."""
-    return frozenset(rule for spec in _REGISTRY.values() for rule in spec.controlled_methods)
+def controlled_tests() -> frozenset[str]:
+    """Every registered method's tests against a control partition (Verdict.test)."""
+    return frozenset(rule for spec in _REGISTRY.values() for rule in spec.controlled_tests)
 
 
-def referenced_methods() -> frozenset[str]:
-    """Every registered method's tests on u = log p(model) - log p(reference) (Verdict.method)."""
-    return frozenset(rule for spec in _REGISTRY.values() for rule in spec.referenced_methods)
+def referenced_tests() -> frozenset[str]:
+    """Every registered method's tests on u = log p(model) - log p(reference) (Verdict.test)."""
+    return frozenset(rule for spec in _REGISTRY.values() for rule in spec.referenced_tests)
 
 
-def papers_own_methods() -> frozenset[str]:
-    """Every registered method's papers'-own decision rules (Verdict.method)."""
-    return frozenset(rule for spec in _REGISTRY.values() for rule in spec.papers_own_methods)
+def papers_own_tests() -> frozenset[str]:
+    """Every registered method's papers'-own decision rules (Verdict.test)."""
+    return frozenset(rule for spec in _REGISTRY.values() for rule in spec.papers_own_tests)
 
 
 def reference_methods() -> frozenset[str]:

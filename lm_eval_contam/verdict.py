@@ -23,10 +23,10 @@ from lm_eval_contam.formatting import p_equals
 from lm_eval_contam.method_verdict import Evidence, NotRun, Verdict, not_run_verdict, single_instance_caveats
 from lm_eval_contam.registry import (
     NOT_RUN_KEY,
-    controlled_methods,
+    controlled_tests,
     method_of,
-    papers_own_methods,
-    referenced_methods,
+    papers_own_tests,
+    referenced_tests,
 )
 from lm_eval_contam.rundir import ModelResults, Run
 from lm_eval_contam.stats import ALPHA, ConfidenceInterval
@@ -34,9 +34,9 @@ from lm_eval_contam.stats import ALPHA, ConfidenceInterval
 __all__ = ["Evidence", "Verdict", "collect", "model_verdicts", "partition_verdicts"]  # Verdict's home for callers
 
 
-def method_order(verdicts: Sequence[Verdict]) -> list[str]:
-    """Methods in order of first appearance (each family emits its rules in its own order)."""
-    return list(dict.fromkeys(verdict.method for verdict in verdicts))
+def order_of_tests(verdicts: Sequence[Verdict]) -> list[str]:
+    """Tests in order of first appearance (each family emits its tests in its own order)."""
+    return list(dict.fromkeys(verdict.test for verdict in verdicts))
 
 
 def run_caveats(model: ModelResults) -> tuple[str, ...]:
@@ -72,7 +72,7 @@ def task_caveats(model: ModelResults, task: str) -> tuple[str, ...]:
 
 
 def collect(run: Run) -> list[Verdict]:
-    """Every verdict of every model: by model (run order), then partition, then family and method order."""
+    """Every verdict of every model: by model (run order), then partition, then family and test order."""
     # sorted() is stable: within a partition the families' own order stays.
     return [verdict for model in run.models for verdict in sorted(model_verdicts(model), key=lambda v: v.partition)]
 
@@ -82,8 +82,8 @@ NULL_RATES_FILE = Path(__file__).with_name("null_rates.json")
 
 
 def rate_key(verdict: Verdict) -> str:
-    """How the null study files a verdict's rate: its method, and its prompt style where it has one."""
-    return f"{verdict.method}:{verdict.variant}" if verdict.variant else verdict.method
+    """How the null study files a verdict's rate: its test, and its prompt style where it has one."""
+    return f"{verdict.test}:{verdict.variant}" if verdict.variant else verdict.test
 
 
 @dataclass(frozen=True)
@@ -200,16 +200,16 @@ def shipped_filler_rates() -> dict[str, MeasuredRate]:
 
 
 def clean_model_rate(verdict: Verdict) -> MeasuredRate | None:
-    """The validation study's false-positive rate of this verdict's method on the clean default model, if measured."""
+    """The validation study's false-positive rate of this verdict's test on the clean default model, if measured."""
     return shipped_clean_model_rates().get(rate_key(verdict))
 
 
 def measured_rate(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = None) -> MeasuredRate | None:
-    """The null study's false-positive rate of this verdict's method (None: not measured)."""
+    """The null study's false-positive rate of this verdict's test (None: not measured)."""
     return (shipped_rates() if rates is None else rates).get(rate_key(verdict))
 
 
-COMBINED_METHOD, COMBINED_WITHOUT_CONTROL = "partition_combined", "partition_combined_without_control"
+COMBINED_TEST, COMBINED_WITHOUT_CONTROL = "partition_combined", "partition_combined_without_control"
 COMBINED_WITH_REFERENCE = "partition_combined_with_reference"
 PARTITION_NULL = "every calibrated test's own null hypothesis holds for this partition"
 PARTITION_RULE = (f"contaminated when any calibrated test's Holm-adjusted p <= {ALPHA} (family-wise level {ALPHA} over "
@@ -252,9 +252,9 @@ def measured(verdict: Verdict, rates: RateSources | None = None) -> bool:
 
 
 def tested(verdicts: Sequence[Verdict]) -> list[Verdict]:
-    """Verdicts from a test with a p-value (not the papers' own decision rules: ``MethodSpec.papers_own_methods``)."""
-    papers = papers_own_methods()
-    return [v for v in verdicts if v.pvalue is not None and v.flagged is not None and v.method not in papers]
+    """Verdicts from a test with a p-value (not the papers' own decision rules: ``MethodSpec.papers_own_tests``)."""
+    papers = papers_own_tests()
+    return [v for v in verdicts if v.pvalue is not None and v.flagged is not None and v.test not in papers]
 
 
 def calibrated(verdicts: Sequence[Verdict], rates: RateSources | None = None,
@@ -329,29 +329,29 @@ class PartitionVerdict:
         return f"Holm {p_equals(self.pvalue)}" + (f"; fired: {kinds}" if kinds else "")
 
     @property
-    def method(self) -> str:
+    def test(self) -> str:
         """``partition_combined`` with a control, ``partition_combined_with_reference`` with a reference model and no
         control, ``partition_combined_without_control`` with neither: verdicts with their own measured rates (the
         report states the one that was computed)."""
         if self.controlled:
-            return COMBINED_METHOD
+            return COMBINED_TEST
         return COMBINED_WITH_REFERENCE if self.referenced else COMBINED_WITHOUT_CONTROL
 
     @property
     def setting(self) -> str:
         """What the verdict was computed with, in words ("with a control", "with a reference model, no control",
         "without a control")."""
-        return {COMBINED_METHOD: "with a control", COMBINED_WITH_REFERENCE: "with a reference model, no control",
-                COMBINED_WITHOUT_CONTROL: "without a control"}[self.method]
+        return {COMBINED_TEST: "with a control", COMBINED_WITH_REFERENCE: "with a reference model, no control",
+                COMBINED_WITHOUT_CONTROL: "without a control"}[self.test]
 
     def as_verdict(self) -> Verdict:
-        """As a :class:`Verdict` (:attr:`method`), for the studies' tallies and the rates lookup."""
-        title = {COMBINED_METHOD: "One verdict per partition (Holm over calibrated tests)",
+        """As a :class:`Verdict` (:attr:`test`), for the studies' tallies and the rates lookup."""
+        title = {COMBINED_TEST: "One verdict per partition (Holm over calibrated tests)",
                  COMBINED_WITH_REFERENCE: "One verdict per partition, reference model, no control (Holm over "
                                           "calibrated tests)",
                  COMBINED_WITHOUT_CONTROL: "One verdict per partition, no control (Holm over calibrated tests)"}[
-            self.method]
-        return Verdict(model=self.model, partition=self.partition, family="combined", method=self.method,
+            self.test]
+        return Verdict(model=self.model, partition=self.partition, family="combined", test=self.test,
                        title=title,
                        task=" + ".join(v.task for v, _ in self.evidence), flagged=self.flagged, statistic=None,
                        pvalue=self.pvalue, confidence_interval=None, n=len(self.evidence), null=PARTITION_NULL,
@@ -370,10 +370,10 @@ def partition_verdicts(verdicts: Sequence[Verdict], rates: RateSources | None = 
         tests = calibrated(mine, rates, candidates)
         adjusted = holm([float(v.pvalue) for v in tests])  # type: ignore[arg-type]
         found.append(PartitionVerdict(model, partition, tuple(zip(tests, adjusted)),
-                                      tuple(v for v in mine if v.method in papers_own_methods()),
+                                      tuple(v for v in mine if v.test in papers_own_tests()),
                                       tuple(v for v in tested(mine) if over_level(v, rates)),
-                                      controlled=any(v.method in controlled_methods() for v in tested(mine)),
-                                      referenced=any(v.method in referenced_methods() for v in tested(mine)),
+                                      controlled=any(v.test in controlled_tests() for v in tested(mine)),
+                                      referenced=any(v.test in referenced_tests() for v in tested(mine)),
                                       unmeasured=tuple(v for v in tested(mine)
                                                        if not measured(v, rates) and rate_key(v) not in candidates)))
     return found

@@ -82,7 +82,7 @@ def family_cost(family: str, model_args: str, tasks: list[str], max_gen_toks: in
     import lm_eval
     from lm_eval.models.huggingface import HFLM
 
-    from lm_eval_contam.audit import evaluation_tasks
+    from lm_eval_contam.evaluation import evaluation_tasks
     from lm_eval_contam.generation import default_device
     from lm_eval_contam.harness import task_manager
 
@@ -122,6 +122,7 @@ def main() -> None:
 
     from lm_eval_contam.audit import AuditSettings, partition_tasks, run_model
     from lm_eval_contam.default_model import default_model_path
+    from lm_eval_contam.generation import ModelSpec
     from lm_eval_contam.registry import registered_methods
 
     model = args.model or str(default_model_path())
@@ -133,7 +134,7 @@ def main() -> None:
         work = Path(tmp)
         settings = AuditSettings(partitions=(args.partition,), max_gen_toks=args.max_gen_toks,
                                  batch_size=args.batch_size)
-        run = run_model(model, "bench", work / "audit", settings)
+        run = run_model(ModelSpec.parse(model), "bench", work / "audit", settings)
         audit_s = run.seconds
         prompts = audit_prompts(work / "audit" / run.run_dir)
         plain_s = plain_generate_seconds(model_args, prompts, args.max_gen_toks, work, args.batch_size)

@@ -120,7 +120,7 @@ def rates(verdicts, injected: list[str], held_out: list[str]) -> dict[str, dict[
                  "held_out" if verdict.partition in held_keys else None)
         if group is None or verdict.flagged is None:
             continue
-        table.setdefault(verdict.model, {}).setdefault(verdict.method, {"injected": [], "held_out": []})[group].append(
+        table.setdefault(verdict.model, {}).setdefault(verdict.test, {"injected": [], "held_out": []})[group].append(
             verdict.flagged)
     out: dict[str, dict[str, dict[str, float]]] = {}
     for model, methods in table.items():
@@ -215,6 +215,7 @@ def main() -> None:
     from lm_eval_contam.audit import AuditSettings
     from lm_eval_contam.cli.audit import audit_one
     from lm_eval_contam.default_model import default_model_path
+    from lm_eval_contam.generation import ModelSpec
     from lm_eval_contam.report import write_report
     from lm_eval_contam.rundir import load_run
     from lm_eval_contam.verdict import collect
@@ -242,7 +243,7 @@ def main() -> None:
         models.append((label, str(path), f"{settings.learning_rate:g}, {settings.epochs}, {settings.share:.0%}"))
     for label, path, _ in models:
         print(f"== auditing: {label}")
-        audit_one(path, label, args.out, audit, judge_model=args.judge_model)
+        audit_one(ModelSpec.parse(path), label, args.out, audit, judge_model=args.judge_model)
     verdicts = collect(load_run(args.out))
     found = rates(verdicts, injected, held_out)
     study = {
@@ -255,7 +256,7 @@ def main() -> None:
         "rows": [{"label": label, "injection": injection, "rates": found.get(label, {}),
                   "loglik_probe": loglik_probe(path, injected, held_out)}
                  for label, path, injection in models],
-        "method_titles": {verdict.method: verdict.title for verdict in verdicts},
+        "method_titles": {verdict.test: verdict.title for verdict in verdicts},
         "wall_seconds": round(time.perf_counter() - started, 1),
     }
     (args.out / "study.json").write_text(json.dumps(study, indent=2) + "\n")

@@ -12,6 +12,7 @@ from lm_eval_contam.audit import AuditSettings, partition_tasks, run_model
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.contaminate import audited_rows, contaminant_texts
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.generation import ModelSpec
 from lm_eval_contam.tiny_model import build_tiny_model
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, registered_methods
@@ -128,7 +129,7 @@ def test_generation_cap_goes_to_the_methods_that_ask_for_it_only() -> None:
 
 def test_audit_writes_lm_eval_results_and_audit_json(tiny_model_dir: Path, tmp_path: Path, monkeypatch) -> None:
     counter = _CountingCalls(monkeypatch)
-    run = run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
+    run = run_model(ModelSpec.parse(str(tiny_model_dir)), "tiny", tmp_path, SETTINGS)
     assert run.tasks == ("timetravel_toy_news_train", "timetravel_toy_news_train_completion", "dcq_toy_news_train_ll")
     results = _results(tmp_path / run.run_dir)["results"]
     assert set(results) == set(run.tasks)
@@ -149,21 +150,41 @@ def test_interrupted_audit_resumes_from_the_request_cache(tiny_model_dir: Path, 
     with monkeypatch.context() as patch:
         interrupted = _CountingCalls(patch, fail_after=30)
         with pytest.raises(KeyboardInterrupt):
-            run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
+            run_model(ModelSpec.parse(str(tiny_model_dir)), "tiny", tmp_path, SETTINGS)
     assert interrupted.calls == 30 and not list(tmp_path.rglob("results_*.json"))
     resumed = _CountingCalls(monkeypatch)
-    run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
+    run_model(ModelSpec.parse(str(tiny_model_dir)), "tiny", tmp_path, SETTINGS)
     assert resumed.calls == 2 * 24 + 60 - 30  # nothing done before the interruption is recomputed
     again = _CountingCalls(monkeypatch)
-    run_model(str(tiny_model_dir), "tiny", tmp_path, SETTINGS)
+    run_model(ModelSpec.parse(str(tiny_model_dir)), "tiny", tmp_path, SETTINGS)
     assert again.calls == 0
+
+
+def test_the_cli_parses_the_model_spec_once_and_loads_its_tokenizer_once(tiny_model_dir: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's check, the chat-template test, the window before the run and the count of cut docs after it share
+    the one spec the CLI parsed, and its one tokenizer."""
+    from lm_eval_contam import generation
+
+    parsed: list[str] = []
+    loads: list[str] = []
+    parse, load = ModelSpec.__dict__["parse"].__func__, generation.load_local_tokenizer
+    monkeypatch.setattr(ModelSpec, "parse", classmethod(
+        lambda cls, spec, **options: parsed.append(spec) or parse(cls, spec, **options)))
+    monkeypatch.setattr(generation, "load_local_tokenizer",
+                        lambda backend, arguments: loads.append(str(arguments["pretrained"])) or load(backend, arguments))
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--partitions", "toy_news:train", "--methods", "dcq",
+                     "--limit", "2", "--device", "cpu", "--no-report", "--output_path", str(tmp_path)]) == 0
+    assert parsed == [str(tiny_model_dir)] and loads == [str(tiny_model_dir)]
+    results = _results(tmp_path / "runs" / tiny_model_dir.name)["results"]
+    assert results["dcq_toy_news_train_ll"]["truncated_docs,none"] == 0  # counted with the same tokenizer
 
 
 def test_audit_rejects_bad_labels_and_unknown_partitions(tiny_model_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(ContamError, match="label"):
-        run_model(str(tiny_model_dir), "../x", tmp_path, SETTINGS)
+        run_model(ModelSpec.parse(str(tiny_model_dir)), "../x", tmp_path, SETTINGS)
     with pytest.raises(ContamError, match="unknown dataset|known"):
-        run_model(str(tiny_model_dir), "tiny", tmp_path, AuditSettings(partitions=("nope:train",)))
+        run_model(ModelSpec.parse(str(tiny_model_dir)), "tiny", tmp_path, AuditSettings(partitions=("nope:train",)))
 
 
 @pytest.fixture(scope="module")
@@ -196,7 +217,7 @@ def test_audit_flags_the_injected_partition_and_not_the_unseen_one(toy_news_memo
     assert cli_main(["audit", "--model", str(toy_news_memoriser), "--label", "contaminated",
                      "--partitions", "toy_news:train,toy_news:test", "--no-chat-template", "--max_gen_toks", "40",
                      "--batch_size", "12", "--output_path", str(tmp_path)]) == 0
-    found = {(v.partition, v.method): v for v in collect(load_run(tmp_path))}
+    found = {(v.partition, v.test): v for v in collect(load_run(tmp_path))}
     train, test = found[("Toy News train", "tt_alg2_judge_a")], found[("Toy News test", "tt_alg2_judge_a")]
     print(f"\ninjected: {train.evidence.summary()}; unseen: {test.evidence.summary()}")
     assert train.flagged and train.evidence.exact_matches + train.evidence.near_exact_matches >= 2
@@ -231,12 +252,12 @@ def test_chat_model_audit_runs_both_styles_and_flags_only_the_injected_partition
                      "--partitions", "toy_news:train,toy_news:test", "--max_gen_toks", "40",
                      "--batch_size", "12", "--output_path", str(tmp_path), "--no-report"]) == 0
     found = collect(load_run(tmp_path))
-    flagged = {(v.partition, v.method, v.variant) for v in found if v.flagged}
+    flagged = {(v.partition, v.test, v.variant) for v in found if v.flagged}
     assert ("Toy News train", "tt_alg2_judge_a", "completion") in flagged
     assert not [key for key in flagged if key[0] == "Toy News test"]
-    assert {v.variant for v in found if v.method == "tt_alg1"} == {"instruct", "completion"}
-    assert [v.method for v in found if v.partition == "Toy News train"].count("tt_styles_combined") == 1
+    assert {v.variant for v in found if v.test == "tt_alg1"} == {"instruct", "completion"}
+    assert [v.test for v in found if v.partition == "Toy News train"].count("tt_styles_combined") == 1
     # The likelihood modes (ours) run in the same audit, each partition against its sibling split.
-    likelihood = {(v.partition, v.method): v for v in found if v.family == "likelihood"}
+    likelihood = {(v.partition, v.test): v for v in found if v.family == "likelihood"}
     assert {partition for partition, _ in likelihood} == {"Toy News train", "Toy News test"}
     assert all(0.0 <= v.pvalue <= 1.0 for v in likelihood.values())

@@ -319,7 +319,7 @@ def test_an_interrupted_first_run_leaves_its_identity_so_no_other_audit_mixes_wi
 
     out = tmp_path / "audit"
 
-    def interrupted_run(model, label, out_dir, settings, loaded=None):  # lm-eval's request cache, then Ctrl-C
+    def interrupted_run(model, label, out_dir, settings, loaded=None, *, reference=None):  # cache, then Ctrl-C
         (out_dir / "cache").mkdir(exist_ok=True)
         (out_dir / "cache" / f"{label}_rank0.db").write_bytes(b"answers of the first run")
         raise KeyboardInterrupt
@@ -375,7 +375,7 @@ def test_a_control_sharing_a_few_rows_with_the_audited_data_says_so_in_the_likel
                  "--name", "Mine", "--text-field", "text", "--control-data", str(control), "--control-split", "later",
                  "--max_gen_toks", "4", "--batch_size", "16", "--output_path", str(out)]) == 0
     shared = "control shares 1 of 8 rows (12%) with the audited data"
-    facts = {verdict.method: dict(verdict.evidence.facts()) for verdict in collect(load_run(out))
+    facts = {verdict.test: dict(verdict.evidence.facts()) for verdict in collect(load_run(out))
              if verdict.family == "likelihood"}
     assert {method: found.get("control overlap") for method, found in facts.items()} == {
         "likelihood_control": shared, "likelihood_control_zlib": shared, "likelihood_options": shared,
@@ -424,7 +424,7 @@ def test_a_refusal_before_the_model_answers_takes_back_the_cards_and_task_files(
 
     written: list[str] = []
 
-    def refuse(backend, model_args, tasks, manager) -> None:
+    def refuse(model, tasks, manager) -> None:
         written.extend(sorted(path.name for path in out.rglob("*.yaml")))
         raise ContamError("cannot score log-likelihoods here", field="model")
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from lm_eval_contam.context_window import TRUNCATED_METRIC, count_truncation, model_window, truncated_docs
+from lm_eval_contam.generation import ModelSpec
 from lm_eval_contam.tiny_model import build_tiny_model
 
 from conftest import TINY_CORPUS
@@ -46,7 +49,7 @@ def test_a_quiz_cut_to_a_short_window_is_counted(tmp_path: Path, task_manager_fo
         results = lm_eval.simple_evaluate(model="hf", model_args=f"pretrained={model_dir}",
                                           tasks=["dcq_toy_news_train_ll"], limit=3, log_samples=True,
                                           task_manager=task_manager_for(), device="cpu")
-        return count_truncation(results)["results"]["dcq_toy_news_train_ll"]
+        return count_truncation(results, ModelSpec.parse(str(model_dir)).window)["results"]["dcq_toy_news_train_ll"]
 
     short = build_tiny_model(tmp_path / "short", TINY_CORPUS, n_positions=96)
     wide = build_tiny_model(tmp_path / "wide", TINY_CORPUS, n_positions=4096)
@@ -62,7 +65,7 @@ def test_the_audit_marks_verdicts_on_cut_docs(tmp_path: Path) -> None:
     short = build_tiny_model(tmp_path / "short", TINY_CORPUS, n_positions=96)
     settings = AuditSettings(partitions=("toy_news:train",), max_gen_toks=2, batch_size=12, device="cpu",
                              apply_chat_template=False)
-    run_model(str(short), "short", tmp_path / "audit", settings)
+    run_model(ModelSpec.parse(str(short)), "short", tmp_path / "audit", settings)
     quiz = next(v for v in collect(load_run(tmp_path / "audit")) if v.family == "dcq")
     assert quiz.caveats == ("12 of 12 docs exceed the model's context window and were cut from the left by lm-eval: "
                             "those instances were scored on part of their text",)
@@ -81,40 +84,40 @@ def test_a_continuation_over_the_window_names_the_longest_row_and_how_many_are_o
 def test_continuation_tokens_are_counted_as_lm_evals_hf_backend_counts_them(tiny_model_dir: Path) -> None:
     from lm_eval.models.huggingface import HFLM
 
-    from lm_eval_contam.context_window import audited_model_window
-
-    window = audited_model_window("hf", f"pretrained={tiny_model_dir}")
+    window = ModelSpec.parse(f"hf:pretrained={tiny_model_dir}").window
     assert window is not None and window.tokens == 1024
     lm = HFLM(pretrained=str(tiny_model_dir), device="cpu")
     for context, continuation in [("Question: which season?\nAnswer:", " spring"), ("The quick brown ", "fox jumps"),
                                   ("SECOND PIECE:", " the lazy dog. " * 40)]:
         assert window.continuation_tokens(context, continuation) == len(lm._encode_pair(context, continuation)[1])
-    assert audited_model_window("openai-chat-completions", "model=gpt-4o") is None  # an API keeps its window
+    assert ModelSpec.parse("openai-chat-completions:model=gpt-4o").window is None  # an API keeps its window
 
 
 def test_the_audited_models_tokenizer_and_window_load_once(tiny_model_dir: Path, monkeypatch) -> None:
     """The CLI's model check, the audit's chat-template test, its window before the run and the truncation count after
-    it share one tokenizer, whether model_args comes as lm-eval's string or parsed."""
+    it share one tokenizer, kept on the spec."""
     import transformers
-    from lm_eval.utils import simple_parse_args_string
 
-    from lm_eval_contam.audit import _has_chat_template
-    from lm_eval_contam.context_window import _loaded_tokenizer_and_window, audited_model_window
-    from lm_eval_contam.generation import ModelSpec
+    from lm_eval_contam.harness import post_process
 
     loads: list[str] = []
     original = transformers.AutoTokenizer.from_pretrained
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained",
                         lambda name, *args, **kwargs: loads.append(str(name)) or original(name, *args, **kwargs))
-    _loaded_tokenizer_and_window.cache_clear()
-    try:
-        spec = ModelSpec.parse(str(tiny_model_dir))
-        spec.check()
-        assert _has_chat_template(spec.backend, simple_parse_args_string(spec.model_args))
-        assert audited_model_window(spec.backend, spec.model_args).tokens > 0
-        results = {"config": {"model": "hf", "model_args": spec.model_args}, "configs": {"t": {"metadata": {"method": "x"}}},
-                   "samples": {"t": []}, "results": {"t": {}}}
-        assert count_truncation(results)["results"]["t"] == {f"{TRUNCATED_METRIC},none": 0}
-        assert loads == [str(tiny_model_dir)]
-    finally:
-        _loaded_tokenizer_and_window.cache_clear()
+    spec = ModelSpec.parse(str(tiny_model_dir))
+    spec.check()
+    assert spec.has_chat_template
+    assert spec.window.tokens > 0
+    results = {"configs": {"t": {"metadata": {"method": "x"}}}, "samples": {"t": []}, "results": {"t": {}}}
+    assert post_process(results, spec)["results"]["t"] == {f"{TRUNCATED_METRIC},none": 0}
+    assert loads == [str(tiny_model_dir)]
+
+
+def test_a_run_of_lm_evals_own_tasks_loads_no_tokenizer(monkeypatch) -> None:
+    """Nothing to count: the spec's tokenizer is never loaded (an API-less plain benchmark run stays cheap)."""
+    from lm_eval_contam import generation
+    from lm_eval_contam.harness import post_process
+
+    monkeypatch.setattr(generation, "load_local_tokenizer", lambda *args: pytest.fail("loaded a tokenizer"))
+    results = {"configs": {"arc_easy": {"metadata": {}}}, "samples": {"arc_easy": []}, "results": {"arc_easy": {}}}
+    assert post_process(results, ModelSpec.parse("/no/such/model"))["results"] == {"arc_easy": {}}

@@ -82,19 +82,19 @@ def test_audit_tasks_without_a_control_runs_the_control_free_tests(
     assert "incontext_task_items_mc_test" not in tasks and "incontext_task_seasons_mc_test" not in tasks
 
     verdicts = collect(load_run(out))
-    order = next(v for v in verdicts if v.method == "option_order")
+    order = next(v for v in verdicts if v.test == "option_order")
     assert (order.partition, order.n, order.evidence.orders) == ("items_mc test", len(ITEMS), 5)
     assert 0.0 < order.pvalue <= 1.0 and order.flagged == (order.pvalue <= 0.05)
     assert order.null.startswith("the model never saw these items")
-    incontext = {v.partition: v for v in verdicts if v.method == "incontext_twin"}
+    incontext = {v.partition: v for v in verdicts if v.test == "incontext_twin"}
     assert sorted(incontext) == ["items_mc test", "seasons_mc test"]
     assert all(v.pvalue is None and v.evidence.summary().startswith("not tested: the twins repeat their swaps")
                for v in incontext.values())
 
     rows = {row.partition: row for row in partition_verdicts(verdicts)}
     items = rows["items_mc test"]
-    assert not items.controlled and items.method == "partition_combined_without_control"
-    assert {v.method for v, _ in items.evidence} >= {"option_order", "likelihood_lift"}
+    assert not items.controlled and items.test == "partition_combined_without_control"
+    assert {v.test for v, _ in items.evidence} >= {"option_order", "likelihood_lift"}
     report = (out / "report.md").read_text()
     assert "Option-order test (ours, after Ni et al.)" in report and "In-context test (ours, after CoDeC)" in report
     printed = capsys.readouterr().out
@@ -139,7 +139,7 @@ def test_a_random_weight_model_on_templated_mc_partitions_is_not_flagged(
     assert len(printed) == len(TEMPLATED), printed
     assert all("the twins repeat their swaps across items" in line and "design effect" in line for line in printed)
     verdicts = collect(load_run(out))
-    incontext = [v for v in verdicts if v.method == "incontext_twin"]
+    incontext = [v for v in verdicts if v.test == "incontext_twin"]
     assert len(incontext) == len(TEMPLATED) and all(v.flagged is None and v.pvalue is None for v in incontext)
-    assert [v.method for v in verdicts if v.flagged] == []
+    assert [v.test for v in verdicts if v.flagged] == []
     assert [row.partition for row in partition_verdicts(verdicts) if row.flagged] == []

@@ -57,14 +57,14 @@ def test_audit_tasks_on_one_line_questions_says_dcq_not_tested_and_scores_the_be
                      "--tasks", "planets_mc"]) == 0
     verdicts = collect(load_run(out))
     dcq = [v for v in verdicts if v.family == "dcq"]
-    assert [(v.partition, v.task, v.method, v.flagged, v.pvalue) for v in dcq] == [
+    assert [(v.partition, v.task, v.test, v.flagged, v.pvalue) for v in dcq] == [
         ("planets_mc test", "dcq_task_planets_mc_test_ll", "dcq_loglikelihood", None, None)]
     summary = dcq[0].evidence.summary()
     assert summary == ("not tested: no valid quiz options (no options produced (a completion that is not four A) .. D) "
                        "blocks, or no replaceable word))")
     # The rest of the audit ran: Time Travel and the lift mode decided, the benchmark has its score.
-    assert {v.method for v in verdicts if v.family == "timetravel" and v.flagged is not None} >= {"tt_alg1_permutation"}
-    assert any(v.method == "likelihood_lift" and v.pvalue is not None for v in verdicts)
+    assert {v.test for v in verdicts if v.family == "timetravel" and v.flagged is not None} >= {"tt_alg1_permutation"}
+    assert any(v.test == "likelihood_lift" and v.pvalue is not None for v in verdicts)
     results = json.loads(sorted((out / "runs" / "tiny").rglob("results_*.json"))[-1].read_text())
     assert 0.0 <= results["results"]["planets_mc"]["acc,none"] <= 1.0
     assert "dcq_task_planets_mc_test_ll" not in results["results"]
@@ -86,7 +86,7 @@ def test_time_travel_cannot_run_on_texts_too_short_to_cut(tmp_path: Path) -> Non
     one_word = _words_card(tmp_path / "one", ["alpha", "beta", "gamma"])
     config = {"test_split": "test", "metadata": one_word.dataset.task_metadata()}
     assert cannot_run("timetravel_words_test", config) == NotRun(
-        task="timetravel_words_test", family="timetravel", method="tt_alg1_permutation",
+        task="timetravel_words_test", family="timetravel", test="tt_alg1_permutation",
         title="Time Travel Alg. 1, permutation (ours)", partition="Words test", reason="texts too short to cut")
     two_words = _words_card(tmp_path / "two", ["alpha", "beta gamma"])  # one row can be cut: it runs
     assert cannot_run("timetravel_words_test", {"test_split": "test",
@@ -131,7 +131,7 @@ def _tt_caveats(directory: Path) -> dict[str, tuple[str, ...]]:
     from lm_eval_contam.rundir import load_run
     from lm_eval_contam.verdict import collect
 
-    return {verdict.method: verdict.caveats for verdict in collect(load_run(directory))}
+    return {verdict.test: verdict.caveats for verdict in collect(load_run(directory))}
 
 
 def test_time_travel_asked_for_more_instances_than_the_partition_has_says_so(tmp_path: Path) -> None:
@@ -170,7 +170,7 @@ def test_a_one_row_partition_is_audited_with_the_caveat_on_its_verdicts(tiny_mod
     assert all(verdict.n == 1 and "no test can flag at n = 1" in verdict.caveats for verdict in decided)
     # The lift mode compares with another instance's second piece: with one row it cannot run, and says so.
     (lift,) = [verdict for verdict in verdicts if verdict.family == "likelihood"]
-    assert (lift.method, lift.variant, lift.flagged, lift.pvalue, lift.evidence.summary()) == (
+    assert (lift.test, lift.variant, lift.flagged, lift.pvalue, lift.evidence.summary()) == (
         "likelihood_lift", "lift", None, None, "not tested: 1 text(s) long enough to cut, the lift needs at least 2")
     assert "no test can flag at n = 1" in (tmp_path / "audit" / "report.md").read_text()
 
@@ -237,7 +237,7 @@ def test_a_row_over_the_models_window_is_not_tested_where_it_would_be_a_continua
     assert [line for line in capsys.readouterr().out.splitlines() if " not tested: " in line] == [
         f"Mine test: likelihood_mine_test_lift not tested: {lift}",
         f"Mine test: incontext_mine_test not tested: {incontext}"]
-    verdicts = {verdict.method: verdict for verdict in collect(load_run(out))}
+    verdicts = {verdict.test: verdict for verdict in collect(load_run(out))}
     assert verdicts["likelihood_lift"].evidence.summary() == f"not tested: {lift}"
     assert verdicts["incontext_twin"].evidence.summary() == f"not tested: {incontext}"
     # The control mode scores every row whole (lm-eval's rolling log-likelihood, window by window): decided on the 6
@@ -269,7 +269,7 @@ def test_option_order_is_not_tested_when_no_sampled_item_is_usable(tmp_path: Pat
     partition = spec.partition("test")
     assert task_names(partition, AuditedModel(chat=False, plain_text=True)) == ["optionorder_big_quiz_test"]  # planned
     entry = cannot_run("optionorder_big_quiz_test", {"test_split": "test", "metadata": spec.task_metadata()})
-    assert entry is not None and entry.method == "option_order" and entry.partition == "Big Quiz test"
+    assert entry is not None and entry.test == "option_order" and entry.partition == "Big Quiz test"
     assert entry.reason.startswith("no multiple-choice item the option-order test can use (100 left out: ")
 
 

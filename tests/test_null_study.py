@@ -157,7 +157,7 @@ def test_generation_cap_goes_to_the_world_tasks_of_the_methods_that_ask_for_it(w
 
 def _verdict(method: str, partition: str, flagged: bool | None, pvalue: float | None = None,
              variant: str | None = None, family: str = "timetravel", task: str | None = None) -> Verdict:
-    return Verdict(model="m", partition=partition, family=family, method=method, title=method.upper(),
+    return Verdict(model="m", partition=partition, family=family, test=method, title=method.upper(),
                    task=task or f"{family}_{partition}_{variant or ''}", flagged=flagged, statistic=None,
                    pvalue=pvalue, confidence_interval=None, n=10, null="no memory", rule="p <= 0.05",
                    evidence=None, variant=variant)
@@ -198,30 +198,30 @@ def test_partition_verdict_uses_calibrated_tests_only() -> None:
         _verdict("tt_alg2_judge_a", "P", False, variant="instruct", task="tt_i"),
     ]
     (row,) = partition_verdicts(found, rates={})  # nothing measured: no test drives, each is shown beside
-    assert row.evidence == () and row.flagged is None and {v.method for v in row.unmeasured} == {
+    assert row.evidence == () and row.flagged is None and {v.test for v in row.unmeasured} == {
         "tt_alg1_permutation", "tt_styles_combined", "dcq_loglikelihood"}
     # Every test being measured (a study's candidates) drives.
     candidates = frozenset({"tt_alg1_permutation:instruct", "tt_alg1_permutation:completion", "tt_styles_combined",
                             "dcq_loglikelihood"})
     (row,) = partition_verdicts(found, rates={}, candidates=candidates)
-    assert [(v.method, adjusted) for v, adjusted in row.evidence] == [
+    assert [(v.test, adjusted) for v, adjusted in row.evidence] == [
         ("tt_styles_combined", pytest.approx(0.016)), ("dcq_loglikelihood", pytest.approx(0.03))]
-    assert row.flagged and row.pvalue == pytest.approx(0.016) and [v.method for v in row.fired] == [
+    assert row.flagged and row.pvalue == pytest.approx(0.016) and [v.test for v in row.fired] == [
         "tt_styles_combined", "dcq_loglikelihood"]
-    assert [v.method for v in row.papers] == ["tt_alg1", "tt_alg2_judge_a"] and row.over_level == ()
+    assert [v.test for v in row.papers] == ["tt_alg1", "tt_alg2_judge_a"] and row.over_level == ()
     # No test against a control among them: the verdict without a control, with its own measured rates.
     assert rate_key(row.as_verdict()) == "partition_combined_without_control" and row.as_verdict().flagged
     # With the null study's rates the completion-style sign-flip test (14.3 %, CI 6.4-26.2 %) is over its level: it
     # and the styles' combination stop driving, and the instruct-style test stands alone.
     (row,) = partition_verdicts(found, shipped_rates())
-    assert [(v.method, v.variant, adjusted) for v, adjusted in row.evidence] == [
+    assert [(v.test, v.variant, adjusted) for v, adjusted in row.evidence] == [
         ("tt_alg1_permutation", "instruct", pytest.approx(0.008)), ("dcq_loglikelihood", None, pytest.approx(0.03))]
-    assert [(v.method, v.variant) for v in row.over_level] == [("tt_alg1_permutation", "completion")]
+    assert [(v.test, v.variant) for v in row.over_level] == [("tt_alg1_permutation", "completion")]
     # The shipped default adds the validation study's clean default model, on whose never-seen partitions the
     # instruct-style test flagged 4/16 (CI 7-52 %): it stops driving too.
     (row,) = partition_verdicts(found)
-    assert [(v.method, adjusted) for v, adjusted in row.evidence] == [("dcq_loglikelihood", pytest.approx(0.03))]
-    assert [(v.method, v.variant) for v in row.over_level] == [
+    assert [(v.test, adjusted) for v, adjusted in row.evidence] == [("dcq_loglikelihood", pytest.approx(0.03))]
+    assert [(v.test, v.variant) for v in row.over_level] == [
         ("tt_alg1_permutation", "instruct"), ("tt_alg1_permutation", "completion"), ("tt_styles_combined", None)]
 
 
@@ -249,8 +249,8 @@ def test_quick_study_runs_end_to_end_and_labels_every_verdict(tmp_path: Path) ->
     timing = json.loads((tmp_path / "world0" / "timing.json").read_text())
     assert set(timing) == {"data_options_configs", "training", "evaluation"}
     again = run_study(QUICK, tmp_path, progress=False)  # resumed: nothing re-run, the same verdicts
-    assert [(v.method, v.partition, v.pvalue, role) for v, role in again] == [
-        (v.method, v.partition, v.pvalue, role) for v, role in labelled]
+    assert [(v.test, v.partition, v.pvalue, role) for v, role in again] == [
+        (v.test, v.partition, v.pvalue, role) for v, role in labelled]
     assert json.loads((tmp_path / "world0" / "timing.json").read_text()) == timing
 
 
@@ -301,5 +301,5 @@ def test_a_test_over_its_level_leaves_another_test_of_the_same_task_driving() ->
     found = [_verdict("option_order", "P", True, 0.01, family="optionorder", task="oo"),
              _verdict("option_order_arrangement", "P", True, 0.001, family="optionorder", task="oo")]
     (row,) = partition_verdicts(found, rates)
-    assert [v.method for v, _ in row.evidence] == ["option_order"] and row.flagged
-    assert [v.method for v in row.over_level] == ["option_order_arrangement"]
+    assert [v.test for v, _ in row.evidence] == ["option_order"] and row.flagged
+    assert [v.test for v in row.over_level] == ["option_order_arrangement"]

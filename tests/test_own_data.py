@@ -136,13 +136,13 @@ def test_audit_data_runs_every_method_and_lists_instances_left_out_of_the_quiz(t
     assert len(left_out) == 2
     # 10 quizzable notes + the 8 control notes (the likelihood options mode scores the control's sample too).
     assert len((tmp_path / "dcq_options" / "release_notes_test.jsonl").read_text().splitlines()) == 10 + 8
-    verdicts = {(v.method, v.variant): v for v in collect(load_run(tmp_path))}
+    verdicts = {(v.test, v.variant): v for v in collect(load_run(tmp_path))}
     quiz = verdicts[("dcq_loglikelihood", None)]
     assert quiz.n == 10 and quiz.partition == "Release Notes test"
     assert quiz.caveats[0].startswith("2 sampled instance(s) left out of the quiz, no valid options could be made")
     assert verdicts[("tt_alg1", "completion")].n == 10  # the paper's sample size for any partition not shipped
     assert "left out of the quiz" in (tmp_path / "report.md").read_text()
-    control = [v for v in verdicts.values() if v.family == "likelihood" and v.method == "likelihood_control"]
+    control = [v for v in verdicts.values() if v.family == "likelihood" and v.test == "likelihood_control"]
     assert len(control) == 1 and 0.0 <= control[0].pvalue <= 1.0
 
 

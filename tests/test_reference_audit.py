@@ -103,7 +103,7 @@ def _verdicts(study: dict[str, Path], model: str, reference: str | None) -> dict
     from lm_eval_contam.rundir import load_model_dir
 
     base = load_model_dir(study[f"run_{reference}"], label=reference) if reference else None
-    return {v.method: v for v in verdicts(load_model_dir(study[f"run_{model}"], label=model, reference=base))}
+    return {v.test: v for v in verdicts(load_model_dir(study[f"run_{model}"], label=model, reference=base))}
 
 
 def test_on_u_the_fine_tune_on_the_items_is_flagged_and_the_one_on_other_items_of_the_format_is_not(
@@ -138,7 +138,7 @@ def test_audit_with_a_reference_model_runs_it_on_the_referenced_tasks_and_report
                      "--no-likelihood", "--max_gen_toks", "4", "--batch_size", "32", "--output_path", str(out)]) == 0
     reference = json.loads((out / "audit.json").read_text())["models"][0]["reference"]
     assert reference["run_dir"] == "runs/tuned.reference" and reference["tasks"] == ["optionorder_task_items_mc_test"]
-    on_u = next(v for v in collect(load_run(out)) if v.method == "option_order_reference")
+    on_u = next(v for v in collect(load_run(out)) if v.test == "option_order_reference")
     assert on_u.flagged and on_u.evidence.reference == f"hf pretrained={study['base']}"
     report = (out / "report.md").read_text()
     assert "Option order on u, against the reference model (ours)" in report

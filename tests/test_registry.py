@@ -74,7 +74,7 @@ def toy_verdicts(model: ModelResults) -> list[Verdict]:
         if model.metadata(task).get("method") != TOY:
             continue
         perplexity = float(model.row(task)["word_perplexity,none"])
-        found.append(Verdict(model=model.label, partition="Toy News train", family=TOY, method="toy_perplexity",
+        found.append(Verdict(model=model.label, partition="Toy News train", family=TOY, test="toy_perplexity",
                              title="Toy perplexity test", task=task, flagged=perplexity < 10, statistic=perplexity,
                              pvalue=0.5, confidence_interval=None, n=12, null="the toy never flags by chance",
                              rule="flags a perplexity below 10", evidence=ToyEvidence(perplexity)))
@@ -126,10 +126,10 @@ def test_builtin_methods_registered_in_report_order() -> None:
 
 
 def test_every_shipped_rate_belongs_to_a_registered_method() -> None:
-    from lm_eval_contam.verdict import COMBINED_METHOD, COMBINED_WITH_REFERENCE, COMBINED_WITHOUT_CONTROL
+    from lm_eval_contam.verdict import COMBINED_TEST, COMBINED_WITH_REFERENCE, COMBINED_WITHOUT_CONTROL
 
     keys = ({key for spec in registered_methods() for key in spec.rate_keys}
-            | {COMBINED_METHOD, COMBINED_WITHOUT_CONTROL, COMBINED_WITH_REFERENCE})
+            | {COMBINED_TEST, COMBINED_WITHOUT_CONTROL, COMBINED_WITH_REFERENCE})
     for name in ("null_rates.json", "validation_rates.json"):
         document = json.loads((Path(__file__).parent.parent / "lm_eval_contam" / name).read_text())
         assert set(document["methods"]) <= keys, name
@@ -152,7 +152,7 @@ def test_toy_method_in_plan_task_configs_verdicts_and_report(toy, tmp_path) -> N
                "configs": {task: {"metadata": {"method": TOY, **resolve_partition("toy_news:train").dataset.task_metadata()}}}}
     (model / "results_2024-01-01T00-00-00.json").write_text(json.dumps(results))
     (verdict,) = collect(load_run(tmp_path / "run"))
-    assert (verdict.family, verdict.method, verdict.flagged) == (TOY, "toy_perplexity", True)
+    assert (verdict.family, verdict.test, verdict.flagged) == (TOY, "toy_perplexity", True)
 
     report = write_report(tmp_path / "run", tmp_path / "report")
     assert "Toy section: perplexity 4" in report.html_path.read_text()

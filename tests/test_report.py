@@ -86,7 +86,7 @@ def _results(run: Path) -> dict:
 def test_verdicts_carry_the_results_json_numbers(run_dir) -> None:
     saved = _results(run_dir)["results"]
     tt, dcq = saved[TT_TASK], saved[DCQ_TASK]
-    found = {v.method: v for v in verdicts(load_run(run_dir))}
+    found = {v.test: v for v in verdicts(load_run(run_dir))}
     assert sorted(found) == ["dcq_loglikelihood", "tt_alg1", "tt_alg1_permutation", "tt_alg2_judge_a", "tt_judge_b"]
     assert {v.partition for v in found.values()} == {"Toy News train"}
     assert len({v.model for v in found.values()}) == 1
@@ -119,7 +119,7 @@ def test_verdicts_carry_the_results_json_numbers(run_dir) -> None:
 
 def test_per_instance_rows_come_from_the_samples(run_dir) -> None:
     report = build_report(run_dir)
-    (alg1,) = [v for v in report.verdicts if v.method == "tt_alg1"]
+    (alg1,) = [v for v in report.verdicts if v.test == "tt_alg1"]
     rows = alg1.evidence.instances
     assert alg1.task == TT_TASK and [row.doc_id for row in rows] == [0, 1, 2, 3]
     (samples_file,) = run_dir.rglob(f"samples_{TT_TASK}_*.jsonl")
@@ -210,7 +210,7 @@ def test_later_results_file_wins_per_task(run_copy) -> None:
     later["results"] = {TT_TASK: {**later["results"][TT_TASK], "alg1_pvalue,none": 0.01, "alg1_contaminated,none": 1.0}}
     later["configs"] = {TT_TASK: later["configs"][TT_TASK]}
     original.with_name("results_2999-01-01T00-00-00.000000.json").write_text(json.dumps(later))
-    found = {v.method: v for v in verdicts(load_run(run_copy))}
+    found = {v.test: v for v in verdicts(load_run(run_copy))}
     assert found["tt_alg1"].pvalue == 0.01 and found["tt_alg1"].flagged
     assert found["dcq_loglikelihood"].pvalue == _results_dcq_pvalue(original)
     # The samples stay paired with their task although the later file has none of its own.
@@ -334,7 +334,7 @@ class _Numbers:
 
 def _verdict(method: str, family: str, task: str, pvalue: float | None, flagged: bool, variant: str | None = None,
              title: str | None = None, summary: str = "") -> Verdict:
-    return Verdict(model="m", partition="Toy News test", family=family, method=method, title=title or method,
+    return Verdict(model="m", partition="Toy News test", family=family, test=method, title=title or method,
                    task=task, flagged=flagged, statistic=None, pvalue=pvalue, confidence_interval=None, n=10,
                    null="no memory", rule="p <= 0.05", evidence=_Numbers(summary), variant=variant)
 
@@ -379,7 +379,7 @@ def test_matrix_shows_each_test_p_and_marks_what_drives_the_verdict(measured) ->
     report = Report(source=Path("/run"), models=(), verdicts=tuple(PARTITION_VERDICTS))
     (row,) = report.partitions
     # Calibrated tests only; the combined styles stand in for both permutation tests: Holm over 0.06, 0.004, 0.02.
-    assert [(v.method, round(p, 6)) for v, p in row.evidence] == [
+    assert [(v.test, round(p, 6)) for v, p in row.evidence] == [
         ("tt_styles_combined", 0.06), ("dcq_loglikelihood", 0.012), ("likelihood_control", 0.04)]
     lines = markdown_report.evidence_matrix(report)
     assert lines[0] == ("| model / partition | verdict per partition | Both styles | DCQ | Control (control) "
@@ -478,7 +478,7 @@ def test_no_calibrated_test_leaves_the_partition_undecided(measured) -> None:
     from lm_eval_contam.report.html import evidence_matrix
     from lm_eval_contam.report.model import Report
 
-    papers_only = [v for v in PARTITION_VERDICTS if v.method in ("tt_alg1", "tt_alg2_judge_a")]
+    papers_only = [v for v in PARTITION_VERDICTS if v.test in ("tt_alg1", "tt_alg2_judge_a")]
     report = Report(source=Path("/run"), models=(), verdicts=tuple(papers_only))
     lines = markdown_report.evidence_matrix(report)
     assert lines[0] == "| model / partition | verdict per partition | _Alg. 1 (instruct)_ | _Judge A (instruct)_ |"

@@ -234,7 +234,7 @@ def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: 
         "quiz_mc test": False, "quiz_gen test": False}
     assert [flagged for p, flagged in decisions.items() if p.startswith("DCR sheet ")] == [None, None]
     # No control given: the lift mode is tested, the control and options modes say so and decide nothing.
-    likelihood = {(v.partition, v.method): v for v in verdicts if v.family == "likelihood"}
+    likelihood = {(v.partition, v.test): v for v in verdicts if v.family == "likelihood"}
     assert sorted(likelihood) == [(partition, method) for partition in ("quiz_gen test", "quiz_mc test")
                                   for method in ("likelihood_control", "likelihood_lift", "likelihood_options")]
     untested = likelihood[("quiz_mc test", "likelihood_control")]
@@ -263,7 +263,7 @@ def test_audit_tasks_with_a_control_split_runs_the_controlled_likelihood_modes(
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     assert _audit(tmp_path, tiny_model_dir, task_dir, "--tasks", "quiz_mc", "--control-split", "validation",
                   "--no-report") == 0
-    likelihood = {v.method: v for v in collect(load_run(tmp_path)) if v.family == "likelihood"}
+    likelihood = {v.test: v for v in collect(load_run(tmp_path)) if v.family == "likelihood"}
     assert sorted(likelihood) == ["likelihood_control", "likelihood_control_zlib", "likelihood_lift",
                                   "likelihood_options"]
     control = likelihood["likelihood_control"]

@@ -26,7 +26,7 @@ def test_strengths_parse_and_label() -> None:
 
 
 def _verdict(model: str, dataset: str, split: str, method: str, flagged: bool) -> Verdict:
-    return Verdict(model=model, partition=f"{dataset} {split}", family=method.partition("_")[0], method=method,
+    return Verdict(model=model, partition=f"{dataset} {split}", family=method.partition("_")[0], test=method,
                    title=method, task="t", flagged=flagged, statistic=None, pvalue=None, confidence_interval=None,
                    n=None, null="", rule="", evidence=None)
 
@@ -86,7 +86,7 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     assert [source["format"] for source in manifest["injected"]["sources"]] == ["timetravel", "lm-eval multiple choice"]
     assert manifest["settings"]["learning_rate"] == 1e-3 and manifest["corpus"]["contaminant_share"] <= 0.5
     # Every partition gets the control-free tests (option order on multiple choice only) and the likelihood modes.
-    tests = {(v.model, v.partition, v.method) for v, _, _ in labelled}
+    tests = {(v.model, v.partition, v.test) for v, _, _ in labelled}
     assert ("injected", "Quick Bridge Quiz 0 train", "option_order") in tests
     assert ("injected", "Quick Kettle 0 train", "option_order") not in tests
     # On u against the clean model: the fine-tunes' verdicts; the clean model has no reference.
@@ -99,17 +99,17 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
                                                                    "likelihood_control")} <= tests
     assert not {v.partition for v, _, _ in labelled if v.model == "injected"} & {"Fresh Council a", "Fresh Arith Quiz a"}
     # Each partition's verdict with its control and without one; the latter leaves out every controlled test.
-    combined = [(v.model, v.partition, v.method, role, shape) for v, role, shape in labelled if v.family == "combined"]
+    combined = [(v.model, v.partition, v.test, role, shape) for v, role, shape in labelled if v.family == "combined"]
     assert ("injected", "Quick Bridge Quiz 0 test", "partition_combined_without_control", "sibling",
             "multiple choice") in combined
     # clean: 8 partitions x (control, neither); injected: 4 x (control, reference, neither); filler: 8 x (reference,
     # neither).
     assert len(combined) == 2 * 8 + 3 * 4 + 2 * 8
-    without = next(v for v, _, _ in labelled if v.method == "partition_combined_without_control")
-    assert not {t.method for t, _ in without.evidence.evidence} & {"likelihood_control", "likelihood_control_zlib"}
+    without = next(v for v, _, _ in labelled if v.test == "partition_combined_without_control")
+    assert not {t.test for t, _ in without.evidence.evidence} & {"likelihood_control", "likelihood_control_zlib"}
 
     def decisions(found: list) -> list:
-        return [(v.model, v.partition, v.method, v.variant, v.flagged, role, shape) for v, role, shape in found]
+        return [(v.model, v.partition, v.test, v.variant, v.flagged, role, shape) for v, role, shape in found]
 
     # A second call finds every step done and gives the same verdicts without training or scoring again.
     assert decisions(run_validation(settings, study_dir, str(tiny_model_dir), passes=passes,
@@ -144,7 +144,7 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
                                                and v.model != "filler"]) if not row.controlled]
     assert rows == []  # every study partition has its control (the sibling split); the filler model ran no control
     row = next(row for row in partition_verdicts([v for v, _, _ in labelled if v.family != "combined"
-                                                  and v.method not in ("likelihood_control", "likelihood_control_zlib",
+                                                  and v.test not in ("likelihood_control", "likelihood_control_zlib",
                                                                        "option_order_reference",
                                                                        "option_order_reference_fixed_answer",
                                                                        "pairing_reference")])
@@ -210,14 +210,14 @@ def test_clean_model_false_positives_take_a_test_out_of_the_verdict(monkeypatch:
     monkeypatch.setattr(verdict_module, "shipped_sibling_rates", lambda: {})
 
     def test(method: str, variant: str, pvalue: float) -> Verdict:
-        return Verdict(model="m", partition="P", family=method.split("_")[0], method=method, title=method,
+        return Verdict(model="m", partition="P", family=method.split("_")[0], test=method, title=method,
                        task=method, flagged=pvalue <= 0.05, statistic=None, pvalue=pvalue, confidence_interval=None,
                        n=10, null="", rule="", evidence=None, variant=variant)
 
     (row,) = verdict_module.partition_verdicts([test("tt_alg1_permutation", "instruct", 0.004),
                                                 test("likelihood_control", "control", 0.2)])
-    assert [v.method for v, _ in row.evidence] == ["likelihood_control"] and row.flagged is False
-    assert [v.method for v in row.over_level] == ["tt_alg1_permutation"]
+    assert [v.test for v, _ in row.evidence] == ["likelihood_control"] and row.flagged is False
+    assert [v.test for v in row.over_level] == ["tt_alg1_permutation"]
     assert over_level_line(row.over_level[0]).endswith(
         "not driving: false-positive rate 25.0 % (4/16; 95 % CI 7.3–52.4 %) in the validation study (never-seen "
         "partitions, clean default model)")
@@ -228,7 +228,7 @@ def test_clean_model_false_positives_take_a_test_out_of_the_verdict(monkeypatch:
     assert row.flagged is True
     # A test no study measured does not drive (shown beside it), unless a study is measuring it now (a candidate).
     (row,) = verdict_module.partition_verdicts([test("tt_alg1_permutation", "instruct", 0.004)], rates={})
-    assert row.flagged is None and [v.method for v in row.unmeasured] == ["tt_alg1_permutation"]
+    assert row.flagged is None and [v.test for v in row.unmeasured] == ["tt_alg1_permutation"]
     (row,) = verdict_module.partition_verdicts([test("tt_alg1_permutation", "instruct", 0.004)], rates={},
                                                candidates=frozenset({"tt_alg1_permutation:instruct"}))
     assert row.flagged is True and not row.unmeasured
@@ -328,7 +328,7 @@ def test_a_candidate_the_study_measures_over_its_level_does_not_drive_its_combin
     from lm_eval_contam.nullstudy.validation import over_level_here
 
     def verdict(method: str, partition: str, flagged: bool) -> Verdict:
-        return Verdict(model="m", partition=partition, family="x", method=method, title=method, task=method,
+        return Verdict(model="m", partition=partition, family="x", test=method, title=method, task=method,
                        flagged=flagged, statistic=None, pvalue=0.01 if flagged else 0.5, confidence_interval=None,
                        n=10, null="", rule="", evidence=None)
 

@@ -147,9 +147,9 @@ def skipped_methods(methods: str | None, no_likelihood: bool) -> tuple[str, ...]
                  if (chosen is not None and name not in chosen) or (no_likelihood and name == LIKELIHOOD_METHOD))
 
 
-def check_args(args: argparse.Namespace, label: str) -> tuple[dict, str, str]:
-    """Every check that needs nothing written, in the order a user would fix them; the audit's identity and the model
-    (backend, model_args)."""
+def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, ModelSpec | None]:
+    """Every check that needs nothing written, in the order a user would fix them; the audit's identity, the model's
+    spec and the reference model's (parsed once, here: the audit takes them as they are)."""
     tasks = name_list(args.tasks, "--tasks")
     partitions = name_list(args.partitions, "--partitions")
     check_label(label)
@@ -166,8 +166,9 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, str, str]:
                         data=args.data is not None)
     spec = ModelSpec.parse(args.model or str(default_model_path()))
     spec.check()
-    if args.reference_model:
-        ModelSpec.parse(args.reference_model).check()
+    reference = ModelSpec.parse(args.reference_model) if args.reference_model else None
+    if reference is not None:
+        reference.check()
     own = {flag: getattr(args, flag) for flag in ("data", "split", "name", "text_field", "second_field", "label_field",
                                                   "label_names", "task_type", "hf_name")}
     identity = {"partitions": list(partitions) if partitions is not None else None,
@@ -181,14 +182,16 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, str, str]:
                 **({"reference_model": args.reference_model} if args.reference_model else {}),
                 **({"reorderings": args.reorderings} if args.reorderings is not None else {})}
     check_same_audit(args.output_path, identity, label, spec.backend, spec.model_args)
-    return identity, spec.backend, spec.model_args
+    return identity, spec, reference
 
 
-def audit_one(model: str | None, label: str, out: Path, settings: AuditSettings, *,
-              judge_model: str | None = None, loaded: LoadedBenchmarks | None = None) -> None:
-    """Audit one model, then (with ``judge_model``) run Judge B over its Time Travel samples; ``loaded``: the
-    ``--tasks`` benchmarks :func:`task_settings` built (used as they are)."""
-    run = run_model(model, label, out, settings, loaded)
+def audit_one(model: ModelSpec, label: str, out: Path, settings: AuditSettings, *,
+              judge_model: str | None = None, loaded: LoadedBenchmarks | None = None,
+              reference: ModelSpec | None = None) -> None:
+    """Audit one model (its parsed spec), then (with ``judge_model``) run Judge B over its Time Travel samples;
+    ``loaded``: the ``--tasks`` benchmarks :func:`task_settings` built (used as they are); ``reference``:
+    ``settings.reference_model`` parsed."""
+    run = run_model(model, label, out, settings, loaded, reference=reference)
     print(f"audited {label} in {run.seconds} s -> {out / run.run_dir}")
     for task, caveats in ((run.benchmark_scoring or {}).get("caveats") or {}).items():
         for caveat in caveats:
@@ -233,10 +236,10 @@ def own_data_card(args: argparse.Namespace) -> Path:
 
 def _main(args: argparse.Namespace) -> int:
     label = args.label or default_label(args.model)
-    identity, backend, model_args = check_args(args, label)
+    identity, spec, reference = check_args(args, label)
     settings = replace(settings_from_args(args), quiz_option_generator=args.dcq_generator)
     # The identity goes first: an interrupted first run leaves it beside its files, so no other audit mixes with them.
-    with claimed(args.output_path, identity, label, backend, model_args):
+    with claimed(args.output_path, identity, label, spec.backend, spec.model_args):
         loaded = None
         if args.tasks is not None:
             settings, loaded = task_settings(args, settings)
@@ -245,7 +248,8 @@ def _main(args: argparse.Namespace) -> int:
             print(f"partition card: {card}")
             listed = settings.partitions if args.partitions else ()
             settings = replace(settings, partitions=(*listed, str(card)))
-        audit_one(args.model, label, args.output_path, settings, judge_model=args.judge_model, loaded=loaded)
+        audit_one(spec, label, args.output_path, settings, judge_model=args.judge_model, loaded=loaded,
+                  reference=reference)
     if not args.no_report:
         write_report(args.output_path)
     for line in report.partition_statements(args.output_path):

@@ -15,6 +15,7 @@ from lm_eval_contam.audit import AuditSettings
 from lm_eval_contam.cli.audit import audit_one, write_report
 from lm_eval_contam.contaminate import InjectionSettings, inject, partition_contaminant, trained_with
 from lm_eval_contam.default_model import default_model_path
+from lm_eval_contam.generation import ModelSpec
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.rundir import load_run
 from lm_eval_contam.verdict import collect, partition_verdicts
@@ -57,8 +58,8 @@ def _main(args: argparse.Namespace) -> int:
               f"contaminant share <= {settings.share:.0%}")
         inject(base, texts, str(contaminated), settings=settings, description={"sources": sources})
     audit = AuditSettings(partitions=(INJECTED, UNSEEN), max_gen_toks=args.max_gen_toks, batch_size=args.batch_size)
-    audit_one(base, "clean", out, audit)
-    audit_one(str(contaminated), "contaminated", out, audit)
+    audit_one(ModelSpec.parse(base), "clean", out, audit)
+    audit_one(ModelSpec.parse(str(contaminated)), "contaminated", out, audit)
     write_report(out)
     print(verdict_lines(out))
     return 0

@@ -24,8 +24,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lm_eval_contam.context_window import audited_model_window
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.generation import ModelSpec
 from lm_eval_contam.harness import adjustment_tasks, check_model_can_run, include_paths, post_process, tasks_not_run
 from lm_eval_contam.input_checks import check_run_metadata
 from lm_eval_contam.lm_eval_compat import selected_task_configs
@@ -38,7 +38,8 @@ from lm_eval_contam.reference_scoring import (
     with_reference_tasks,
 )
 
-ResultsHook = Callable[[dict[str, Any]], dict[str, Any]]
+# lm-eval's results and the run's model (None: lm-eval was handed a model object) -> the results to save
+ResultsHook = Callable[[dict[str, Any], ModelSpec | None], dict[str, Any]]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -65,17 +66,20 @@ def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook, reference
     tests on u (:mod:`lm_eval_contam.reference_scoring`)."""
     @functools.wraps(simple_evaluate)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        check_model_can_run(kwargs.get("model"), kwargs.get("model_args"), kwargs.get("tasks"), kwargs.get("task_manager"))
+        model = kwargs.get("model")
+        # lm-eval's --model and --model_args, parsed once: its checks and the hook share the spec and its tokenizer
+        spec = ModelSpec.of_lm_eval(model, kwargs.get("model_args")) if isinstance(model, str) else None
+        check_model_can_run(spec or model, kwargs.get("tasks"), kwargs.get("task_manager"))
         plan = None
         if reference is not None:  # refused before the first request, like the audit's
-            plan = plan_reference(reference, kwargs.get("model"), kwargs["tasks"], kwargs["task_manager"])
+            plan = plan_reference(reference, model, kwargs["tasks"], kwargs["task_manager"])
         if kwargs.get("task_manager") is not None:
-            check_methods_can_run(kwargs["tasks"], kwargs["task_manager"], kwargs.get("model"), kwargs.get("model_args"))
+            check_methods_can_run(kwargs["tasks"], kwargs["task_manager"], spec)
             kwargs["tasks"] = [*kwargs["tasks"], *adjustment_tasks(kwargs["tasks"], kwargs["task_manager"],
                                                                    metadata=kwargs.get("metadata"))]
         if plan is None:
             results = simple_evaluate(*args, **kwargs)
-            return hook(results) if results is not None else results
+            return hook(results, spec) if results is not None else results
         samples_asked = bool(kwargs.get("log_samples"))
         kwargs["tasks"] = with_reference_tasks(kwargs["tasks"], plan)
         results = simple_evaluate(*args, **{**kwargs, "log_samples": True})  # the records u is computed from
@@ -86,12 +90,12 @@ def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook, reference
             results = add_reference_tests(results, reference_results, plan)
         if not samples_asked:  # lm-eval would write them into the results JSON
             results.pop("samples", None)
-        return hook(results)
+        return hook(results, spec)
 
     return wrapped
 
 
-def check_methods_can_run(tasks: Sequence[str], task_manager: Any, model: Any, model_args: Any) -> None:
+def check_methods_can_run(tasks: Sequence[str], task_manager: Any, model: ModelSpec | None) -> None:
     """The run's project tasks (groups expanded) whose method cannot run on their partition, as one line.
 
     The audit leaves such a task out and says "not tested: <why>"; a plain run was asked for exactly these tasks, so
@@ -101,7 +105,7 @@ def check_methods_can_run(tasks: Sequence[str], task_manager: Any, model: Any, m
                if (config.get("metadata") or {}).get("method")]
     if not project:  # lm-eval's own tasks only: nothing to ask, no tokenizer to load
         return
-    window = audited_model_window(model, model_args) if isinstance(model, str) else None
+    window = model.window if model is not None else None
     not_run = tasks_not_run(project, task_manager, window)
     if not_run:
         reasons = "; ".join(f"{task}: {entry.reason}" for task, entry in sorted(not_run.items()))

@@ -58,7 +58,7 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
     if not problems:  # options not made yet: the quiz itself names the command that makes them
         return None
     output_type = str(config.get("output_type", "generate_until"))
-    return NotRun(task=task, family=METHOD, method="dcq_" + output_type.removesuffix("_until"),
+    return NotRun(task=task, family=METHOD, test="dcq_" + output_type.removesuffix("_until"),
                   title=VERDICT_TITLES.get(output_type, "DCQ"), partition=settings.partition.label,
                   reason=f"no valid quiz options ({'; '.join(list(problems)[:3])})")
 

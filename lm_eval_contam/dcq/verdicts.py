@@ -69,7 +69,7 @@ def task_verdict(model: ModelResults, task: str) -> Verdict:
     )
     return Verdict(
         model=model.label, partition=Partition.from_task_metadata(metadata, str(config.get("test_split"))).label,
-        family=FAMILY, method="dcq_" + output_type.removesuffix("_until"), title=MODES.get(output_type, "DCQ"),
+        family=FAMILY, test="dcq_" + output_type.removesuffix("_until"), title=MODES.get(output_type, "DCQ"),
         task=task, flagged=p <= ALPHA, statistic=evidence.dcq_max, pvalue=p, confidence_interval=ci,
         n=model.n_instances(task),
         null=("no memory: every quiz is answered from the same letter distribution, whichever slot holds the "

@@ -1,21 +1,22 @@
-"""A controlled level's score S_i and its test, from each item's Check results on the original and its control.
+"""A controlled level's score S_i and its test, from each item's Check results on the original and its twin.
 
 Per item the record is ``{"original": r, "control": r}`` with r = 1.0 (the Check
-passed: "contaminated"), 0.0, or None (undetermined); an item without a control
-(a sheet's static item) has no ``"control"`` key.
+passed: "contaminated"), 0.0, or None (undetermined); the key ``"control"`` holds the item's twin's result (the name
+logged samples carry; DCR's twin is no control partition), and an item without a twin (a sheet's static item) has
+no ``"control"`` key.
 
-S_i = max(0, mean over decided items of (original − control)): the pass rate on
-the originals minus the pass rate on their controls, floored at 0 like the paper's
-scores, which never go below 0. An item without a control (a static item the sheet
-gives none) is its own control: it adds no evidence (a tie, original − original = 0),
+S_i = max(0, mean over decided items of (original − twin)): the pass rate on
+the originals minus the pass rate on their twins, floored at 0 like the paper's
+scores, which never go below 0. An item without a twin (a static item the sheet
+gives none) is its own twin: it adds no evidence (a tie, original − original = 0),
 so general knowledge a sheet cannot control never counts as contamination.
 
 The null hypothesis H0: the model holds no memory of the items, so an item's
-original and its control are exchangeable (the result pair (o, c) is distributed
+original and its twin are exchangeable (the result pair (o, c) is distributed
 as (c, o)). Under H0 the paired differences are symmetric about 0: the mean
 difference is centred at 0, and among the m pairs whose results differ the number
 where only the original passed is Binomial(m, 1/2). ``pvalue`` is that exact
-one-sided sign (McNemar) test over the items that have a control; the floor at 0
+one-sided sign (McNemar) test over the items that have a twin; the floor at 0
 keeps S_i ≥ 0, so under H0 S_i is 0 in at least half of all runs, and positive
 only by chance, by at most the noise of m discordant pairs.
 """

@@ -8,15 +8,15 @@ written back into the task's metadata, so the run's config records it.
 - paper mode: one request per item; S_k is the share of checked items judged
   contaminated (lm-eval's ``nanmean`` skips undetermined items), as the paper's
   automated Check computes it.
-- controlled mode, a level none of whose items has a control: every item adds no
+- controlled mode, a level none of whose items has a twin: every item adds no
   evidence, so S_k = 0 (``contaminated`` 0 per decided item) beside ``original``, the
   items' own pass rate (the paper's S_k).
-- controlled mode, every other level: each item with a control (a generated item's twin,
-  :mod:`lm_eval_contam.dcr.twins`, or the control a sheet gives a static item)
+- controlled mode, every other level: each item with a twin (a generated item's perturbed one,
+  :mod:`lm_eval_contam.dcr.twins`, or the ``control`` a sheet gives a static item)
   also asks it as a second request; per item one record ``{"original", "control"}``
   goes under every metric, and S_k is
   :func:`lm_eval_contam.dcr.level_score.twin_score`: the pass rate on the
-  originals minus on the controls, floored at 0 (an item without a control adds no
+  originals minus on the twins, floored at 0 (an item without a twin adds no
   evidence), beside the two rates, the discordant shares and the sign test's p-value.
 
 The group ``dcr_<bench>`` lists the four levels. lm-eval can only average

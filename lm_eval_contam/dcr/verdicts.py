@@ -182,7 +182,7 @@ def _verdict(model: ModelResults, *, partition: str, task: str, evidence: DCREvi
              caveats: tuple[str, ...] = ()) -> Verdict:
     mode = evidence.check_mode
     rule = f"{RULE}; {mode} checks: {CHECK_MODE_RULES[mode]}" if mode in CHECK_MODE_RULES else RULE
-    return Verdict(model=model.label, partition=partition, family=FAMILY, method=METHOD, title=TITLE, task=task,
+    return Verdict(model=model.label, partition=partition, family=FAMILY, test=METHOD, title=TITLE, task=task,
                    flagged=None, statistic=evidence.factor, pvalue=None, confidence_interval=evidence.factor_ci,
                    n=n, null=NULL, rule=rule, evidence=evidence, caveats=caveats)
 

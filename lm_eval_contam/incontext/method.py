@@ -46,7 +46,7 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
     reason = why_not_run(settings, settings.partition.rows(), config.get(MODEL_WINDOW_KEY))
     if reason is None:
         return None
-    return NotRun(task=task, family=METHOD, method="incontext_twin", title="In-context vs twin (ours, after CoDeC)",
+    return NotRun(task=task, family=METHOD, test="incontext_twin", title="In-context vs twin (ours, after CoDeC)",
                   partition=settings.partition.label, reason=reason)
 
 

@@ -41,7 +41,7 @@ def task_verdict(model: ModelResults, task: str) -> Verdict:
     n = model.n_instances(task)
     evidence = InContextEvidence(model.number(task, "incontext_instance_gain"), model.number(task, "incontext_twin_gain"),
                                  model.number(task, "codec_score"), p)
-    return Verdict(model=model.label, partition=partition.label, family=METHOD, method="incontext_twin",
+    return Verdict(model=model.label, partition=partition.label, family=METHOD, test="incontext_twin",
                    title="In-context vs twin (ours, after CoDeC)", task=task, flagged=p <= ALPHA,
                    statistic=model.number(task, "incontext_difference"), pvalue=p, confidence_interval=None, n=n,
                    null=NULL, rule=RULE, evidence=evidence, caveats=sign_flip_caveats(n))

@@ -70,7 +70,7 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
         reason = window.over(scored, "'s second piece") if window is not None else None
         if reason is None:
             return None
-    return NotRun(task=task, family=METHOD, method="likelihood_lift", title="Time Travel, likelihood (ours)",
+    return NotRun(task=task, family=METHOD, test="likelihood_lift", title="Time Travel, likelihood (ours)",
                   partition=settings.partition.label, reason=reason, variant="lift")
 
 
@@ -88,6 +88,6 @@ SPEC = MethodSpec(
     rate_keys=("likelihood_control:control", "likelihood_control_zlib:control", "likelihood_lift:lift",
                "likelihood_options:options"),
     quiz=Quiz(samples=quiz_samples),
-    controlled_methods=("likelihood_control", "likelihood_control_zlib", "likelihood_options"),
+    controlled_tests=("likelihood_control", "likelihood_control_zlib", "likelihood_options"),
     cannot_run=cannot_run,
 )

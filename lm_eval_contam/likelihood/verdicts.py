@@ -56,7 +56,7 @@ class ComparisonEvidence:
         return f"{p_equals(self.pvalue)}, {number(self.partition_mean)} vs {number(self.reference_mean)}"
 
 
-def _comparison(model: ModelResults, task: str, common: dict, *, method: str, title: str, score: str, prefix: str,
+def _comparison(model: ModelResults, task: str, common: dict, *, test: str, title: str, score: str, prefix: str,
                 reference: str, null: str, rule: str, uncontrolled: str | None = None,
                 caveats: tuple[str, ...] = (), control: str | None = None,
                 control_overlap: str | None = None) -> Verdict:
@@ -67,7 +67,7 @@ def _comparison(model: ModelResults, task: str, common: dict, *, method: str, ti
     p = model.number(task, f"{prefix}_pvalue")
     evidence = ComparisonEvidence(score, partition_mean, reference_mean, reference, p,
                                   model.number(task, uncontrolled) if uncontrolled else None, control, control_overlap)
-    return Verdict(method=method, title=title, flagged=p <= ALPHA, statistic=partition_mean - reference_mean, pvalue=p,
+    return Verdict(test=test, title=title, flagged=p <= ALPHA, statistic=partition_mean - reference_mean, pvalue=p,
                    null=null, rule=rule, evidence=evidence, caveats=caveats, **common)
 
 
@@ -97,9 +97,9 @@ def not_tested(common: dict, partition: Partition) -> list[Verdict]:
     null = (f"none: {partition.label} has no control partition of the same distribution the model cannot have seen, "
             "so these modes are not tested (the lift mode's reference is built in and is tested)")
     rule = "never flags without a control"
-    return [Verdict(method=method, title=title, flagged=None, statistic=None, pvalue=None, null=null, rule=rule,
+    return [Verdict(test=test, title=title, flagged=None, statistic=None, pvalue=None, null=null, rule=rule,
                     evidence=NotTestedEvidence(score), **{**common, "n": None, "variant": mode})
-            for method, title, score, mode in (
+            for test, title, score, mode in (
                 ("likelihood_control", "Likelihood vs control (ours)", "log-likelihood per byte", "control"),
                 ("likelihood_options", "DCQ options, likelihood (ours)",
                  "original minus mean perturbation, log-likelihood per byte", "options"))]
@@ -126,7 +126,7 @@ def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
               "n": model.n_instances(task), "confidence_interval": None, "variant": mode}
     if mode == "lift":
         lift = _comparison(
-            model, task, common, method="likelihood_lift", title="Time Travel, likelihood (ours)",
+            model, task, common, test="likelihood_lift", title="Time Travel, likelihood (ours)",
             score="guided-minus-general log-likelihood per byte", prefix="lift",
             reference="other instances' second pieces",
             null=("within each instance, the dataset name lifts the log-likelihood of its own second piece and of "
@@ -140,17 +140,17 @@ def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     named_control = {"control": named.describe(), "control_overlap": overlap.describe() if overlap else None}
     if mode == "options":
         return [_comparison(
-            model, task, common, method="likelihood_options", title="DCQ options, likelihood (ours)",
+            model, task, common, test="likelihood_options", title="DCQ options, likelihood (ours)",
             score="original minus mean perturbation, log-likelihood per byte", prefix="gap", reference=reference,
             null=(f"the original-over-perturbations gaps of {partition.label} and of {control} are exchangeable "
                   "(the naturalness gap unseen text shows, no more)"), rule=TWO_SAMPLE_RULE,
             **named_control)]
     null = f"the scores of {partition.label} and of {control} are exchangeable (the model saw both alike)"
     return [
-        _comparison(model, task, common, method="likelihood_control", title="Likelihood vs control (ours)",
+        _comparison(model, task, common, test="likelihood_control", title="Likelihood vs control (ours)",
                     score="log-likelihood per byte", prefix="per_byte", reference=reference, null=null,
                     rule=TWO_SAMPLE_RULE, **named_control),
-        _comparison(model, task, common, method="likelihood_control_zlib",
+        _comparison(model, task, common, test="likelihood_control_zlib",
                     title="Likelihood vs control, zlib-normalised (ours)",
                     score="log-likelihood per zlib byte", prefix="zlib", reference=reference, null=null,
                     rule=TWO_SAMPLE_RULE, **named_control),

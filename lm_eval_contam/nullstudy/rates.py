@@ -38,10 +38,10 @@ def flag_rate(flagged: int, k: int, confidence_level: float = 0.95) -> FlagRate:
 
 
 @dataclass(frozen=True)
-class MethodRates:
-    """One verdict method's flag rates: per partition role, and pooled over the null roles."""
+class VerdictRates:
+    """One test's flag rates (a verdict's rate key): per partition role, and pooled over the null roles."""
 
-    key: str  # verdict.rate_key: the method, and the prompt style where there is one
+    key: str  # verdict.rate_key: the test, and the prompt style where there is one
     title: str
     null: str  # the verdict's own null hypothesis
     by_role: Mapping[Role, FlagRate]
@@ -54,8 +54,8 @@ class MethodRates:
         return flag_rate(sum(r.flagged for r in present), sum(r.k for r in present))
 
 
-def tally(labelled: Iterable[tuple[Verdict, Role]]) -> list[MethodRates]:
-    """Flag rates per verdict method and role, over the verdicts that decide (``flagged`` not None)."""
+def tally(labelled: Iterable[tuple[Verdict, Role]]) -> list[VerdictRates]:
+    """Flag rates per test and role, over the verdicts that decide (``flagged`` not None)."""
     counts: dict[str, dict[Role, list[bool]]] = {}
     first: dict[str, Verdict] = {}
     for verdict, role in labelled:
@@ -64,7 +64,7 @@ def tally(labelled: Iterable[tuple[Verdict, Role]]) -> list[MethodRates]:
         key = rate_key(verdict)
         first.setdefault(key, verdict)
         counts.setdefault(key, {}).setdefault(role, []).append(bool(verdict.flagged))
-    return [MethodRates(key, first[key].title, first[key].null,
+    return [VerdictRates(key, first[key].title, first[key].null,
                         {role: flag_rate(sum(flags), len(flags)) for role, flags in counts[key].items()})
             for key in counts]
 
@@ -73,9 +73,9 @@ def _interval(ci: ConfidenceInterval | None) -> list[float] | None:
     return None if ci is None else [round(ci.low, 4), round(ci.high, 4)]
 
 
-def rates_document(found: Sequence[MethodRates], *, command: str, date: str, design: Mapping[str, object],
+def rates_document(found: Sequence[VerdictRates], *, command: str, date: str, design: Mapping[str, object],
                    wall_seconds: float) -> dict[str, object]:
-    """The shipped rates file: verdict method -> {k, false_positives, rate, ci, command, date, ...}."""
+    """The shipped rates file: rate key (the test) -> {k, false_positives, rate, ci, command, date, ...}."""
     methods = {}
     for rates in found:
         pooled = rates.pooled_null
@@ -98,8 +98,8 @@ def _percent(value: float) -> str:
     return f"{100 * value:.1f} %"
 
 
-def markdown_table(found: Sequence[MethodRates], *, wall_seconds: float, command: str) -> str:
-    """One row per verdict method and partition role (the injected role reads as a detection rate)."""
+def markdown_table(found: Sequence[VerdictRates], *, wall_seconds: float, command: str) -> str:
+    """One row per test and partition role (the injected role reads as a detection rate)."""
     lines = ["| method | verdict | null partitions | K | flagged | rate | 95 % CP interval |",
              "|---|---|---|---|---|---|---|"]
     for rates in found:

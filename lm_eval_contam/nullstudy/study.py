@@ -12,10 +12,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm_eval_contam import harness
+from lm_eval_contam import evaluation, harness
 from lm_eval_contam.catalogue import OFFLINE_QUIZ_OPTION_GENERATOR, QUIZ_OPTION_MAKER
 from lm_eval_contam.contaminate import contaminant_texts
 from lm_eval_contam.errors import ContamError
+from lm_eval_contam.generation import ModelSpec
 from lm_eval_contam.jsonl import write_jsonl
 from lm_eval_contam.nullstudy import configs
 from lm_eval_contam.nullstudy.corpus import SyntheticDataset, background_texts, make_dataset, vocabulary
@@ -147,28 +148,25 @@ def results_dir(run_dir: Path) -> Path | None:
     return found[-1].parent if found else None
 
 
+def study_model(model_dir: Path) -> ModelSpec:
+    """A study's model as the audit takes it: lm-eval's ``hf`` backend in float32 on the CPU."""
+    return ModelSpec.parse(f"hf:pretrained={model_dir},dtype=float32", device="cpu")
+
+
 def evaluate(task_dir: Path, tasks: list[str], model_dir: Path, run_dir: Path, settings: StudySettings) -> Path:
-    """lm-eval over ``tasks`` into ``run_dir`` (skipped when its results exist; an interrupted run resumes from
-    lm-eval's request cache beside it); the results folder."""
+    """lm-eval over ``tasks`` into ``run_dir`` through the audit's evaluation path (``evaluation.evaluate``, the
+    generation cap, ``harness.post_process``, ``evaluation.save_run``), with the chat template (skipped when its
+    results exist; an interrupted run resumes from lm-eval's request cache beside it); the results folder."""
     done = results_dir(run_dir)
     if done is not None:
         return done
-    import lm_eval
-    from lm_eval.loggers import EvaluationTracker
-
+    model = study_model(model_dir)
     manager = harness.task_manager(str(task_dir))
-    capped = harness.generation_capped_tasks(manager, tasks, settings.max_gen_toks)
-    tracker = EvaluationTracker(output_path=str(run_dir))
-    results = lm_eval.simple_evaluate(
-        model="hf", model_args=f"pretrained={model_dir},dtype=float32",
-        tasks=[capped.get(name, name) for name in tasks], batch_size=settings.batch_size, device="cpu",
-        use_cache=str(run_dir.with_name(run_dir.name + ".cache")), log_samples=True, evaluation_tracker=tracker,
-        apply_chat_template=True, task_manager=manager)
-    results = harness.post_process(results)
-    samples = results.pop("samples")
-    tracker.save_results_aggregated(results=results, samples=samples)
-    for name in results["configs"]:
-        tracker.save_results_samples(task_name=name, samples=samples[name])
+    run_tracker = evaluation.tracker(run_dir)
+    results = evaluation.evaluate(model, tasks, manager, cache=run_dir.with_name(run_dir.name + ".cache"),
+                                  chat_template=True, max_gen_toks=settings.max_gen_toks,
+                                  batch_size=settings.batch_size, device="cpu", evaluation_tracker=run_tracker)
+    evaluation.save_run(harness.post_process(results, model), run_tracker)
     found = results_dir(run_dir)
     assert found is not None, "lm-eval wrote no results file"
     return found

@@ -31,7 +31,7 @@ from lm_eval_contam.jsonl import read_jsonl_objects, write_jsonl
 from lm_eval_contam.nullstudy import configs
 from lm_eval_contam.nullstudy.corpus import MC_LETTERS, SyntheticDataset, make_mc_dataset, render_mc
 from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings
-from lm_eval_contam.nullstudy.rates import MethodRates, tally
+from lm_eval_contam.nullstudy.rates import VerdictRates, tally
 from lm_eval_contam.nullstudy.study import (
     World,
     _vocabulary,
@@ -45,9 +45,9 @@ from lm_eval_contam.partitions import DatasetSpec, Partition, dataset_from_task_
 from lm_eval_contam.registry import (
     MethodSpec,
     RenderTarget,
-    controlled_methods,
+    controlled_tests,
     method_of,
-    referenced_methods,
+    referenced_tests,
     registered_methods,
     task_quiz_samples,
 )
@@ -358,14 +358,14 @@ def expected_runs(partitions: Sequence[StudyPartition]) -> dict[str, int]:
 
 def without_control(verdicts: Sequence[Verdict]) -> list[Verdict]:
     """The verdicts an audit without a control computes: every test that compares with a control left out."""
-    controlled = controlled_methods()
-    return [verdict for verdict in verdicts if verdict.method not in controlled]
+    controlled = controlled_tests()
+    return [verdict for verdict in verdicts if verdict.test not in controlled]
 
 
 def without_reference(verdicts: Sequence[Verdict]) -> list[Verdict]:
     """The verdicts an audit without a reference model computes: every test on u left out."""
-    referenced = referenced_methods()
-    return [verdict for verdict in verdicts if verdict.method not in referenced]
+    referenced = referenced_tests()
+    return [verdict for verdict in verdicts if verdict.test not in referenced]
 
 
 PRIOR_RATES_FILE = "prior_validation_rates.json"
@@ -392,14 +392,14 @@ def combined_verdicts(verdicts: Sequence[Verdict], prior: Mapping[str, object],
     ``candidates`` (default: every one; the verdict with a reference is what it measures).
     """
     rates = [shipped_rates(), clean_model_rates(prior), sibling_rates(prior), filler_rates(prior)]
-    candidates = frozenset(referenced_methods()) if candidates is None else candidates
+    candidates = frozenset(referenced_tests()) if candidates is None else candidates
     subsets = [verdicts, without_control(verdicts)]
     if len(without_reference(verdicts)) < len(verdicts):  # with a reference: also the verdict with neither
         subsets.append(without_control(without_reference(verdicts)))
     found: dict[tuple[str, str, str], Verdict] = {}  # a subset without a control test gives the next one's verdict
     for subset in subsets:
         for combined in partition_verdicts(subset, rates, candidates):
-            found.setdefault((combined.model, combined.partition, combined.method), combined.as_verdict())
+            found.setdefault((combined.model, combined.partition, combined.test), combined.as_verdict())
     return list(found.values())
 
 
@@ -444,7 +444,7 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
              for label, partition in found}
     # The tests this study measures drive its combined verdicts as candidates, less those it measures over their level
     # (as the shipped verdict will leave them out).
-    candidates = frozenset(referenced_methods()) - over_level_here(
+    candidates = frozenset(referenced_tests()) - over_level_here(
         [(verdict, roles[key]) for key, verdicts in found.items() for verdict in verdicts])  # type: ignore[misc]
     labelled: list[tuple[Verdict, Role, str]] = []
     for (label, partition_label), verdicts in found.items():
@@ -544,7 +544,7 @@ def compute_seconds(study_dir: Path) -> float:
     return seconds
 
 
-def _rate_entry(rates: MethodRates, role: Role) -> dict[str, object] | None:
+def _rate_entry(rates: VerdictRates, role: Role) -> dict[str, object] | None:
     found = rates.by_role.get(role)
     if found is None:
         return None

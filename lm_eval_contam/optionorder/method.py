@@ -42,7 +42,7 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
         reason = error.reason
     if reason is None:
         return None
-    return NotRun(task=task, family=METHOD, method="option_order", title="Option order (ours, after Ni et al.)",
+    return NotRun(task=task, family=METHOD, test="option_order", title="Option order (ours, after Ni et al.)",
                   partition=settings.partition.label, reason=reason)
 
 
@@ -73,5 +73,5 @@ SPEC = MethodSpec(
     evidence_kind="option order",
     cannot_run=cannot_run,
     reference_tests=reference_tests,
-    referenced_methods=("option_order_reference", "option_order_reference_fixed_answer"),
+    referenced_tests=("option_order_reference", "option_order_reference_fixed_answer"),
 )

@@ -72,7 +72,7 @@ def task_verdict(model: ModelResults, task: str) -> Verdict:
                        f"is {number(smallest_pvalue(per_item))} > {ALPHA}, so it cannot flag")
     evidence = OrderEvidence(items, orders, model.number(task, "order_top_share"), model.number(task, "order_u_mean"),
                              p, int(first.get("left_out", 0)), str(first.get("left_out_reason", "")))
-    return Verdict(model=model.label, partition=partition.label, family=METHOD, method="option_order",
+    return Verdict(model=model.label, partition=partition.label, family=METHOD, test="option_order",
                    title="Option order (ours, after Ni et al.)", task=task, flagged=p <= ALPHA,
                    statistic=evidence.mean_u, pvalue=p, confidence_interval=None, n=items, null=NULL, rule=RULE,
                    evidence=evidence, caveats=tuple(caveats))
@@ -86,7 +86,7 @@ REFERENCE_NULL = ("the fine-tune never saw these items: which of each item's sco
 FIXED_ANSWER_NULL = REFERENCE_NULL.replace("scored option orders", "scored orders that keep the answer at its letter")
 ARRANGEMENT_RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the sum over items of the original "
                     "order's standardised score is high among the sums with each item's original redrawn)")
-# (Verdict.method, title, the records' index list of the orders it compares, its null)
+# (Verdict.test, title, the records' index list of the orders it compares, its null)
 ARRANGEMENT_TESTS = {
     "option_order_arrangement": ("Option order, every order's likelihood (ours)", "arranged", ARRANGEMENT_NULL),
     "option_order_reference": ("Option order on u, against the reference model (ours)", "arranged", REFERENCE_NULL),
@@ -95,15 +95,15 @@ ARRANGEMENT_TESTS = {
 }
 
 
-def _arrangement_verdict(model: ModelResults, task: str, partition: Partition, method: str,
+def _arrangement_verdict(model: ModelResults, task: str, partition: Partition, test: str,
                          result: RelabellingResult, per_item: int, reference: str | None) -> Verdict:
-    title, _, null = ARRANGEMENT_TESTS[method]
+    title, _, null = ARRANGEMENT_TESTS[test]
     scored = "u = log p(model) - log p(reference)" if reference else "log-likelihood"
     evidence = RelabellingEvidence("option orders", scored, reference, result, per_item)
     caveats = (() if result.min_pvalue <= ALPHA else
                (f"the smallest p this test can give on {result.n} item(s) is {number(result.min_pvalue)} > {ALPHA}, so "
                 "it cannot flag",))
-    return Verdict(model=model.label, partition=partition.label, family=METHOD, method=method, title=title, task=task,
+    return Verdict(model=model.label, partition=partition.label, family=METHOD, test=test, title=title, task=task,
                    flagged=result.pvalue <= ALPHA, statistic=result.standardised, pvalue=result.pvalue,
                    confidence_interval=None, n=result.n, null=null, rule=ARRANGEMENT_RULE, evidence=evidence,
                    caveats=caveats)
@@ -112,7 +112,7 @@ def _arrangement_verdict(model: ModelResults, task: str, partition: Partition, m
 def reference_arrangement_results(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]],
                                   *, seed: int, label: str, source: str) -> dict[str, tuple[RelabellingResult, int]]:
     """The arrangement tests on u of one task's logged records (``doc_record``) against the reference model's records
-    of the same docs (by ``identity``): Verdict.method -> (its result, the most orders scored per item). Every order;
+    of the same docs (by ``identity``): Verdict.test -> (its result, the most orders scored per item). Every order;
     and the orders that keep the answer's letter, on items whose answer is known (absent when no item has two).
     Records of the earlier task (no scores logged) have none. The audit's verdicts and ``run --reference-model``
     both read these."""
@@ -120,13 +120,13 @@ def reference_arrangement_results(records: Sequence[Mapping[str, Any]], referenc
         return {}
     differenced = reference_differenced(records, reference, source=source)
     found = {}
-    for method, (_, subset, _) in ARRANGEMENT_TESTS.items():
-        if method == "option_order_arrangement":
+    for test, (_, subset, _) in ARRANGEMENT_TESTS.items():
+        if test == "option_order_arrangement":
             continue
         items = [arranged_scores(record, u, subset=subset) for record, u in zip(records, differenced)
                  if len(record[subset]) >= 2]
         if items:
-            found[method] = (arrangement_test(items, seed=seed, name=f"{label}:{method}"),
+            found[test] = (arrangement_test(items, seed=seed, name=f"{label}:{test}"),
                              max(len(scores) for scores in items))
     return found
 
@@ -139,7 +139,7 @@ def reference_tests(samples: Sequence[Mapping[str, Any]], reference_samples: Seq
     reference = records_by_identity([sample.get(RECORD_METRIC) or {} for sample in reference_samples])
     found = reference_arrangement_results([sample.get(RECORD_METRIC) or {} for sample in samples], reference,
                                           seed=int(metadata.get("seed", 0)), label=partition.label, source=source)
-    return {method: result for method, (result, _) in found.items()}
+    return {test: result for test, (result, _) in found.items()}
 
 
 def arrangement_verdicts(model: ModelResults, task: str) -> list[Verdict]:
@@ -161,8 +161,8 @@ def arrangement_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     described = model.reference.model or model.reference.label  # type: ignore[union-attr]
     on_u = reference_arrangement_results(records, reference, seed=seed, label=partition.label,
                                          source=str(model.reference.directory))  # type: ignore[union-attr]
-    return found + [_arrangement_verdict(model, task, partition, method, result, per_item, described)
-                    for method, (result, per_item) in on_u.items()]
+    return found + [_arrangement_verdict(model, task, partition, test, result, per_item, described)
+                    for test, (result, per_item) in on_u.items()]
 
 
 def verdicts(model: ModelResults) -> list[Verdict]:

@@ -33,7 +33,7 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
     try:
         pairing_docs(settings, settings.partition.rows())
     except ContamError as error:
-        return NotRun(task=task, family=METHOD, method="pairing", title="Pairing of halves (ours)",
+        return NotRun(task=task, family=METHOD, test="pairing", title="Pairing of halves (ours)",
                       partition=settings.partition.label, reason=error.reason)
     return None
 
@@ -63,6 +63,6 @@ SPEC = MethodSpec(
     evidence_kind="pairing",
     cannot_run=cannot_run,
     reference_tests=reference_tests,
-    referenced_methods=("pairing_reference",),
+    referenced_tests=("pairing_reference",),
     shipped_task_configs=lambda: shipped_configs(_free_text),
 )

@@ -31,16 +31,16 @@ TESTS = {"pairing": ("Pairing of halves (ours)", NULL),
          "pairing_reference": ("Pairing of halves on u, against the reference model (ours)", REFERENCE_NULL)}
 
 
-def _verdict(model: ModelResults, task: str, partition: Partition, method: str, result: RelabellingResult,
+def _verdict(model: ModelResults, task: str, partition: Partition, test: str, result: RelabellingResult,
              size: int, reference: str | None) -> Verdict:
-    title, null = TESTS[method]
+    title, null = TESTS[test]
     scored = "u = log p(model) - log p(reference)" if reference else "log-likelihood"
     evidence = RelabellingEvidence("pairings of first and second halves", scored, reference, result, size,
                                    unit="group")
     caveats = (() if result.min_pvalue <= ALPHA else
                (f"the smallest p this test can give on {result.n} group(s) is {number(result.min_pvalue)} > {ALPHA}, "
                 "so it cannot flag",))
-    return Verdict(model=model.label, partition=partition.label, family=METHOD, method=method, title=title, task=task,
+    return Verdict(model=model.label, partition=partition.label, family=METHOD, test=test, title=title, task=task,
                    flagged=result.pvalue <= ALPHA, statistic=result.standardised, pvalue=result.pvalue,
                    confidence_interval=None, n=result.n, null=null, rule=RULE, evidence=evidence, caveats=caveats)
 

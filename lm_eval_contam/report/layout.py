@@ -12,7 +12,7 @@ from typing import Any
 
 from lm_eval_contam.detection_rates import clean_bill, measured_detection
 from lm_eval_contam.formatting import p_equals, pvalue
-from lm_eval_contam.registry import papers_own_methods, registered_methods
+from lm_eval_contam.registry import papers_own_tests, registered_methods
 from lm_eval_contam.reportkit.facts import test_anchor
 from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.stats import ALPHA
@@ -24,7 +24,7 @@ from lm_eval_contam.verdict import (
     clean_model_rate,
     measured,
     measured_rate,
-    method_order,
+    order_of_tests,
     over_level,
     over_level_rate,
     rate_key,
@@ -181,7 +181,7 @@ class MatrixCell:
         for verdict in self.verdicts:
             if self.holm is not None:
                 lines.append(evidence_line(verdict, self.holm))
-            elif verdict.method in papers_own_methods():
+            elif verdict.test in papers_own_tests():
                 lines.append(papers_line(verdict))
             elif over_level(verdict):
                 lines.append(over_level_line(verdict))
@@ -202,7 +202,7 @@ class MatrixRow:
 
 def aside_reason(verdict: Verdict) -> str:
     """Why a decided verdict is shown beside its partition's verdict without driving it (``verdict.calibrated``)."""
-    if verdict.method in papers_own_methods():
+    if verdict.test in papers_own_tests():
         return "the paper's own decision, shown unchanged"
     if verdict.pvalue is None:
         return "a rule without a p-value"
@@ -223,9 +223,9 @@ def test_columns(verdicts: Sequence[Verdict], rows: Sequence[PartitionVerdict]) 
     for verdict in decided(verdicts):
         by_key.setdefault(rate_key(verdict), []).append(verdict)
     driving = {id(v) for row in rows for v, _ in row.evidence}
-    order = method_order(decided(verdicts))
+    order = order_of_tests(decided(verdicts))
     return [TestColumn(key, tuple(found)) for key, found in sorted(
-        by_key.items(), key=lambda item: (not any(id(v) in driving for v in item[1]), order.index(item[1][0].method)))]
+        by_key.items(), key=lambda item: (not any(id(v) in driving for v in item[1]), order.index(item[1][0].test)))]
 
 
 def drives(column: TestColumn, rows: Sequence[PartitionVerdict]) -> bool:
@@ -297,7 +297,7 @@ def test_facts(column: TestColumn, rows: Sequence[PartitionVerdict]) -> list[tup
 def partition_facts(rows: Sequence[PartitionVerdict]) -> list[tuple[str, str]]:
     """The per-partition verdict's own statement: its null, rule, measured false-positive rate and detection, for
     each kind computed here (with a control, with a reference model, with neither)."""
-    kinds = {row.method: row for row in rows if row.flagged is not None}
+    kinds = {row.test: row for row in rows if row.flagged is not None}
     facts = [("null hypothesis", PARTITION_NULL), ("rule", PARTITION_RULE)]
     if not kinds:
         return facts + [(FALSE_POSITIVES, NOT_MEASURED), (DETECTION, NOT_MEASURED)]

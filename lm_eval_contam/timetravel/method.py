@@ -39,7 +39,7 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
     partition = Partition.from_task_metadata(metadata, str(config.get("test_split")))
     if has_cuttable_row(partition.rows(), partition, seed=metadata_number(metadata, "seed", 0)):
         return None
-    return NotRun(task=task, family=METHOD, method="tt_alg1_permutation", title="Time Travel Alg. 1, permutation (ours)",
+    return NotRun(task=task, family=METHOD, test="tt_alg1_permutation", title="Time Travel Alg. 1, permutation (ours)",
                   partition=partition.label, reason="texts too short to cut")
 
 
@@ -58,7 +58,7 @@ SPEC = MethodSpec(
     + ("tt_styles_combined",),
     # Alg. 1's bootstrap rejects more often than its level at the paper's 10 instances, and Alg. 2 (Judge A or B)
     # counts matches without a test, so neither has a level a combination could keep.
-    papers_own_methods=("tt_alg1", "tt_alg2_judge_a", "tt_judge_b"),
+    papers_own_tests=("tt_alg1", "tt_alg2_judge_a", "tt_judge_b"),
     evidence_kind="generation",
     generation=Generation(capped=True),
     cannot_run=cannot_run,

@@ -107,7 +107,7 @@ def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     rouge_guided, rouge_general = model.number(task, "rougeL_guided"), model.number(task, "rougeL_general")
     p = model.number(task, "alg1_pvalue")
     found = [
-        Verdict(method="tt_alg1", title="Time Travel Alg. 1", flagged=model.number(task, "alg1_contaminated") == 1.0,
+        Verdict(test="tt_alg1", title="Time Travel Alg. 1", flagged=model.number(task, "alg1_contaminated") == 1.0,
                 statistic=rouge_guided - rouge_general, pvalue=p,
                 null="guided completions overlap the reference no more than general ones (mean ROUGE-L)",
                 rule=f"flagged when the bootstrap p <= {ALPHA} (the paper's Alg. 1, the task's alg1_contaminated)",
@@ -117,14 +117,14 @@ def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     if f"alg1_permutation_pvalue,{FILTER}" in model.row(task):
         permutation_p = model.number(task, "alg1_permutation_pvalue")
         found.append(Verdict(
-            method="tt_alg1_permutation", title="Time Travel Alg. 1, permutation (ours)",
+            test="tt_alg1_permutation", title="Time Travel Alg. 1, permutation (ours)",
             flagged=permutation_p <= ALPHA, statistic=rouge_guided - rouge_general, pvalue=permutation_p,
             null="guided and general ROUGE-L are exchangeable within each instance",
             rule=f"flagged when the exact sign-flip p <= {ALPHA}",
             evidence=Alg1Evidence(rouge_guided, rouge_general, permutation_p, rows, test="sign-flip permutation"),
             caveats=sign_flip_caveats(n), **common))
     found += [
-        Verdict(method="tt_alg2_judge_a", title="Time Travel Alg. 2 (Judge A)",
+        Verdict(test="tt_alg2_judge_a", title="Time Travel Alg. 2 (Judge A)",
                 flagged=model.number(task, "alg2_contaminated") == 1.0, statistic=None, pvalue=None, null=ALG2_NULL,
                 rule=ALG2_RULE, evidence=Alg2Evidence(int(model.number(task, "exact_matches")),
                                                       int(model.number(task, "near_exact_matches")), None, rows),
@@ -132,7 +132,7 @@ def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     ]
     for verdicts in judged:
         found.append(Verdict(
-            method="tt_judge_b", title="Time Travel Alg. 2 (Judge B)", flagged=bool(verdicts["alg2_contaminated"]),
+            test="tt_judge_b", title="Time Travel Alg. 2 (Judge B)", flagged=bool(verdicts["alg2_contaminated"]),
             statistic=None, pvalue=None, null=ALG2_NULL, rule=ALG2_RULE,
             evidence=Alg2Evidence(int(verdicts["exact_matches"]), int(verdicts["near_exact_matches"]),
                                   verdicts.get("judge_model"), rows),
@@ -168,7 +168,7 @@ def styles_combined(found: list[Verdict]) -> list[Verdict]:
     """
     by_partition: dict[tuple[str, str], list[Verdict]] = {}
     for verdict in found:
-        if verdict.method == "tt_alg1_permutation":
+        if verdict.test == "tt_alg1_permutation":
             by_partition.setdefault((verdict.model, verdict.partition), []).append(verdict)
     combined = []
     for (model, partition), styles in by_partition.items():
@@ -177,7 +177,7 @@ def styles_combined(found: list[Verdict]) -> list[Verdict]:
         pvalues = tuple((str(v.variant), float(v.pvalue)) for v in styles)
         adjusted = min(1.0, len(pvalues) * min(p for _, p in pvalues))
         combined.append(Verdict(
-            model=model, partition=partition, family=FAMILY, method="tt_styles_combined",
+            model=model, partition=partition, family=FAMILY, test="tt_styles_combined",
             title="Time Travel, both prompt styles (ours)", task=" + ".join(v.task for v in styles),
             flagged=adjusted <= ALPHA, statistic=None, pvalue=adjusted, confidence_interval=None,
             n=min(v.n for v in styles if v.n is not None) if any(v.n is not None for v in styles) else None,

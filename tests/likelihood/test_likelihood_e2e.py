@@ -119,7 +119,7 @@ def test_scores_are_the_models_own_log_likelihoods(memoriser: Path, memoriser_ru
 
 def test_memoriser_is_flagged_against_its_control(memoriser_run) -> None:
     out, results = memoriser_run
-    found = {verdict.method: verdict for verdict in collect(load_run(out))}
+    found = {verdict.test: verdict for verdict in collect(load_run(out))}
     print({method: (round(v.statistic, 3), round(v.pvalue, 4)) for method, v in found.items()})
     # A heavy memoriser (20 epochs at lr 3e-3, nothing else in training): every mode fires.
     assert all(verdict.flagged for verdict in found.values()), found
@@ -140,6 +140,6 @@ def test_memoriser_is_flagged_against_its_control(memoriser_run) -> None:
 
 def test_clean_model_is_not_flagged(clean: Path, tmp_path: Path) -> None:
     _evaluate(clean, tmp_path)
-    found = {verdict.method: verdict for verdict in collect(load_run(tmp_path))}
+    found = {verdict.test: verdict for verdict in collect(load_run(tmp_path))}
     print({method: (round(v.statistic, 3), round(v.pvalue, 4)) for method, v in found.items()})
     assert not any(verdict.flagged for verdict in found.values())

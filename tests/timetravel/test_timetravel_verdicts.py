@@ -7,7 +7,7 @@ from lm_eval_contam.verdict import Verdict
 
 
 def _permutation(style: str, p: float, partition: str = "Toy News train") -> Verdict:
-    return Verdict(model="m", partition=partition, family="timetravel", method="tt_alg1_permutation", title="t",
+    return Verdict(model="m", partition=partition, family="timetravel", test="tt_alg1_permutation", title="t",
                    task=f"timetravel_x_{style}", flagged=p <= 0.05, statistic=0.1, pvalue=p, confidence_interval=None,
                    n=12, null="", rule="", evidence=Alg1Evidence(0.2, 0.1, p, ()), variant=style)
 
@@ -15,7 +15,7 @@ def _permutation(style: str, p: float, partition: str = "Toy News train") -> Ver
 def test_both_styles_give_one_bonferroni_verdict_per_partition() -> None:
     (combined,) = styles_combined([_permutation("instruct", 0.6), _permutation("completion", 0.02),
                                    _permutation("completion", 0.01, partition="Toy News test")])
-    assert combined.partition == "Toy News train" and combined.method == "tt_styles_combined"
+    assert combined.partition == "Toy News train" and combined.test == "tt_styles_combined"
     assert combined.pvalue == 0.04 and combined.flagged  # 2 x 0.02
     assert combined.evidence.facts()[-1] == ("Bonferroni-adjusted p (min p × 2)", "0.0400")
     (weak,) = styles_combined([_permutation("instruct", 0.6), _permutation("completion", 0.03)])
