@@ -13,9 +13,10 @@ without options, ``generate_until`` up to a newline, exact match). For each, in 
    model (the default audit: every method, the report written), plus ``--audit-args``.
 
 Both are timed as processes (start-up and lm-eval's task indexing included: what a user waits for). From the
-audit's logged samples it counts, per method (each task's ``metadata.method``; the benchmark's own task and its
-reordered twin apart), the requests by type and the tokens the model reads (prompt + continuation as the model's
-tokenizer splits them; for generation, prompt + generated). Prints one markdown table per benchmark and the
+audit's logged samples it counts, per method (each task's ``metadata.method``; the benchmark's own task apart), the
+requests by type, and the forward passes and tokens the model reads for them as lm-eval's HF backend runs them
+(requests sharing a context with one-token continuations, or identical requests, share one pass, counted once, for the
+benchmark first; tokens: prompt + continuation as the model's tokenizer splits them, for generation prompt + generated). Prints one markdown table per benchmark and the
 headline ratio audit / benchmark (wall time); writes ``bench.json`` under ``--out``.
 """
 
@@ -94,25 +95,44 @@ def _parts(arguments: Any) -> list[Any]:
     return [list(value.values()) if isinstance(value, dict) else list(value) for value in values]
 
 
+def _pass(kind: str | None, parts: list[Any], response: Any, tokenizer: Any) -> tuple[tuple[str, ...], int]:
+    """A request's forward pass as lm-eval's HF backend runs it: its key (requests with the same key share one pass:
+    the same context with one-token continuations, e.g. a question's letters, or the very same request) and the
+    tokens it reads (prompt + continuation; for generation, prompt + generated)."""
+    texts = [part for part in parts if isinstance(part, str)]
+    if kind == "generate_until":
+        generated = "".join(str(piece) for piece in (response if isinstance(response, list) else [response]))
+        return ("generate", texts[0], generated), len(tokenizer(texts[0] + generated)["input_ids"])
+    if kind == "loglikelihood_rolling":
+        return ("rolling", texts[0]), len(tokenizer(texts[0])["input_ids"])
+    context, continuation = texts[0], texts[1]
+    continued = len(tokenizer(continuation, add_special_tokens=False)["input_ids"])
+    key = ("loglikelihood", context) if continued == 1 else ("loglikelihood", context, continuation)
+    return key, len(tokenizer(context)["input_ids"]) + continued
+
+
 def request_counts(run_dir: Path, tokenizer: Any) -> dict[str, dict[str, int]]:
-    """Per method (a task's ``metadata.method``; else ``benchmark``): requests by type and tokens read, from the
-    results and samples lm-eval wrote under ``run_dir``."""
+    """Per method (a task's ``metadata.method``; else ``benchmark``): requests by type, and the forward passes and
+    tokens the model reads for them, from the results and samples lm-eval wrote under ``run_dir``. A pass shared by
+    several requests counts once, for the first part that makes it: the benchmark's own tasks first."""
     results = json.loads(max(run_dir.rglob("results_*.json")).read_text())
     method = {task: str((config.get("metadata") or {}).get("method") or "benchmark")
               for task, config in results["configs"].items()}
     kinds = {task: config.get("output_type") for task, config in results["configs"].items()}
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for path in run_dir.rglob("samples_*.jsonl"):
-        task = path.name.removeprefix("samples_").rsplit("_", 1)[0]
+    seen: set[tuple[str, ...]] = set()
+    files = {path.name.removeprefix("samples_").rsplit("_", 1)[0]: path for path in run_dir.rglob("samples_*.jsonl")}
+    for task in sorted(files, key=lambda name: method.get(name, "benchmark") != "benchmark"):
         found = counts[method.get(task, "benchmark")]
-        for line in path.read_text().splitlines():
+        for line in files[task].read_text().splitlines():
             sample = json.loads(line)
             for parts, response in zip(_parts(sample["arguments"]), sample.get("resps") or [], strict=False):
                 found[f"{kinds.get(task)} requests"] += 1
-                text = "".join(part for part in parts if isinstance(part, str))
-                if kinds.get(task) == "generate_until":
-                    text += "".join(str(piece) for piece in (response if isinstance(response, list) else [response]))
-                found["tokens"] += len(tokenizer(text)["input_ids"])
+                key, tokens = _pass(kinds.get(task), parts, response, tokenizer)
+                if key not in seen:
+                    seen.add(key)
+                    found["passes"] += 1
+                    found["tokens"] += tokens
     return {name: dict(values) for name, values in counts.items()}
 
 
@@ -165,13 +185,16 @@ def table(task: str, row: dict[str, Any]) -> str:
     base = row["benchmark"]["tokens"]
     lines = [f"\n{task}: {row['kind']}, {row['items']} items; plain lm_eval {row['lm_eval_seconds']:.1f} s, "
              f"audit {row['audit_seconds']:.1f} s (ratio {row['ratio']:.2f}x)\n",
-             "| part of the audit | requests | tokens read | tokens / benchmark's |", "|---|---|---|---|"]
+             "| part of the audit | requests | forward passes | tokens read | tokens / benchmark's |",
+             "|---|---|---|---|---|"]
     for method, counts in sorted(row["audit"].items(), key=lambda item: -item[1]["tokens"]):
         requests = ", ".join(f"{count} {kind.removesuffix(' requests')}" for kind, count in sorted(counts.items())
-                             if kind != "tokens")
-        lines.append(f"| {method} | {requests} | {counts['tokens']} | {counts['tokens'] / base:.2f} |")
-    total = sum(counts["tokens"] for counts in row["audit"].values())
-    lines.append(f"| **audit, all** | | {total} | {total / base:.2f} |")
+                             if kind.endswith(" requests"))
+        lines.append(f"| {method} | {requests} | {counts.get('passes', 0)} | {counts.get('tokens', 0)} | "
+                     f"{counts.get('tokens', 0) / base:.2f} |")
+    passes = sum(counts.get("passes", 0) for counts in row["audit"].values())
+    total = sum(counts.get("tokens", 0) for counts in row["audit"].values())
+    lines.append(f"| **audit, all** | | {passes} | {total} | {total / base:.2f} |")
     return "\n".join(lines)
 
 
