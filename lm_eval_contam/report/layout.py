@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lm_eval_contam.detection_rates import clean_bill, measured_detection
+from lm_eval_contam.detection_rates import clean_bill, measured_detection, reordered_gap_note
 from lm_eval_contam.formatting import p_equals, pvalue
 from lm_eval_contam.registry import papers_own_methods, registered_methods
 from lm_eval_contam.reportkit.facts import test_anchor
@@ -469,3 +469,8 @@ def gap_text(score: BenchmarkScore) -> str:
     interval = ("" if score.gap_ci_low is None or score.gap_ci_high is None
                 else f" (95 % CI {score.gap_ci_low:.4f}–{score.gap_ci_high:.4f})")
     return f"{score.gap:.4f}{interval}" + (f", {p_equals(score.gap_p)}" if score.gap_p is not None else "")
+
+
+def reordered_note(scores: Sequence[BenchmarkScore]) -> str | None:
+    """Under the benchmark scores, when a gap is shown: its measured false-positive and detection rates."""
+    return reordered_gap_note() if any(score.gap is not None for score in scores) else None

@@ -125,3 +125,16 @@ def test_shipping_merges_only_its_key_and_a_verdict_pass_keeps_it(tmp_path: Path
     write_outputs({"version": 1, "methods": {}}, tmp_path, ship_to=shipped, echo=lambda _: None)
     assert json.loads(shipped.read_text())[RATES_KEY] == entries
     assert "`acc_reordered_gap` | multiple choice" in markdown(reordered_rates(RUNS))
+
+
+def test_the_report_note_states_the_measured_rates() -> None:
+    from lm_eval_contam.detection_rates import reordered_gap_note
+
+    entry = reordered_rates(RUNS)["acc_reordered_gap"]
+    document = {RATES_KEY: {"acc_reordered_gap": {**entry, "date": "2026-11-27", "design": {"reorderings": 4}}}}
+    assert reordered_gap_note(document) == (
+        "The gap's 95 % interval lay above 0 in the validation study (2026-11-27, K = 4): on never-seen partitions, "
+        "clean default model: 1/3 = 33 % (95 % CI 1–91 %); filler-only fine-tune: 1/2 = 50 % (95 % CI 1–99 %); "
+        "held-out siblings of injected partitions: 0/1 = 0 % (95 % CI 0–98 %); injected partitions at the papers' "
+        "strength: 1/1 = 100 % (95 % CI 2–100 %).")
+    assert reordered_gap_note({"methods": {}}) is None
