@@ -40,6 +40,7 @@ from lm_eval_contam.partitions import Partition, resolve_partition
 from lm_eval_contam.registry import (
     NOT_RUN_KEY,
     QUIZ_LEFT_OUT_KEY,
+    REFERENCE_SAMPLES_KEY,
     AuditedModel,
     PlannedTasks,
     method_of,
@@ -270,7 +271,12 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
             results, benchmarks, spec.backend, spec.model_args,
             chat if not separate else settings.benchmark_chat_template, settings.limit, benchmark_caveats(built))
     results[NOT_RUN_KEY] = {task: asdict(entry) for task, entry in not_run.items()}
+    reference = None
+    if reference_spec is not None:  # before the post-processing, which pairs the two models' items where it can
+        reference, results[REFERENCE_SAMPLES_KEY] = run_reference(reference_spec, reference_tasks, label, out_dir,
+                                                                  settings, task_manager, cache_dir)
     results = harness.post_process(results)
+    results.pop(REFERENCE_SAMPLES_KEY, None)
     samples = results.pop("samples")
     tracker.save_results_aggregated(results=results, samples=samples)
     for task_name in results["configs"]:
@@ -278,9 +284,6 @@ def run_model(model: str | None, label: str, out_dir: Path, settings: AuditSetti
     print(make_table(results))
     if "groups" in results:
         print(make_table(results, "groups"))
-    reference = None
-    if reference_spec is not None:
-        reference = run_reference(reference_spec, reference_tasks, label, out_dir, settings, task_manager, cache_dir)
     run = ModelRunRecord(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(model_args),
                    tuple(tasks), seconds, quiz_left_out(results["configs"]), results.get(BENCHMARK_SCORING_KEY),
                    reference)
@@ -293,7 +296,12 @@ REFERENCE_SUFFIX = ".reference"  # runs/<label>.reference: beside the model's ru
 
 def referenced_tasks(tasks: Sequence[str], task_manager: Any) -> list[str]:
     """The tasks a reference model scores too: those of every method with ``"reference"`` among its needs."""
+    import yaml
+
     configs = selected_task_configs(task_manager, list(tasks))
+    for task in tasks:  # a task added as its YAML's path (a benchmark's reordered task): its own file says its method
+        if task not in configs and str(task).endswith(".yaml") and Path(task).is_file():
+            configs[task] = yaml.safe_load(Path(task).read_text(encoding="utf-8")) or {}
     methods = reference_methods()
     return [task for task in tasks if str(((configs.get(task) or {}).get("metadata") or {}).get("method")) in methods]
 
@@ -314,8 +322,9 @@ def check_reference(reference: str, backend: str, tasks: Sequence[str], task_man
 
 
 def run_reference(spec: ModelSpec, tasks: Sequence[str], label: str, out_dir: Path, settings: AuditSettings,
-                  task_manager: Any, cache_dir: Path) -> dict[str, Any]:
-    """The reference model on the audited model's reference-differenced tasks, under ``runs/<label>.reference``.
+                  task_manager: Any, cache_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The reference model on the audited model's reference-differenced tasks, under ``runs/<label>.reference``: its
+    record, and its logged samples by task (empty on a non-zero rank).
 
     The same task YAMLs build the same docs and requests (everything is seeded by the doc's identity), so each doc's
     logged scores pair with the audited model's; ``u`` is per text, so another tokenizer is no obstacle."""
@@ -332,13 +341,14 @@ def run_reference(spec: ModelSpec, tasks: Sequence[str], label: str, out_dir: Pa
         log_samples=True, evaluation_tracker=tracker, apply_chat_template=False, task_manager=task_manager,
         limit=settings.limit)
     seconds = round(time.perf_counter() - started, 1)
+    samples: dict[str, Any] = {}
     if results is not None:
         samples = results.pop("samples")
         tracker.save_results_aggregated(results=results, samples=samples)
         for task_name in results["configs"]:
             tracker.save_results_samples(task_name=task_name, samples=samples[task_name])
     return {"model": spec.backend, "model_args": spec.model_args, "run_dir": str(run_dir), "tasks": list(tasks),
-            "seconds": seconds}
+            "seconds": seconds}, samples
 
 
 def check_choices_fit(benchmarks: Mapping[str, LoadedBenchmark], window: ModelWindow | None) -> None:
