@@ -45,7 +45,7 @@ from lm_eval_contam.nullstudy.validation import (
     train_injected_model,
     write_mc_data,
 )
-from lm_eval_contam.reordered.stats import ItemScores, item_scores, reference_gap_score
+from lm_eval_contam.reordered.stats import ItemScores, item_scores, reference_gap_score, reordered_score
 from lm_eval_contam.stats import ALPHA
 
 REORDERED_PASS = "reordered"
@@ -276,6 +276,42 @@ def _entries(labelled: Iterable[tuple[str, str, Mapping[str, float]]]) -> dict[s
     return entry
 
 
+def _pooled_items(runs: Sequence[Mapping[str, Any]]) -> dict[str, list[ItemScores]]:
+    """Every run's items under one index per (partition, item), by partition: one benchmark of all their items."""
+    partitions = sorted({str(run["partition"]) for run in runs})
+    return {str(run["partition"]): [ItemScores(partitions.index(str(run["partition"])) * 100_000 + item.item,
+                                               item.original, item.reordered) for item in _items(run)]
+            for run in runs}
+
+
+def pooled(runs: Sequence[Mapping[str, Any]], reference: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The runs' items as one benchmark (what a benchmark of that many items would show): its gap, interval and exact
+    p; with ``reference`` (the clean model's runs of the same partitions) the gap less the reference's instead."""
+    mine = [item for items in _pooled_items(runs).values() for item in items]
+    if reference:
+        theirs = [item for items in _pooled_items(reference).values() for item in items]
+        versus = reference_gap_score(mine, theirs, name="pooled")
+        return {"items": versus.n_items, "gap": round(versus.gap, 4),
+                "ci": [round(versus.gap_interval.low, 4), round(versus.gap_interval.high, 4)],
+                "p": round(versus.pvalue, 4)}
+    score = reordered_score(mine, name="pooled")
+    return {"items": score.n_items, "gap": round(score.gap, 4),
+            "ci": [round(score.gap_interval.low, 4), round(score.gap_interval.high, 4)], "p": round(score.pvalue, 6)}
+
+
+def _add_pooled(entry: dict[str, Any], runs: Sequence[Mapping[str, Any]], *, versus: bool) -> None:
+    """Each column's (and shape's) runs pooled into one benchmark, beside its per-partition counts."""
+    clean = {str(run["partition"]): run for run in runs if run["model"] == "clean"}
+    for role, column in COLUMNS.items():
+        for shape, target in ((None, entry), *((at, (entry.get("by_shape") or {}).get(at) or {})
+                                               for at in (STUDY_SHAPE, FRESH_SHAPE))):
+            mine = [run for run in runs if run_role(run) == role and (shape is None or run["shape"] == shape)
+                    and not (versus and (run["model"] == "clean" or run["partition"] not in clean))]
+            if mine and column in target:
+                target[column]["pooled"] = pooled(mine, [clean[str(run["partition"])] for run in mine]
+                                                  if versus else ())
+
+
 def reordered_rates(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The rates of the gap (raw - reordered) and of the gap less the clean model's, per column and shape."""
     if not runs:
@@ -293,6 +329,8 @@ def reordered_rates(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     differenced = reference_gaps(runs)
     by_key = {(str(run["model"]), str(run["partition"])): run for run in runs}
     versus = _entries((run_role(by_key[key]), str(by_key[key]["shape"]), gap) for key, gap in differenced.items())
+    _add_pooled(plain, runs, versus=False)
+    _add_pooled(versus, runs, versus=True)
     return {GAP_KEY: {"title": "acc_reordered gap (acc − acc_reordered), 95 % interval above 0", **plain,
                       "by_model": by_model},
             REFERENCE_GAP_KEY: {"title": "acc_reordered gap less the clean (reference) model's on the same items, "
@@ -305,6 +343,7 @@ def rates_entry(runs: Sequence[Mapping[str, Any]], *, command: str, date: str,
     design = {"reorderings": REORDERINGS, "items_per_partition": settings.rows_per_partition,
               "models": sorted({str(run["model"]) for run in runs}, key=MODEL_ORDER.index),
               "model_partition_runs": len(runs),
+              "scoring_seconds": round(sum(float(run.get("seconds") or 0.0) for run in runs), 1),
               "flagged": "the gap's 95 % percentile bootstrap interval (2,000 resamples over items) lies above 0; "
                          "p_below_alpha: the exact one-sided p < 0.05",
               "injection": f"lr {settings.learning_rate:g}, {settings.epochs} epochs, {settings.share:.0%} share"}
@@ -327,8 +366,11 @@ def markdown(entries: Mapping[str, Any]) -> str:
             return "—"
         low, high = entry["ci"]
         p = entry["p_below_alpha"]
+        whole = entry.get("pooled")
+        pooled_text = (f"; pooled ({whole['items']} items) {whole['gap']:+.3f} [{whole['ci'][0]:+.3f}, "
+                       f"{whole['ci'][1]:+.3f}], p {whole['p']:.3g}" if whole else "")
         return (f"{entry['flagged']}/{entry['k']} [{100 * low:.0f}, {100 * high:.0f} %]; p<.05 {p['flagged']}/{p['k']}; "
-                f"gap {entry['mean_gap']:+.3f} ± {entry['sd_gap']:.3f}")
+                f"gap {entry['mean_gap']:+.3f} ± {entry['sd_gap']:.3f}{pooled_text}")
 
     lines = ["| number | shape | clean model (unseen) | filler-only fine-tune | injected model: held-out siblings | "
              "injected model: injected |", "|---|---|---|---|---|---|"]

@@ -48,11 +48,15 @@ RUNS = [
 ]
 
 
+def _counts(entry: dict) -> dict:
+    return {key: value for key, value in entry.items() if key != "pooled"}  # the pooled gap: its own test
+
+
 def test_rates_count_the_gap_interval_above_zero_and_the_p_per_column_and_shape() -> None:
     rates = reordered_rates(RUNS)
     gap = rates["acc_reordered_gap"]
     # The clean model: all three partitions unseen; only the fresh one's interval lies above 0 (its p < 0.05 too).
-    assert gap["false_positive_clean"] == {
+    assert _counts(gap["false_positive_clean"]) == {
         "k": 3, "flagged": 1, "rate": 0.3333, "ci": [0.0084, 0.9057],
         "p_below_alpha": {"k": 3, "flagged": 1, "rate": 0.3333, "ci": [0.0084, 0.9057]},
         "interval_contains_0": 0.6667, "mean_gap": 0.1267, "sd_gap": 0.1617, "min_gap": -0.02, "max_gap": 0.3}
@@ -60,7 +64,7 @@ def test_rates_count_the_gap_interval_above_zero_and_the_p_per_column_and_shape(
     assert gap["false_positive_filler"]["mean_gap"] == 0.1
     # The injected model: its injected split detected (interval and p), its held-out sibling not by the interval but
     # by the p (0.04).
-    assert gap["detection"] == {
+    assert _counts(gap["detection"]) == {
         "k": 1, "flagged": 1, "rate": 1.0, "ci": [0.025, 1.0],
         "p_below_alpha": {"k": 1, "flagged": 1, "rate": 1.0, "ci": [0.025, 1.0]},
         "interval_contains_0": 0.0, "mean_gap": 0.5, "sd_gap": 0.0, "min_gap": 0.5, "max_gap": 0.5}
@@ -138,3 +142,17 @@ def test_the_report_note_states_the_measured_rates() -> None:
         "held-out siblings of injected partitions: 0/1 = 0 % (95 % CI 0–98 %); injected partitions at the papers' "
         "strength: 1/1 = 100 % (95 % CI 2–100 %).")
     assert reordered_gap_note({"methods": {}}) is None
+
+
+def test_pooled_runs_are_one_benchmark_of_all_their_items() -> None:
+    rates = reordered_rates(RUNS)
+    # The injected split pooled alone: its two items each right in the original order only (K = 2): gap 1.
+    assert rates["acc_reordered_gap"]["detection"]["pooled"]["items"] == 2
+    assert rates["acc_reordered_gap"]["detection"]["pooled"]["gap"] == 1.0
+    # The clean model's three partitions: 6 items, gaps 0, 0, 0, 0 (NO_GAP twice) and 1, 0 (ONLY_ORIGINAL).
+    clean = rates["acc_reordered_gap"]["false_positive_clean"]["pooled"]
+    assert (clean["items"], clean["gap"]) == (6, round(1 / 6, 4))
+    assert rates["acc_reordered_gap"]["by_shape"][FRESH_SHAPE]["false_positive_clean"]["pooled"]["items"] == 2
+    # Against the clean model: the filler-only fine-tune's items are the clean model's, so 0 on 4 items.
+    versus = rates["acc_reordered_gap_vs_reference"]["false_positive_filler"]["pooled"]
+    assert (versus["items"], versus["gap"], versus["ci"]) == (4, 0.0, [0.0, 0.0])
