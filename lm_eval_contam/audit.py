@@ -39,6 +39,7 @@ from lm_eval_contam.partitions import Partition, resolve_partition
 from lm_eval_contam.registry import (
     NOT_RUN_KEY,
     QUIZ_LEFT_OUT_KEY,
+    REFERENCE_SAMPLES_KEY,
     AuditedModel,
     PlannedTasks,
     method_of,
@@ -254,13 +255,16 @@ def run_model(spec: ModelSpec, label: str, out_dir: Path, settings: AuditSetting
             results, benchmarks, spec.backend, spec.model_args,
             chat if not separate else settings.benchmark_chat_template, settings.limit, benchmark_caveats(built))
     results[NOT_RUN_KEY] = {task: entry.record() for task, entry in not_run.items()}
+    reference_run = None
+    if reference is not None:  # before the post-processing, which pairs the two models' items where it can
+        reference_run, results[REFERENCE_SAMPLES_KEY] = run_reference(reference, reference_tasks, label, out_dir,
+                                                                      settings, task_manager, cache_dir)
     results = harness.post_process(results, spec)
+    results.pop(REFERENCE_SAMPLES_KEY, None)
     save_run(results, run_tracker)
     print(make_table(results))
     if "groups" in results:
         print(make_table(results, "groups"))
-    reference_run = (run_reference(reference, reference_tasks, label, out_dir, settings, task_manager, cache_dir)
-                     if reference is not None else None)
     run = ModelRunRecord(label, spec.backend, spec.model_args, str(run_dir), _injection_manifest(spec),
                          tuple(tasks), seconds, quiz_left_out(results["configs"]), results.get(BENCHMARK_SCORING_KEY),
                          reference_run)
@@ -273,7 +277,12 @@ REFERENCE_SUFFIX = ".reference"  # runs/<label>.reference: beside the model's ru
 
 def referenced_tasks(tasks: Sequence[str], task_manager: Any) -> list[str]:
     """The tasks a reference model scores too: those of every method with ``"reference"`` among its needs."""
+    import yaml
+
     configs = selected_task_configs(task_manager, list(tasks))
+    for task in tasks:  # a task added as its YAML's path (a benchmark's reordered task): its own file says its method
+        if task not in configs and str(task).endswith(".yaml") and Path(task).is_file():
+            configs[task] = yaml.safe_load(Path(task).read_text(encoding="utf-8")) or {}
     methods = reference_methods()
     return [task for task in tasks if str(((configs.get(task) or {}).get("metadata") or {}).get("method")) in methods]
 
@@ -294,8 +303,9 @@ def check_reference(spec: ModelSpec, backend: str, tasks: Sequence[str], task_ma
 
 
 def run_reference(spec: ModelSpec, tasks: Sequence[str], label: str, out_dir: Path, settings: AuditSettings,
-                  task_manager: Any, cache_dir: Path) -> dict[str, Any]:
-    """The reference model on the audited model's reference-differenced tasks, under ``runs/<label>.reference``.
+                  task_manager: Any, cache_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The reference model on the audited model's reference-differenced tasks, under ``runs/<label>.reference``: its
+    record, and its logged samples by task (empty on a non-zero rank).
 
     The same task YAMLs build the same docs and requests (everything is seeded by the doc's identity), so each doc's
     logged scores pair with the audited model's; ``u`` is per text, so another tokenizer is no obstacle."""
@@ -307,10 +317,12 @@ def run_reference(spec: ModelSpec, tasks: Sequence[str], label: str, out_dir: Pa
                        chat_template=False, batch_size=settings.batch_size, device=settings.device,
                        limit=settings.limit, evaluation_tracker=run_tracker)
     seconds = round(time.perf_counter() - started, 1)
+    samples: dict[str, Any] = {}
     if results is not None:
+        samples = results["samples"]  # save_run takes them out of the results
         save_run(results, run_tracker)
     return {"model": spec.backend, "model_args": spec.model_args, "run_dir": str(run_dir), "tasks": list(tasks),
-            "seconds": seconds}
+            "seconds": seconds}, samples
 
 
 def check_choices_fit(benchmarks: Mapping[str, LoadedBenchmark], window: ModelWindow | None) -> None:

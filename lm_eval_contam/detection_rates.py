@@ -121,3 +121,27 @@ def clean_bill(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None 
         return f"finds {counted.flagged}/{counted.k} at papers' strength ({kind})"
     return (f"at the papers' injection strength this verdict ({kind}) finds {counted.flagged} of {counted.k} "
             f"injected{where}")
+
+
+ADJUSTMENTS_KEY = "benchmark_adjustments"  # lm_eval_contam.nullstudy.validation.RATES_KEY (the reordered pass's)
+
+
+def reordered_gap_note(document: Mapping[str, Any] | None = None) -> str | None:
+    """What the gap's interval is worth, as the validation study measured it (``benchmark_adjustments``): how often it
+    lay above 0 on partitions the clean default model and the filler-only fine-tune never saw (false positives), and
+    on injected ones at the papers' strength (detection). None when not measured."""
+    if document is None:
+        document = json.loads(VALIDATION_RATES_FILE.read_text(encoding="utf-8")) if VALIDATION_RATES_FILE.is_file() else {}
+    entry = (document.get(ADJUSTMENTS_KEY) or {}).get("acc_reordered_gap")
+    if not entry:
+        return None
+    level = float(document.get("confidence_level", 0.95))
+    parts = [f"{what} {counted.text()}" for column, what in (
+        ("false_positive_clean", "on never-seen partitions, clean default model:"),
+        ("false_positive_filler", "filler-only fine-tune:"),
+        ("false_positive_held_out", "held-out siblings of injected partitions:"),
+        ("detection", "injected partitions at the papers' strength:"))
+        if (counted := _counted(entry.get(column), level)) is not None]
+    k = (entry.get("design") or {}).get("reorderings")
+    return (f"The gap's 95 % interval lay above 0 in the validation study ({entry.get('date')}"
+            f"{f', K = {k}' if k else ''}): " + "; ".join(parts) + ".")

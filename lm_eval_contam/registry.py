@@ -101,6 +101,11 @@ class Quiz:
     samples: Callable[[Mapping[str, Any], str], Sequence[QuizSample]]
 
 
+# audit --reference-model: the reference model's logged samples (task -> samples) in lm-eval's results while the
+# audited model's are post-processed (a hook may pair them item by item); removed before the results are saved.
+REFERENCE_SAMPLES_KEY = "reference_samples"
+
+
 @dataclass(frozen=True)
 class BenchmarkAdjustment:
     """A method that adjusts benchmark scores: every plain benchmark of a run gets an adjusted score beside its own."""

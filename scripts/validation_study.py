@@ -37,6 +37,7 @@ DEFAULT_INJECTED = "toy_news:train,toy_reviews:train"
 DEFAULT_HELD_OUT = "toy_news:test,toy_reviews:test"
 # The papers' setting (DCR: 3 epochs, lr 5e-5, 15 % share) and the demo's (6 epochs, lr 3e-4, 50 %).
 DEFAULT_STRENGTHS = "5e-5:3:0.15,3e-4:6:0.5"
+REORDERED_PASS = "reordered"  # lm_eval_contam.nullstudy.reordered_validation.REORDERED_PASS (imported late there)
 
 
 def parse_strengths(text: str, batch_size: int = 1) -> list[InjectionSettings]:
@@ -170,6 +171,11 @@ def run_papers_strength(args) -> None:
                                   batch_size=args.batch_size)
     base = args.model or str(default_model_path())
     passes = args.passes.split(",") if args.passes else ["likelihood"]
+    if REORDERED_PASS in passes:  # not a verdict pass: its own runs and its own entries of the rates file
+        run_reordered(args, settings, base)
+        passes = [name for name in passes if name != REORDERED_PASS]
+        if not passes:
+            return
     if not args.collect:
         run_validation(settings, args.out, base, passes=passes)
     labelled, combined_passes = collect(settings, args.out, base)  # every pass scored so far, not only this call's
@@ -182,6 +188,29 @@ def run_papers_strength(args) -> None:
         compute_seconds=compute_seconds(args.out.resolve()), prior=prior_rates(args.out.resolve()),
         measured_keys=args.measure.split(",") if args.measure else None)
     write_outputs(document, args.out, ship_to=VALIDATION_RATES_FILE if args.write_rates else None)
+
+
+def run_reordered(args, settings, base: str) -> None:
+    """The reordered pass (issue 31): acc_reordered's gap on the clean, filler-only and injected models over every
+    multiple-choice partition; its rates under ``benchmark_adjustments`` (only those keys shipped with --write-rates)."""
+    import datetime
+    import shlex
+
+    from lm_eval_contam.detection_rates import VALIDATION_RATES_FILE
+    from lm_eval_contam.nullstudy.reordered_validation import (
+        collect_runs, markdown, rates_entry, run_reordered_pass, ship, study_models,
+    )
+
+    if not args.collect:
+        run_reordered_pass(settings, args.out, study_models(settings, args.out, base))
+    entries = rates_entry(collect_runs(args.out), date=datetime.date.today().isoformat(), settings=settings,
+                          command="python " + shlex.join(["scripts/validation_study.py",
+                                                          *(arg for arg in sys.argv[1:] if arg != "--collect")]))
+    ship(entries, args.out / "reordered_rates.json")
+    (args.out / "reordered_rates.md").write_text(markdown(entries), encoding="utf-8")
+    if args.write_rates:
+        ship(entries, VALIDATION_RATES_FILE)
+    print(markdown(entries))
 
 
 def main() -> None:
@@ -203,7 +232,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=24, help="with --papers: instances per partition")
     parser.add_argument("--passes", help="with --papers: comma-separated scoring passes, cheapest first "
                                          "(default: likelihood; also: generation, quiz — free-text partitions; "
-                                         "reference — both shapes, with the filler-only fine-tune)")
+                                         "reference — both shapes, with the filler-only fine-tune; reordered — "
+                                         "acc_reordered's gap on every multiple-choice partition, all three models)")
     parser.add_argument("--measure", help="with --papers: comma-separated rate keys this call measures (default: "
                                            "every verdict scored); the others keep the shipped entries")
     parser.add_argument("--collect", action="store_true",
@@ -223,9 +253,10 @@ def main() -> None:
     if args.papers:
         from lm_eval_contam.nullstudy.validation import PASSES
 
-        unknown = [name for name in (args.passes or "").split(",") if name and name not in PASSES]
+        unknown = [name for name in (args.passes or "").split(",")
+                   if name and name not in PASSES and name != REORDERED_PASS]
         if unknown:
-            parser.error(f"--passes: unknown pass(es) {', '.join(unknown)}; known: {', '.join(PASSES)}")
+            parser.error(f"--passes: unknown pass(es) {', '.join(unknown)}; known: {', '.join([*PASSES, REORDERED_PASS])}")
         run_papers_strength(args)
         return
     base = args.model or str(default_model_path())

@@ -623,8 +623,16 @@ def markdown_table(document: Mapping[str, object]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The adjusted benchmark scores' rates (acc_reordered's gap: the reordered pass, :mod:`.reordered_validation`): not
+# verdicts, kept under their own key, which a verdict pass's shipped document keeps as the shipped file has it.
+RATES_KEY = "benchmark_adjustments"
+
+
 def write_outputs(document: Mapping[str, object], study_dir: Path, *, ship_to: Path | None = None,
                   echo: Callable[[str], None] = print) -> None:
+    if ship_to is not None and RATES_KEY not in document and ship_to.is_file():
+        kept = json.loads(ship_to.read_text(encoding="utf-8")).get(RATES_KEY)
+        document = {**document, **({RATES_KEY: kept} if kept is not None else {})}
     text = json.dumps(document, indent=2) + "\n"
     (study_dir / "validation_rates.json").write_text(text, encoding="utf-8")
     table = markdown_table(document)

@@ -5,6 +5,7 @@ Public API::
     reordered_docs(index, text, choices, gold, reorderings=K, seed=0) -> [ReorderedDoc]  # original, then K others
     item_scores(records) -> [ItemScores]                   # per-form 0/1 records grouped by item
     reordered_score(items) -> ReorderedScore                # acc_reordered, the gap, paired intervals, the exact p
+    reference_gap_score(items, reference) -> ReferenceGap   # the gap less a reference model's, paired per item
     exchangeable_pvalue(items) -> float                     # H0: the original order is exchangeable with the others
 
 Modules: ``orders`` (which items reorder, and how), ``stats`` (the score, intervals and test), ``task`` (lm-eval
@@ -13,7 +14,15 @@ glue: the reordered task and its aggregations), ``benchmark_tasks`` (a reordered
 """
 
 from lm_eval_contam.reordered.orders import DEFAULT_REORDERINGS, ReorderedDoc, reordered_docs, why_not_reordered
-from lm_eval_contam.reordered.stats import ItemScores, ReorderedScore, exchangeable_pvalue, item_scores, reordered_score
+from lm_eval_contam.reordered.stats import (
+    ItemScores,
+    ReferenceGap,
+    ReorderedScore,
+    exchangeable_pvalue,
+    item_scores,
+    reference_gap_score,
+    reordered_score,
+)
 
-__all__ = ["DEFAULT_REORDERINGS", "ItemScores", "ReorderedDoc", "ReorderedScore", "exchangeable_pvalue",
-           "item_scores", "reordered_docs", "reordered_score", "why_not_reordered"]
+__all__ = ["DEFAULT_REORDERINGS", "ItemScores", "ReferenceGap", "ReorderedDoc", "ReorderedScore", "exchangeable_pvalue",
+           "item_scores", "reference_gap_score", "reordered_docs", "reordered_score", "why_not_reordered"]

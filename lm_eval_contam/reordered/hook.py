@@ -2,7 +2,10 @@
 
 Works on lm-eval's own results dict (the one ``simple_evaluate`` returns and ``lm_eval run`` saves and prints), so
 the rows appear in lm-eval's JSON and table beside the benchmark's ``acc`` (and DCR's ``acc_adj``), under the same
-filter. A reordered task whose benchmark is not in the run is logged, never raised.
+filter. A reordered task whose benchmark is not in the run is logged, never raised. With ``audit --reference-model``
+the reference's samples of the reordered task are in the results while they are post-processed: the benchmark's row
+also gets ``<metric>_reordered_gap_vs_reference`` (the gap less the reference's, paired per item, with its interval
+and p).
 """
 
 from __future__ import annotations
@@ -10,10 +13,39 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from lm_eval_contam.errors import ContamError
+from lm_eval_contam.registry import REFERENCE_SAMPLES_KEY
 from lm_eval_contam.reordered.orders import METHOD
-from lm_eval_contam.reordered.task import DERIVED
+from lm_eval_contam.reordered.stats import ItemScores, item_scores, reference_gap_score
+from lm_eval_contam.reordered.task import DERIVED, SCORED_METRICS
 
 log = logging.getLogger("lm_eval_contam.reordered")
+VS_REFERENCE = "_reordered_gap_vs_reference"  # <metric>_reordered_gap_vs_reference (+ _ci_low, _ci_high, _p)
+
+
+def _items(samples: Any, metric: str) -> list[ItemScores]:
+    """Each item's forms from a reordered task's logged samples (the derived row's record of every form)."""
+    return item_scores(sample[f"{metric}_reordered"] for sample in samples or () if f"{metric}_reordered" in sample)
+
+
+def reference_rows(task: str, samples: Any, reference_samples: Any, *, seed: int = 0) -> dict[str, float]:
+    """``<metric>_reordered_gap_vs_reference`` and its interval and p: the audited model's gap less the reference
+    model's on the same items (paired per item: a position habit both share cancels); empty when either lacks it."""
+    rows: dict[str, float] = {}
+    for metric in SCORED_METRICS:
+        mine, theirs = _items(samples, metric), _items(reference_samples, metric)
+        if not mine or not theirs:
+            continue
+        try:
+            score = reference_gap_score(mine, theirs, seed=seed, name=task)
+        except ContamError as error:
+            log.warning("reordered task %s: no gap against the reference: %s", task, error)
+            continue
+        rows.update({f"{metric}{VS_REFERENCE},none": score.gap,
+                     f"{metric}{VS_REFERENCE}_ci_low,none": score.gap_interval.low,
+                     f"{metric}{VS_REFERENCE}_ci_high,none": score.gap_interval.high,
+                     f"{metric}{VS_REFERENCE}_p,none": score.pvalue})
+    return rows
 
 
 def reordered_rows(row: dict[str, Any]) -> dict[str, Any]:
@@ -36,6 +68,10 @@ def post_process_results(results: dict[str, Any]) -> dict[str, Any]:
                         benchmark if target is None else task)
             continue
         target.update(reordered_rows(row))
+        reference = (results.get(REFERENCE_SAMPLES_KEY) or {}).get(task)
+        if reference is not None:  # audit --reference-model: the reference scored the same forms
+            target.update(reference_rows(task, (results.get("samples") or {}).get(task), reference,
+                                         seed=int(metadata.get("seed", 0))))
         higher = results.setdefault("higher_is_better", {})
         higher.setdefault(benchmark, {}).update(higher.get(task) or {})
     return results

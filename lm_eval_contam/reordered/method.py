@@ -39,7 +39,8 @@ SPEC = MethodSpec(
     name=METHOD,
     title="options reordered",
     order=35,
-    needs=frozenset({"logprobs"}),
+    # "reference": with --reference-model the reference scores the reordered tasks too (its own gap is subtracted).
+    needs=frozenset({"logprobs", "reference"}),
     task_names=task_names,
     render_task_configs=render_task_configs,
     verdicts=verdicts,

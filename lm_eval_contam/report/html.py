@@ -192,7 +192,8 @@ def benchmark_section(report: Report) -> str:
                      layout.GAP_HEADING, "scored with"),
                     ((s.model, s.task, s.metric, layout.score_text(s), layout.adjusted_text(s),
                       layout.reordered_text(s), layout.gap_text(s), s.scored_with)
-                     for s in scores)))
+                     for s in scores))
+            + (f'<p class="note">{e(note)}</p>' if (note := layout.reordered_note(scores)) else ""))
 
 
 def render_html(report: Report) -> str:

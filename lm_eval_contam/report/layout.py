@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lm_eval_contam.detection_rates import clean_bill, measured_detection
+from lm_eval_contam.detection_rates import clean_bill, measured_detection, reordered_gap_note
 from lm_eval_contam.formatting import p_equals, pvalue
 from lm_eval_contam.registry import papers_own_tests, registered_methods
 from lm_eval_contam.reportkit.facts import test_anchor
@@ -359,6 +359,11 @@ class BenchmarkScore:
     gap_ci_low: float | None = None
     gap_ci_high: float | None = None
     gap_p: float | None = None
+    # audit --reference-model: the gap less the reference model's on the same items (its interval and p).
+    vs_reference: float | None = None
+    vs_reference_ci_low: float | None = None
+    vs_reference_ci_high: float | None = None
+    vs_reference_p: float | None = None
 
 
 def _number(value: object) -> float | None:
@@ -379,7 +384,9 @@ def scoring_text(scoring: Mapping[str, Any] | None, task: str) -> str:
 def reordered_fields(row: Mapping[str, Any], metric: str, filtered: str) -> dict[str, float | None]:
     """A benchmark metric's reordered score, gap and p from its results row (``<metric>_reordered,<filter>``, …)."""
     keys = {"reordered": "", "reordered_ci_low": "_ci_low", "reordered_ci_high": "_ci_high", "gap": "_gap",
-            "gap_ci_low": "_gap_ci_low", "gap_ci_high": "_gap_ci_high", "gap_p": "_p"}
+            "gap_ci_low": "_gap_ci_low", "gap_ci_high": "_gap_ci_high", "gap_p": "_p",
+            "vs_reference": "_gap_vs_reference", "vs_reference_ci_low": "_gap_vs_reference_ci_low",
+            "vs_reference_ci_high": "_gap_vs_reference_ci_high", "vs_reference_p": "_gap_vs_reference_p"}
     return {field: _number(row.get(f"{metric}_reordered{suffix},{filtered}")) for field, suffix in keys.items()}
 
 
@@ -468,4 +475,15 @@ def gap_text(score: BenchmarkScore) -> str:
         return "—"
     interval = ("" if score.gap_ci_low is None or score.gap_ci_high is None
                 else f" (95 % CI {score.gap_ci_low:.4f}–{score.gap_ci_high:.4f})")
-    return f"{score.gap:.4f}{interval}" + (f", {p_equals(score.gap_p)}" if score.gap_p is not None else "")
+    text = f"{score.gap:.4f}{interval}" + (f", {p_equals(score.gap_p)}" if score.gap_p is not None else "")
+    if score.vs_reference is None:
+        return text
+    versus = ("" if score.vs_reference_ci_low is None or score.vs_reference_ci_high is None
+              else f" (95 % CI {score.vs_reference_ci_low:.4f}–{score.vs_reference_ci_high:.4f})")
+    return (text + f"; less the reference model's gap: {score.vs_reference:.4f}{versus}"
+            + (f", {p_equals(score.vs_reference_p)}" if score.vs_reference_p is not None else ""))
+
+
+def reordered_note(scores: Sequence[BenchmarkScore]) -> str | None:
+    """Under the benchmark scores, when a gap is shown: its measured false-positive and detection rates."""
+    return reordered_gap_note() if any(score.gap is not None for score in scores) else None

@@ -88,7 +88,8 @@ def benchmark_section(report: Report) -> list[str]:
             *table(["model", "task", "metric", "score", md(layout.adjusted_heading()), md(layout.REORDERED_HEADING),
                     md(layout.GAP_HEADING), "scored with"],
                    [[md(s.model), md(s.task), md(s.metric), md(layout.score_text(s)), md(layout.adjusted_text(s)),
-                     md(layout.reordered_text(s)), md(layout.gap_text(s)), md(s.scored_with)] for s in scores])]
+                     md(layout.reordered_text(s)), md(layout.gap_text(s)), md(s.scored_with)] for s in scores]),
+            *([md(note), ""] if (note := layout.reordered_note(scores)) else [])]
 
 
 def render_markdown(report: Report) -> str:

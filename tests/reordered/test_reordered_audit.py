@@ -174,3 +174,28 @@ def test_the_original_order_costs_no_forward_pass_beside_the_benchmark(tiny_mode
     results = lm_eval.simple_evaluate(model=model, tasks=["listed_mc", *added], task_manager=manager)
     assert harness.post_process(results)["results"]["listed_mc"]["acc_reordered_k,none"] == 3
     assert calls == [1] * (len(ITEMS) * (1 + 3))  # one pass per item, and one per reordering
+
+
+def test_audit_with_a_reference_model_subtracts_its_gap_item_by_item(tiny_model_dir: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from lm_eval_contam.rundir import load_run
+
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    tasks = _task_dir(tmp_path)
+    out = tmp_path / "audit"
+    # The model as its own reference: every item's gap is the reference's, so the difference is 0 with no spread.
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path", str(tasks),
+                     "--tasks", "listed_mc", "--max_gen_toks", "4", "--batch_size", "16", "--no-likelihood",
+                     "--reorderings", "3", "--reference-model", str(tiny_model_dir),
+                     "--output_path", str(out)]) == 0
+    model = load_run(out).models[0]
+    row = model.results["results"]["listed_mc"]
+    assert (row["acc_reordered_gap_vs_reference,none"], row["acc_reordered_gap_vs_reference_ci_low,none"],
+            row["acc_reordered_gap_vs_reference_ci_high,none"], row["acc_reordered_gap_vs_reference_p,none"]) == \
+        (0.0, 0.0, 0.0, 1.0)
+    assert "acc_norm_reordered_gap_vs_reference,none" in row
+    assert "reference_samples" not in model.results  # handed to the hook, never saved
+    assert model.reference is not None and any(task.startswith("reordered_") for task in model.reference.results["results"])
+    line = next(line for line in (out / "report.md").read_text().splitlines()
+                if "listed_mc" in line and "acc,none" in line)
+    assert "less the reference model's gap: 0.0000 (95 % CI 0.0000–0.0000), p = 1" in line
