@@ -62,6 +62,7 @@ def write_benchmarks(out: Path, sizes: list[int], generation: int) -> dict[str, 
     from lm_eval_contam.jsonl import write_jsonl
     from lm_eval_contam.nullstudy.corpus import make_mc_dataset
     from lm_eval_contam.nullstudy.study import _vocabulary
+    from lm_eval_contam.seeding import stable_hash
 
     nouns, adjectives = _vocabulary()
     tasks_dir = out / "tasks"
@@ -69,8 +70,10 @@ def write_benchmarks(out: Path, sizes: list[int], generation: int) -> dict[str, 
     written = {}
     plan = [(f"bench_mc_{size}", MC_YAML, size) for size in sizes]
     plan += [(f"bench_gen_{generation}", GENERATION_YAML, generation)] if generation else []
-    for index, (task, template, size) in enumerate(plan):
-        rows = make_mc_dataset(20261127, 900 + index, nouns, adjectives, rows_per_split=size, splits=("test",))
+    for task, template, size in plan:
+        # Each benchmark's items depend on its name only: the same task is the same items in every run of the script.
+        rows = make_mc_dataset(20261127, int(stable_hash(task), 16) % 10**6, nouns, adjectives, rows_per_split=size,
+                               splits=("test",))
         data = write_jsonl(tasks_dir / f"{task}.jsonl", list(rows.splits["test"]))
         (tasks_dir / f"{task}.yaml").write_text(template.format(task=task, data=json.dumps(str(data))))
         written[task] = ("generate_until" if template is GENERATION_YAML else "multiple_choice", size)
