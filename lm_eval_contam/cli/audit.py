@@ -177,8 +177,7 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, M
                 "control_split": args.control_split, "control_data": args.control_data,
                 "dcr_sheet": args.dcr_sheet, "dcq_mode": args.dcq_mode, "likelihood": not args.no_likelihood,
                 "limit": args.limit, **({"sample": args.sample} if args.tasks is not None else {}),
-                **({"methods": list(name_list(args.methods, "--methods") or ())}
-                                        if args.methods is not None else {}),
+                **({"methods": list(name_list(args.methods, "--methods") or ())} if args.methods is not None else {}),
                 **({"reference_model": args.reference_model} if args.reference_model else {}),
                 **({"reorderings": args.reorderings} if args.reorderings is not None else {})}
     check_same_audit(args.output_path, identity, label, spec.backend, spec.model_args)
