@@ -60,7 +60,7 @@ def test_one_verdict_per_sheet_and_one_per_unattributed_adjusted_task(model) -> 
                          adjusted_stderr=0.08, factor=0.3333, factor_ci=interval)
     f1 = AdjustedMetric(task="other_bench", metric="f1", raw=0.5, raw_stderr=None, adjusted=0.25,
                         adjusted_stderr=None, factor=0.5, factor_ci=None)
-    common = {"model": "tiny", "family": "dcr", "method": "dcr_factor", "title": "DCR Factor", "flagged": None,
+    common = {"model": "tiny", "family": "dcr", "test": "dcr_factor", "title": "DCR Factor", "flagged": None,
               "pvalue": None, "null": NULL}
     assert verdicts(model) == [
         Verdict(partition="DCR sheet toy_sentiment", task="dcr_toy_sentiment", statistic=0.3333,
