@@ -252,3 +252,38 @@ def test_a_task_whose_options_are_not_in_its_prompt_gets_no_reordered_task() -> 
     assert [(row["item"], row["order"], row["gold"]) for row in rows] == [(0, 0, 0), (1, 0, 0), (1, 1, 0), (1, 2, 3)]
     assert [row["description"] for row in rows] == ["About tools.", "About wood.", "About wood.", "About wood."]
     assert rows[2]["text"] == reordered_docs(1, LISTED, ["A", "B", "C", "D"], 0, reorderings=2, seed=0)[1].text
+
+
+def test_a_group_gets_its_subtasks_items_pooled(caplog: pytest.LogCaptureFixture) -> None:
+    def forms(*items: tuple[float, float]) -> list[dict]:  # (original, reordered) per item, K = 1
+        return [{"acc_reordered": {"item": number, "order": order, "correct": correct}}
+                for number, pair in enumerate(items) for order, correct in enumerate(pair)]
+
+    def results(samples: dict | None) -> dict:
+        found = {"results": {name: {"alias": name} for name in ("b1", "b2", "grp", "top")},
+                 "groups": {"grp": {"alias": "grp"}, "top": {"alias": "top"}},
+                 "group_subtasks": {"top": ["grp"], "grp": ["b1", "b2"]},
+                 "configs": {f"reordered_{b}": {"metadata": {"method": "reordered", "reordered_benchmark": b}}
+                             for b in ("b1", "b2")},
+                 "higher_is_better": {"reordered_b1": {"acc_reordered": True}}}
+        found["results"].update({f"reordered_{b}": {"acc_reordered,none": 0.0} for b in ("b1", "b2")})
+        if samples is not None:
+            found["samples"] = samples
+        return found
+
+    # b1: two items right in the original order, one lost on reordering; b2: one item, right in both.
+    done = post_process_results(results({"reordered_b1": forms((1.0, 0.0), (1.0, 1.0)),
+                                         "reordered_b2": forms((1.0, 1.0))}))
+    pooled = reordered_score([ItemScores(0, 1.0, (0.0,)), ItemScores(1, 1.0, (1.0,)), ItemScores(2, 1.0, (1.0,))],
+                             name="grp")
+    for group in ("grp", "top"):  # a nested group pools the same leaves
+        row = done["groups"][group]
+        assert row["acc_reordered,none"] == pytest.approx(2 / 3) and row["acc_reordered_items,none"] == 3
+        assert row["acc_reordered_gap,none"] == pytest.approx(1 / 3)
+        assert row["acc_reordered_p,none"] == pytest.approx(pooled.pvalue)
+        assert done["results"][group]["acc_reordered,none"] == pytest.approx(2 / 3)
+    assert done["higher_is_better"]["grp"] == {"acc_reordered": True}
+    with caplog.at_level(logging.INFO, logger="lm_eval_contam.reordered"):
+        bare = post_process_results(results(None))
+    assert "acc_reordered,none" not in bare["groups"]["grp"]
+    assert "group grp: no pooled reordered score without the subtasks' samples (--log_samples)" in caplog.text
