@@ -50,3 +50,21 @@ def task_manager_for():
         return TaskManager(include_path=paths, include_defaults=False, metadata=metadata)
 
     return make
+
+
+@pytest.fixture
+def counted_hf_model(tiny_model_dir: Path):
+    """The tiny model as lm-eval's HF backend at batch size 1, and the list each forward pass appends its rows to:
+    the tests of what a request costs count passes on it."""
+    from lm_eval.models.huggingface import HFLM
+
+    model = HFLM(pretrained=str(tiny_model_dir), dtype="float32", device="cpu", batch_size=1)
+    calls: list[int] = []
+    original = model._model_call
+
+    def counting_call(inps, *args, **kwargs):
+        calls.append(inps.shape[0])
+        return original(inps, *args, **kwargs)
+
+    model._model_call = counting_call
+    return model, calls

@@ -83,18 +83,8 @@ def test_loglikelihood_mode_requests(both_modes) -> None:
 
 
 @pytest.mark.slow
-def test_loglikelihood_mode_costs_one_forward_pass_per_quiz(tiny_model_dir, task_manager_for) -> None:
-    from lm_eval.models.huggingface import HFLM
-
-    model = HFLM(pretrained=str(tiny_model_dir), dtype="float32", device="cpu", batch_size=1)
-    calls = []
-    original = model._model_call
-
-    def counting_call(inps, *args, **kwargs):
-        calls.append(inps.shape[0])
-        return original(inps, *args, **kwargs)
-
-    model._model_call = counting_call
+def test_loglikelihood_mode_costs_one_forward_pass_per_quiz(counted_hf_model, task_manager_for) -> None:
+    model, calls = counted_hf_model
     results = lm_eval.simple_evaluate(model=model, tasks=["dcq_toy_news_test_ll"], task_manager=task_manager_for(),
                                       limit=3, log_samples=True)
     assert sum(len(s["arguments"]) for s in results["samples"]["dcq_toy_news_test_ll"]) == 3 * 25

@@ -150,27 +150,18 @@ def test_audit_refuses_a_method_that_is_not_registered_before_writing(tmp_path: 
     assert not out.exists()
 
 
-def test_the_original_order_costs_no_forward_pass_beside_the_benchmark(tiny_model_dir: Path, tmp_path: Path) -> None:
+def test_the_original_order_costs_no_forward_pass_beside_the_benchmark(counted_hf_model, tmp_path: Path) -> None:
     # Requests the benchmark already makes are not made again: the reordered task's original forms are the
     # benchmark's own requests, which lm-eval's HF backend answers with one pass (and the four letters of a form share
     # it), so the reordered score costs K passes per item, not K + 1 (docs/cost.md).
     import lm_eval
-    from lm_eval.models.huggingface import HFLM
 
     from lm_eval_contam import harness
 
     tasks = _task_dir(tmp_path)
     manager = harness.task_manager(str(tasks))
     added = harness.adjustment_tasks(["listed_mc"], manager, metadata={"reorderings": 3}, like_benchmark=True)
-    model = HFLM(pretrained=str(tiny_model_dir), dtype="float32", device="cpu", batch_size=1)
-    calls = []
-    original = model._model_call
-
-    def counting_call(inps, *args, **kwargs):
-        calls.append(inps.shape[0])
-        return original(inps, *args, **kwargs)
-
-    model._model_call = counting_call
+    model, calls = counted_hf_model
     results = lm_eval.simple_evaluate(model=model, tasks=["listed_mc", *added], task_manager=manager)
     assert harness.post_process(results)["results"]["listed_mc"]["acc_reordered_k,none"] == 3
     assert calls == [1] * (len(ITEMS) * (1 + 3))  # one pass per item, and one per reordering
