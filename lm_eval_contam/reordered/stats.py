@@ -126,6 +126,24 @@ def exchangeable_pvalue(items: Sequence[ItemScores]) -> float:
     return float(min(1.0, pmf[index:].sum())) if index < len(pmf) else 0.0
 
 
+def _blocks(rows: int, columns: int) -> Iterable[tuple[int, int]]:
+    """(start, stop) of row blocks of a ``rows`` x ``columns`` draw holding at most ``BOOTSTRAP_CELLS`` cells: memory
+    bounded at any n (drawn block by block, a generator gives the same values as in one draw)."""
+    chunk = max(1, BOOTSTRAP_CELLS // max(columns, 1))
+    return ((start, min(rows, start + chunk)) for start in range(0, rows, chunk))
+
+
+def _resampled_means(columns: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Each row of ``columns`` (one value per item) averaged over ``n_resamples`` bootstrap draws of the items, the
+    same draw for every row (paired): shape (rows, n_resamples)."""
+    found = np.empty((columns.shape[0], n_resamples))
+    for start, stop in _blocks(n_resamples, columns.shape[1]):
+        draws = rng.integers(columns.shape[1], size=(stop - start, columns.shape[1]))
+        for row, values in enumerate(columns):
+            found[row, start:stop] = values[draws].mean(axis=1)
+    return found
+
+
 def reordered_score(items: Sequence[ItemScores], *, n_resamples: int = N_RESAMPLES, seed: int = 0,
                     name: str = "") -> ReorderedScore:
     """acc_reordered, the gap, their paired bootstrap intervals (items resampled together) and the exact p."""
@@ -135,15 +153,9 @@ def reordered_score(items: Sequence[ItemScores], *, n_resamples: int = N_RESAMPL
         raise ContamError(f"n_resamples is {n_resamples}; expected >= 1", field="n_resamples")
     original = np.array([item.original for item in items])
     reordered = np.array([item.reordered_mean for item in items])
-    rng = rng_for(seed, "reordered-bootstrap", name)
     gaps = original - reordered
-    resampled_scores, resampled_gaps = np.empty(n_resamples), np.empty(n_resamples)
-    chunk = max(1, BOOTSTRAP_CELLS // len(items))  # resamples drawn a block at a time: memory bounded at any n
-    for start in range(0, n_resamples, chunk):
-        stop = min(n_resamples, start + chunk)
-        draws = rng.integers(len(items), size=(stop - start, len(items)))  # the same items for both: paired
-        resampled_scores[start:stop] = reordered[draws].mean(axis=1)
-        resampled_gaps[start:stop] = gaps[draws].mean(axis=1)
+    resampled_scores, resampled_gaps = _resampled_means(np.stack([reordered, gaps]), n_resamples,
+                                                        rng_for(seed, "reordered-bootstrap", name))
     return ReorderedScore(
         original=float(original.mean()), reordered=float(reordered.mean()),
         reordered_interval=percentile_interval(resampled_scores),
@@ -179,10 +191,10 @@ def reference_gap_score(items: Sequence[ItemScores], reference: Sequence[ItemSco
     if not shared:
         raise ContamError("no item scored by both the model and its reference", source=name or None, field="items")
     diffs = np.array([item.original - item.reordered_mean - theirs[item.item] for item in shared])
-    rng = rng_for(seed, "reordered-reference-bootstrap", name)
-    draws = rng.integers(len(diffs), size=(n_resamples, len(diffs)))
     observed = float(diffs.mean())
-    signs = rng_for(seed, "reordered-reference-signs", name).choice((-1.0, 1.0), size=(sign_flips, len(diffs)))
-    flipped = (signs * diffs).mean(axis=1)
-    pvalue = float((1 + np.sum(flipped >= observed - 1e-12)) / (1 + sign_flips))
-    return ReferenceGap(observed, percentile_interval(diffs[draws].mean(axis=1)), pvalue, len(diffs))
+    resampled = _resampled_means(diffs[np.newaxis], n_resamples, rng_for(seed, "reordered-reference-bootstrap", name))
+    signs_rng = rng_for(seed, "reordered-reference-signs", name)
+    reached = sum(int(np.sum((signs_rng.choice((-1.0, 1.0), size=(stop - start, len(diffs))) * diffs).mean(axis=1)
+                             >= observed - 1e-12)) for start, stop in _blocks(sign_flips, len(diffs)))
+    return ReferenceGap(observed, percentile_interval(resampled[0]), float((1 + reached) / (1 + sign_flips)),
+                        len(diffs))
