@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam.cli import main as cli_main
+from question_mc_task import TASK_YAML
 
 ITEMS = [("Which tool cuts wood?", ["saw", "spoon", "pillow", "kettle"], 0),
          ("Which animal lays eggs?", ["horse", "hen", "goat", "cow"], 1),
@@ -28,22 +29,6 @@ ITEMS = [("Which tool cuts wood?", ["saw", "spoon", "pillow", "kettle"], 0),
          ("Which bird cannot fly?", ["sparrow", "penguin", "eagle", "swallow"], 1),
          ("Which fruit is yellow when ripe?", ["cherry", "plum", "banana", "grape"], 2),
          ("Which ocean lies between Africa and Australia?", ["Arctic", "Atlantic", "Southern", "Indian"], 3)]
-
-TASK_YAML = """task: {name}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: multiple_choice
-doc_to_text: "Question: {{{{question}}}}\\nAnswer:"
-doc_to_target: answer
-doc_to_choice: choices
-metric_list:
-  - metric: acc
-    aggregation: mean
-    higher_is_better: true
-"""
 
 
 @pytest.fixture(scope="module")

@@ -17,25 +17,11 @@ import pytest
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.optionorder.orders import item_from_row, render
 from lm_eval_contam.training import train_on_texts
+from question_mc_task import TASK_YAML
 
 EPOCHS = 40  # the tiny model memorises the twelve items' option orders (12 epochs left p near 0.05)
 WORDS = ["saw", "spoon", "pillow", "kettle", "horse", "hen", "goat", "cow", "iron", "copper", "mercury", "tin",
          "piano", "flute", "drum", "harp", "lung", "heart", "liver", "kidney", "oxygen", "helium", "neon", "argon"]
-TASK_YAML = """task: {name}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: multiple_choice
-doc_to_text: "Question: {{{{question}}}}\\nAnswer:"
-doc_to_target: answer
-doc_to_choice: choices
-metric_list:
-  - metric: acc
-    aggregation: mean
-    higher_is_better: true
-"""
 
 
 def items(offset: int) -> list[dict]:
