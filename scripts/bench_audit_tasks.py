@@ -139,6 +139,12 @@ def request_counts(run_dir: Path, tokenizer: Any) -> dict[str, dict[str, int]]:
     return {name: dict(values) for name, values in counts.items()}
 
 
+def refuse(message: str) -> None:
+    """Bad input: one line, exit 2, nothing written."""
+    print(message, file=sys.stderr)
+    sys.exit(2)
+
+
 def main() -> None:
     from transformers import AutoTokenizer
 
@@ -156,8 +162,11 @@ def main() -> None:
     model = str(args.model or default_model_path())
     out = args.out.resolve()
     if out.exists():
-        sys.exit(f"{out} exists: give a new --out (nothing is overwritten)")
-    benchmarks = write_benchmarks(out, [int(size) for size in args.sizes.split(",") if size], args.generation)
+        refuse(f"--out {out} exists: give a new folder (nothing is overwritten)")
+    sizes = [size.strip() for size in args.sizes.split(",") if size.strip()]
+    if not sizes or not all(size.isdigit() and int(size) > 0 for size in sizes) or args.generation < 0:
+        refuse(f"--sizes {args.sizes!r} / --generation {args.generation}: expected positive whole numbers of items")
+    benchmarks = write_benchmarks(out, [int(size) for size in sizes], args.generation)
     tokenizer = AutoTokenizer.from_pretrained(model)
     bin_dir = Path(sys.executable).parent
     rows = {}
