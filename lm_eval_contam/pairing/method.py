@@ -45,7 +45,7 @@ def task_names(partition: Partition, model: AuditedModel) -> list[str]:
 def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
     if not _free_text(partition):
         return {}
-    return {task_name(partition): render_task_config(partition, include=str(target.templates / METHOD / "_template_yaml"))}
+    return {task_name(partition): render_task_config(partition, include=target.include(METHOD))}
 
 
 SPEC = MethodSpec(
