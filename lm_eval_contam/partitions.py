@@ -382,6 +382,14 @@ def metadata_number(metadata: Mapping[str, Any], key: str, default: float, *, ki
     raise ContamError(f"expected {expected}, got {value!r}", source=metadata.get("config_source"), field=key)
 
 
+def metadata_flag(metadata: Mapping[str, Any], key: str, default: bool = False) -> bool:
+    """A true/false task-metadata setting (``all_orders``, …), checked: anything else names the YAML."""
+    value = metadata.get(key, default)
+    if not isinstance(value, bool):
+        raise ContamError(f"expected true or false, got {value!r}", source=metadata.get("config_source"), field=key)
+    return value
+
+
 def default_task_type(metadata: Mapping[str, Any]) -> str:
     """A pair of texts is NLI, a labelled text classification, anything else a summary-like text."""
     if metadata.get("second_field"):

@@ -201,3 +201,11 @@ def test_numeric_task_settings_name_the_yaml_field_and_value(value, message) -> 
         with pytest.raises(ContamError, match=rf"/tasks/dcq_x\.yaml.*num_instances.*{re.escape(message)}"):
             settings.from_metadata({**metadata, "control": "test"}, "train")
     assert DCQSettings.from_metadata({**metadata, "num_instances": 7.0}, "train").num_instances == 7
+
+
+def test_a_true_or_false_setting_is_checked_and_names_the_yaml() -> None:
+    from lm_eval_contam.partitions import metadata_flag
+
+    assert metadata_flag({}, "all_orders") is False and metadata_flag({"all_orders": True}, "all_orders") is True
+    with pytest.raises(ContamError, match=r"^/x/task\.yaml: field 'all_orders': expected true or false, got 'yes'$"):
+        metadata_flag({"all_orders": "yes", "config_source": "/x/task.yaml"}, "all_orders")

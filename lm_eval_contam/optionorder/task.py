@@ -37,7 +37,7 @@ from lm_eval_contam.optionorder.orders import (
 )
 from lm_eval_contam.optionorder.stats import OrderStatistics, order_statistics, original_rank
 from lm_eval_contam.partition_task import ScoredTextsTask
-from lm_eval_contam.partitions import Partition, metadata_number
+from lm_eval_contam.partitions import Partition, metadata_flag, metadata_number
 
 METRICS: dict[str, Callable[[OrderStatistics], float]] = {
     "order_u_mean": lambda s: s.rank.statistic,
@@ -67,15 +67,7 @@ class OptionOrderSettings:
                    orders=metadata_number(metadata, "orders", DEFAULT_ORDERS, minimum=2, maximum=24),
                    arrangements=metadata_number(metadata, "arrangements", DEFAULT_ARRANGEMENTS, minimum=2,
                                                 maximum=120),
-                   seed=metadata_number(metadata, "seed", 0), all_orders=_flag(metadata, "all_orders"))
-
-
-def _flag(metadata: Mapping[str, Any], key: str) -> bool:
-    """A true/false task-metadata setting (default false), checked: anything else names the YAML."""
-    value = metadata.get(key, False)
-    if not isinstance(value, bool):
-        raise ContamError(f"expected true or false, got {value!r}", source=metadata.get("config_source"), field=key)
-    return value
+                   seed=metadata_number(metadata, "seed", 0), all_orders=metadata_flag(metadata, "all_orders"))
 
 
 def shared_option_sets(items: Sequence[Item | None]) -> set[frozenset[str]]:
