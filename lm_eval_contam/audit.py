@@ -103,16 +103,16 @@ class ModelRunRecord:
 
 
 def partition_tasks(name: str | Partition, quiz_modes: Sequence[str], *, chat: bool = True, plain_text: bool = True,
-                    skip_methods: Sequence[str] = ()) -> list[str]:
+                    reference: bool = False, skip_methods: Sequence[str] = ()) -> list[str]:
     """The tasks auditing one partition (``<dataset>:<split>``, a card, or a Partition): every registered method's
     (``MethodSpec.task_names``), in report order.
 
     ``chat``: the model takes messages (else it is treated as a base model); ``plain_text``: a local backend, which
-    continues plain text and scores prompt log-probabilities (a chat API does neither); each method decides what it
-    runs for such a model.
+    continues plain text and scores prompt log-probabilities (a chat API does neither); ``reference``: the audit names
+    a reference model; each method decides what it runs for such a model.
     """
     partition = name if isinstance(name, Partition) else resolve_partition(name)
-    model = AuditedModel(chat=chat, plain_text=plain_text, quiz_modes=tuple(quiz_modes))
+    model = AuditedModel(chat=chat, plain_text=plain_text, quiz_modes=tuple(quiz_modes), reference=reference)
     return [task for spec in registered_methods() if spec.name not in skip_methods
             for task in spec.task_names(partition, model)]
 
@@ -157,6 +157,7 @@ def plan_audit(settings: AuditSettings, *, chat: bool = True, plain_text: bool =
         raise ContamError(f"nothing to audit: give {' and/or '.join(inputs)}", field="partitions")
     tasks = [task for partition in settings.partitions
              for task in partition_tasks(partition, settings.quiz_modes, chat=chat, plain_text=plain_text,
+                                         reference=settings.reference_model is not None,
                                          skip_methods=settings.skip_methods)]
     method_inputs = planned_inputs(settings.method_inputs)
     tasks += [task for planned in method_inputs.values() for task in (*planned.tasks, *planned.benchmark_tasks)]

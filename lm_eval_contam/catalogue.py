@@ -22,10 +22,11 @@ from lm_eval_contam.pairing.method import SPEC as PAIRING
 from lm_eval_contam.quiz_options import OFFLINE, make_quiz_options
 from lm_eval_contam.registry import MethodSpec, register_method, registered_methods
 from lm_eval_contam.reordered.method import SPEC as REORDERED
+from lm_eval_contam.sentenceorder.method import SPEC as SENTENCEORDER
 from lm_eval_contam.timetravel.method import SPEC as TIMETRAVEL
 
 BUILTIN_METHODS: tuple[MethodSpec, ...] = (TIMETRAVEL, DCQ, DCR, REORDERED, LIKELIHOOD, INCONTEXT, OPTIONORDER,
-                                           PAIRING)
+                                           PAIRING, SENTENCEORDER)
 # The entry-point group an installed plug-in declares its method under.
 PLUGIN_GROUP = "lm_eval_contam.methods"
 # The quiz options every method with "quiz_options" among its needs reads are made by DCQ's option maker.

@@ -504,3 +504,16 @@ def sample_partitions() -> list[Partition]:
 def registered_partitions() -> list[Partition]:
     """Every registered partition: the papers' Hub datasets, then the shipped samples."""
     return [spec.partition(split) for spec in (*DATASETS.values(), *SAMPLE_DATASETS.values()) for split in spec.splits]
+
+
+def local_free_text(partition: Partition) -> bool:
+    """A local partition (a benchmark audited with --tasks, one's own data) whose rows have no choices: the free-text
+    relabelling tests apply (multiple choice has the option-order tests, and the Hub datasets the papers audit keep
+    their own methods)."""
+    if partition.dataset.hf_path is not None:
+        return False
+    try:
+        rows = partition.rows()
+    except ContamError:
+        return False  # an unreadable partition is reported by the methods that read it
+    return bool(rows) and not any(len(row.get("choices") or []) >= 2 for row in rows)

@@ -40,6 +40,8 @@ class AuditedModel:
     chat: bool  # the model takes messages (a chat template, or a chat API)
     plain_text: bool  # a local backend: continues plain text and scores prompt log-probabilities
     quiz_modes: tuple[str, ...] = ("loglikelihood",)  # how multiple-choice quizzes are answered (--dcq-mode)
+    # The audit names a reference model (--reference-model): a method whose tests read only u runs only then.
+    reference: bool = False
 
 
 @dataclass(frozen=True)

@@ -199,7 +199,14 @@ def train_injected_model(world: World, mc: Sequence[McDataset], settings: Valida
 PASSES = {"likelihood": "every test that needs only log-likelihoods (both shapes)",
           "generation": "every test that generates text (free text)",
           "quiz": "every test that reads quiz options (free text)",
-          "reference": "every test a reference model's scores difference (both shapes; all three models)"}
+          "reference": "every test a reference model's scores difference (both shapes; all three models)",
+          "sentence_order": "the sentence-order test, whose verdict reads a reference model's scores (free text; all "
+                            "three models)"}
+# A referenced method added after the reference pass's runs were scored gets a pass of its own, so the runs scored
+# before keep what they hold (a run is scored once, whatever its pass plans later).
+OWN_REFERENCE_PASS = {"sentenceorder": "sentence_order"}
+# The passes a reference model's scores are read in: the fine-tunes' runs with the clean model's of the same name.
+REFERENCE_PASSES = ("reference", *OWN_REFERENCE_PASS.values())
 SHAPES = ("free text", "multiple choice", "fresh free text", "fresh multiple choice")
 
 
@@ -278,7 +285,9 @@ def scoring_pass(config: Mapping[str, Any]) -> str:
         return "quiz"
     if "generation" in spec.needs:
         return "generation"
-    return "reference" if "reference" in spec.needs else "likelihood"
+    if "reference" not in spec.needs:
+        return "likelihood"
+    return OWN_REFERENCE_PASS.get(spec.name, "reference")
 
 
 def _likelihood_pass_order(spec: MethodSpec) -> tuple[bool, int]:
@@ -287,15 +296,15 @@ def _likelihood_pass_order(spec: MethodSpec) -> tuple[bool, int]:
 
 
 def likelihood_pass_configs(partition: Partition, target: RenderTarget) -> dict[str, dict[str, str]]:
-    """Per pass (likelihood, reference), task name -> YAML: the partition's tasks of every registered method that
-    does not generate, less those that read quiz options (the quiz pass)."""
+    """Per pass (likelihood and the reference passes), task name -> YAML: the partition's tasks of every registered
+    method that does not generate, less those that read quiz options (the quiz pass)."""
     rendered: dict[str, str] = {}
     for spec in sorted(registered_methods(), key=_likelihood_pass_order):
         if "generation" not in spec.needs:  # a method that generates has no task in this pass
             rendered.update(spec.render_task_configs(partition, target))
     passes = {name: scoring_pass(configs.load(text)) for name, text in rendered.items()}
     return {scored: {name: text for name, text in rendered.items() if passes[name] == scored}
-            for scored in ("likelihood", "reference")}
+            for scored in ("likelihood", *REFERENCE_PASSES)}
 
 
 def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc: Sequence[McDataset],
@@ -338,8 +347,8 @@ def runs(partitions: Sequence[StudyPartition], scoring_pass: str,
          label: str) -> list[tuple[str, list[StudyPartition]]]:
     """The runs of one pass on one model: (run name, its partitions), in order; the injected model skips the
     partitions only the clean model is audited on (natural text it may have been trained near; the filler-only
-    fine-tune is audited on them as on every other), and only the reference pass runs on the filler-only model."""
-    if label == "filler" and scoring_pass != "reference":
+    fine-tune is audited on them as on every other), and only the reference passes run on the filler-only model."""
+    if label == "filler" and scoring_pass not in REFERENCE_PASSES:
         return []
     mine = [p for p in partitions if p.tasks.get(scoring_pass) and not (p.clean_only and label == "injected")]
     return [(f"{scoring_pass}_{start // PARTITIONS_PER_RUN:02d}", mine[start:start + PARTITIONS_PER_RUN])
@@ -434,7 +443,7 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
         if directory is None:
             continue
         reference = None
-        if scoring_pass == "reference" and label in REFERENCE_OF:
+        if scoring_pass in REFERENCE_PASSES and label in REFERENCE_OF:
             reference = _reference_run(planned, loaded, scoring_pass, name, label)
             if reference is None:
                 continue  # its reference's run is not scored yet: this run waits for it
@@ -513,7 +522,7 @@ def run_validation(settings: ValidationSettings, study_dir: Path, base_model: st
     partitions, world, mc = prepare(settings, study_dir)
     injected = train_injected_model(world, mc, settings, base_model, study_dir)
     models = [("clean", Path(base_model)), ("injected", injected)]
-    if "reference" in passes:
+    if any(name in passes for name in REFERENCE_PASSES):
         models.append(("filler", train_injected_model(world, mc, settings, base_model, study_dir, filler_only=True)))
     return score(partitions, models, settings, study_dir, prior_rates(study_dir), passes=passes, progress=progress)
 

@@ -12,20 +12,8 @@ from lm_eval_contam.pairing import report_section
 from lm_eval_contam.pairing.configs import METHOD, render_task_config, shipped_configs, task_name
 from lm_eval_contam.pairing.task import PairingSettings, pairing_docs
 from lm_eval_contam.pairing.verdicts import reference_tests, verdicts
-from lm_eval_contam.partitions import Partition
+from lm_eval_contam.partitions import Partition, local_free_text
 from lm_eval_contam.registry import AuditedModel, MethodSpec, RenderTarget
-
-
-def _free_text(partition: Partition) -> bool:
-    """A local partition (a benchmark audited with --tasks, one's own data) whose rows have no choices: multiple
-    choice has the option-order tests, and the Hub datasets the papers audit keep their own methods."""
-    if partition.dataset.hf_path is not None:
-        return False
-    try:
-        rows = partition.rows()
-    except ContamError:
-        return False  # an unreadable partition is reported by the methods that read it
-    return bool(rows) and not any(len(row.get("choices") or []) >= 2 for row in rows)
 
 
 def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
@@ -39,11 +27,11 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
-    return [task_name(partition)] if model.plain_text and _free_text(partition) else []
+    return [task_name(partition)] if model.plain_text and local_free_text(partition) else []
 
 
 def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
-    if not _free_text(partition):
+    if not local_free_text(partition):
         return {}
     return {task_name(partition): render_task_config(partition, include=target.include(METHOD))}
 
@@ -64,5 +52,5 @@ SPEC = MethodSpec(
     cannot_run=cannot_run,
     reference_tests=reference_tests,
     referenced_tests=("pairing_reference",),
-    shipped_task_configs=lambda: shipped_configs(_free_text),
+    shipped_task_configs=lambda: shipped_configs(local_free_text),
 )
