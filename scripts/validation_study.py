@@ -232,7 +232,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=24, help="with --papers: instances per partition")
     parser.add_argument("--passes", help="with --papers: comma-separated scoring passes, cheapest first "
                                          "(default: likelihood; also: generation, quiz — free-text partitions; "
-                                         "reference — both shapes, with the filler-only fine-tune; reordered — "
+                                         "reference — both shapes, with the filler-only fine-tune; "
+                                         "control_reference — the likelihood control mode against the reference, "
+                                         "both shapes, all three models; reordered — "
                                          "acc_reordered's gap on every multiple-choice partition, all three models)")
     parser.add_argument("--measure", help="with --papers: comma-separated rate keys this call measures (default: "
                                            "every verdict scored); the others keep the shipped entries")

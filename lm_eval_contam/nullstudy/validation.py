@@ -49,6 +49,7 @@ from lm_eval_contam.registry import (
     method_of,
     referenced_tests,
     registered_methods,
+    scored_by_reference,
     task_quiz_samples,
 )
 from lm_eval_contam.rundir import ModelResults, load_model_dir
@@ -199,7 +200,11 @@ def train_injected_model(world: World, mc: Sequence[McDataset], settings: Valida
 PASSES = {"likelihood": "every test that needs only log-likelihoods (both shapes)",
           "generation": "every test that generates text (free text)",
           "quiz": "every test that reads quiz options (free text)",
-          "reference": "every test a reference model's scores difference (both shapes; all three models)"}
+          "reference": "every test a reference model's scores difference (both shapes; all three models)",
+          "control_reference": "the likelihood pass's tests against a control whose tasks a reference model scores "
+                               "too, with the reference (both shapes; all three models)"}
+# The passes a reference model's scores are read in: the fine-tunes' runs with the clean model's of the same name.
+REFERENCE_PASSES = ("reference", "control_reference")
 SHAPES = ("free text", "multiple choice", "fresh free text", "fresh multiple choice")
 
 
@@ -271,14 +276,16 @@ def mc_specs(mc: Sequence[McDataset], study_dir: Path) -> list[DatasetSpec]:
 def scoring_pass(config: Mapping[str, Any]) -> str:
     """The pass that scores a task, from its method's registry entry: a task that reads quiz options is in the quiz
     pass, one of a method that generates in the generation pass, one a reference model scores too in the reference
-    pass, the rest (log-likelihoods only) in the likelihood pass."""
+    pass, the rest (log-likelihoods only) in the likelihood pass. A referenced task of a method with tests against a
+    control (the likelihood family's control mode) stays in the likelihood pass, whose tests without a reference it
+    has always been measured in; the control-reference pass scores it again (:func:`likelihood_pass_configs`)."""
     metadata = config.get("metadata") or {}
     spec = method_of(str(metadata.get("method")))
     if task_quiz_samples([config]):
         return "quiz"
     if "generation" in spec.needs:
         return "generation"
-    return "reference" if "reference" in spec.needs else "likelihood"
+    return "reference" if scored_by_reference(metadata) and "control" not in spec.needs else "likelihood"
 
 
 def _likelihood_pass_order(spec: MethodSpec) -> tuple[bool, int]:
@@ -287,15 +294,21 @@ def _likelihood_pass_order(spec: MethodSpec) -> tuple[bool, int]:
 
 
 def likelihood_pass_configs(partition: Partition, target: RenderTarget) -> dict[str, dict[str, str]]:
-    """Per pass (likelihood, reference), task name -> YAML: the partition's tasks of every registered method that
-    does not generate, less those that read quiz options (the quiz pass)."""
+    """Per pass (likelihood, reference, control_reference), task name -> YAML: the partition's tasks of every
+    registered method that does not generate, less those that read quiz options (the quiz pass); the
+    control-reference pass holds the likelihood pass's tasks a reference model scores too, run again in their own
+    runs (on the filler-only fine-tune too) so its fine-tunes' runs are read against the clean model's."""
     rendered: dict[str, str] = {}
     for spec in sorted(registered_methods(), key=_likelihood_pass_order):
         if "generation" not in spec.needs:  # a method that generates has no task in this pass
             rendered.update(spec.render_task_configs(partition, target))
-    passes = {name: scoring_pass(configs.load(text)) for name, text in rendered.items()}
-    return {scored: {name: text for name, text in rendered.items() if passes[name] == scored}
-            for scored in ("likelihood", "reference")}
+    loaded = {name: configs.load(text) for name, text in rendered.items()}
+    passes = {name: scoring_pass(config) for name, config in loaded.items()}
+    found = {scored: {name: text for name, text in rendered.items() if passes[name] == scored}
+             for scored in ("likelihood", "reference")}
+    found["control_reference"] = {name: text for name, text in found["likelihood"].items()
+                                  if scored_by_reference(loaded[name].get("metadata") or {})}
+    return found
 
 
 def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc: Sequence[McDataset],
@@ -338,8 +351,8 @@ def runs(partitions: Sequence[StudyPartition], scoring_pass: str,
          label: str) -> list[tuple[str, list[StudyPartition]]]:
     """The runs of one pass on one model: (run name, its partitions), in order; the injected model skips the
     partitions only the clean model is audited on (natural text it may have been trained near; the filler-only
-    fine-tune is audited on them as on every other), and only the reference pass runs on the filler-only model."""
-    if label == "filler" and scoring_pass != "reference":
+    fine-tune is audited on them as on every other), and only the reference passes run on the filler-only model."""
+    if label == "filler" and scoring_pass not in REFERENCE_PASSES:
         return []
     mine = [p for p in partitions if p.tasks.get(scoring_pass) and not (p.clean_only and label == "injected")]
     return [(f"{scoring_pass}_{start // PARTITIONS_PER_RUN:02d}", mine[start:start + PARTITIONS_PER_RUN])
@@ -424,6 +437,7 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
     jobs = sorted(((scoring_pass, name, label) for (scoring_pass, label), named in planned.items() for name in named),
                   key=lambda job: (passes.index(job[0]), job[1], MODEL_LABELS.index(job[2])))
     loaded: dict[tuple[str, str], Path | None] = {}
+    counted: set[tuple[str, str, str, str | None]] = set()  # (model, task, test, variant) of the runs read
     for scoring_pass, name, label in tqdm(jobs, desc="validation study: scoring", unit="run", disable=not progress):
         members = planned[(scoring_pass, label)][name]
         run_dir = study_dir / "runs" / label / name
@@ -434,11 +448,16 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
         if directory is None:
             continue
         reference = None
-        if scoring_pass == "reference" and label in REFERENCE_OF:
+        if scoring_pass in REFERENCE_PASSES and label in REFERENCE_OF:
             reference = _reference_run(planned, loaded, scoring_pass, name, label)
             if reference is None:
                 continue  # its reference's run is not scored yet: this run waits for it
-        for verdict in model_verdicts(load_model_dir(directory, label=label, reference=reference)):
+        # A task scored in two passes (the likelihood control mode: again in the control-reference pass) counts its
+        # tests once, from the earlier pass's run.
+        read = [verdict for verdict in model_verdicts(load_model_dir(directory, label=label, reference=reference))
+                if (label, verdict.task, verdict.test, verdict.variant) not in counted]
+        counted.update((label, verdict.task, verdict.test, verdict.variant) for verdict in read)
+        for verdict in read:
             found.setdefault((label, verdict.partition), []).append(verdict)
     roles = {(label, partition): {"injected": by_label[partition].role, "filler": "filler"}.get(label, "unseen")
              for label, partition in found}
@@ -513,7 +532,7 @@ def run_validation(settings: ValidationSettings, study_dir: Path, base_model: st
     partitions, world, mc = prepare(settings, study_dir)
     injected = train_injected_model(world, mc, settings, base_model, study_dir)
     models = [("clean", Path(base_model)), ("injected", injected)]
-    if "reference" in passes:
+    if any(name in passes for name in REFERENCE_PASSES):
         models.append(("filler", train_injected_model(world, mc, settings, base_model, study_dir, filler_only=True)))
     return score(partitions, models, settings, study_dir, prior_rates(study_dir), passes=passes, progress=progress)
 
