@@ -64,7 +64,7 @@ def test_under_the_null_the_test_on_u_rejects_at_its_level() -> None:
 
 def test_where_difficulty_dominates_u_detects_what_raw_log_likelihood_misses() -> None:
     """A partition the fine-tune saw (0.2 nats per byte higher) among texts whose difficulty varies 0.5 nats per byte:
-    the raw test sees the boost through the difficulty's noise (expected power about 0.5 at n = 24 a side), the
+    the raw test sees the boost through the difficulty's noise (expected power about 0.4 at n = 24 a side), the
     test on u, where the difficulty cancels, nearly always."""
     on_u, raw = rejection_rates(difficulty_sd=0.5, noise_sd=0.05, boost=0.2, runs=100, seed=2)
     assert on_u >= 99
