@@ -145,7 +145,7 @@ def test_clean_model_is_not_flagged(clean: Path, tmp_path: Path) -> None:
     assert not any(verdict.flagged for verdict in found.values())
 
 
-def _audit(model: Path, base: Path, out: Path) -> dict:
+def _audit(model: Path, base: Path, out: Path, *, report: bool = False) -> dict:
     """``audit --reference-model``: the likelihood modes of Toy News train, ``base`` as the reference; the model's
     verdicts by test."""
     from lm_eval_contam.cli import main as cli_main
@@ -153,7 +153,7 @@ def _audit(model: Path, base: Path, out: Path) -> dict:
     with _one_thread():
         assert cli_main(["audit", "--model", str(model), "--label", "tuned", "--reference-model", str(base),
                          "--partitions", "toy_news:train", "--methods", "likelihood", "--batch_size", "8",
-                         "--device", "cpu", "--no-report", "--output_path", str(out)]) == 0
+                         "--device", "cpu", *([] if report else ["--no-report"]), "--output_path", str(out)]) == 0
     return {verdict.test: verdict for verdict in collect(load_run(out)) if verdict.family == "likelihood"}
 
 
@@ -164,7 +164,7 @@ def test_audit_with_a_reference_scores_only_the_control_mode_and_tests_it_on_u(
     import json
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
-    found = _audit(memoriser, base_model, tmp_path / "memoriser")
+    found = _audit(memoriser, base_model, tmp_path / "memoriser", report=True)
     reference = json.loads((tmp_path / "memoriser" / "audit.json").read_text())["models"][0]["reference"]
     assert reference["tasks"] == ["likelihood_toy_news_train"]
     on_u = found["likelihood_control_reference"]
@@ -172,6 +172,9 @@ def test_audit_with_a_reference_scores_only_the_control_mode_and_tests_it_on_u(
     assert on_u.title == "Likelihood vs control on u, against the reference model (ours)"
     assert on_u.evidence.reference_model == f"hf pretrained={base_model}"
     assert "Toy News test" in on_u.null and "exchangeable" in on_u.null
+    report = (tmp_path / "memoriser" / "report.md").read_text()
+    assert "Likelihood vs control on u, against the reference model (ours)" in report
+    assert f"hf pretrained={base_model}" in report
     assert not _audit(clean, base_model, tmp_path / "clean")["likelihood_control_reference"].flagged
 
 
