@@ -40,7 +40,7 @@ class ComparisonEvidence:
     uncontrolled_pvalue: float | None = None  # the lift mode's own lift against 0, shown for comparison only
     control: str | None = None  # the control's kind and source (Control.describe), for the modes that have one
     control_overlap: str | None = None  # how many of the control's rows are audited rows, when some are
-    reference_model: str | None = None  # the reference model, when the scores are differenced with its
+    reference_model: str | None = None  # the reference model, when the score is u (the model's less the reference's)
 
     def facts(self) -> list[tuple[str, str]]:
         facts = [(f"{self.score}, partition", number(self.partition_mean)),
