@@ -45,6 +45,7 @@ from lm_eval_contam.registry import (
     method_of,
     reference_methods,
     registered_methods,
+    scored_by_reference,
 )
 from lm_eval_contam.rundir import load_run
 from lm_eval_contam.verdict import collect, partition_verdicts
@@ -277,15 +278,15 @@ REFERENCE_SUFFIX = ".reference"  # runs/<label>.reference: beside the model's ru
 
 
 def referenced_tasks(tasks: Sequence[str], task_manager: Any) -> list[str]:
-    """The tasks a reference model scores too: those of every method with ``"reference"`` among its needs."""
+    """The tasks a reference model scores too (:func:`~lm_eval_contam.registry.scored_by_reference`): every task of a
+    method with ``"reference"`` among its needs, or those of its tasks its ``reference_scores`` chooses."""
     import yaml
 
     configs = selected_task_configs(task_manager, list(tasks))
     for task in tasks:  # a task added as its YAML's path (a benchmark's reordered task): its own file says its method
         if task not in configs and str(task).endswith(".yaml") and Path(task).is_file():
             configs[task] = yaml.safe_load(Path(task).read_text(encoding="utf-8")) or {}
-    methods = reference_methods()
-    return [task for task in tasks if str(((configs.get(task) or {}).get("metadata") or {}).get("method")) in methods]
+    return [task for task in tasks if scored_by_reference((configs.get(task) or {}).get("metadata") or {})]
 
 
 def check_reference(spec: ModelSpec, backend: str, tasks: Sequence[str], task_manager: Any) -> list[str]:

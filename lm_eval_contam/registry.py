@@ -12,18 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from lm_eval_contam import TEMPLATE
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.method_verdict import NotRun, Verdict
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.rundir import ModelResults
-from lm_eval_contam.relabelling import RelabellingResult
 
 # What a method needs of the model and the data: quiz options made before the run, a control partition, prompt
-# log-probabilities (local backends), or generated text; "reference": its tasks are scored by the reference model
-# too when the audit names one (--reference-model), its verdicts then difference the two.
+# log-probabilities (local backends), or generated text; "reference": its tasks (or those its ``reference_scores``
+# chooses) are scored by the reference model too when the audit names one (--reference-model), its verdicts then
+# difference the two.
 Need = Literal["quiz_options", "control", "logprobs", "generation", "reference"]
 # Task metadata key under which a quiz records the sampled instances it left out (no valid options), with why.
 QUIZ_LEFT_OUT_KEY = "quiz_left_out"
@@ -103,6 +103,18 @@ class Quiz:
     samples: Callable[[Mapping[str, Any], str], Sequence[QuizSample]]
 
 
+class ReferenceResult(Protocol):
+    """What a test on u gives ``run --reference-model`` for its task's row: its p-value (``<test>_pvalue``) and its
+    statistic standardised against its null (``<test>_z``); a relabelling test's result, the likelihood family's
+    two-sample one."""
+
+    @property
+    def pvalue(self) -> float: ...
+
+    @property
+    def standardised(self) -> float: ...
+
+
 # audit --reference-model: the reference model's logged samples (task -> samples) in lm-eval's results while the
 # audited model's are post-processed (a hook may pair them item by item); removed before the results are saved.
 REFERENCE_SAMPLES_KEY = "reference_samples"
@@ -160,7 +172,10 @@ class MethodSpec:
     # where the reference's samples come from) -> its reference-differenced tests' results by Verdict.test: what
     # ``run --reference-model`` adds to the task's row (the same functions its verdicts read).
     reference_tests: Callable[[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]], Mapping[str, Any], str],
-                              Mapping[str, RelabellingResult]] | None = None
+                              Mapping[str, ReferenceResult]] | None = None
+    # (a task's metadata) -> whether the reference model scores that task, for a method with "reference" among its
+    # needs whose tests on u read only some of its tasks (the likelihood family: its control mode); None: every task.
+    reference_scores: Callable[[Mapping[str, Any]], bool] | None = None
     evidence_kind: str = ""  # how the per-partition verdict names its evidence ("" : its name)
     # The task YAMLs it ships (scripts/generate_task_configs.py writes them, the null study retargets the sample
     # partition's): path relative to task_configs/<name>/ -> YAML text (None: it ships none).
@@ -255,3 +270,14 @@ def papers_own_tests() -> frozenset[str]:
 def reference_methods() -> frozenset[str]:
     """The registered methods whose tasks a reference model scores too (``"reference"`` among their needs)."""
     return frozenset(spec.name for spec in _REGISTRY.values() if "reference" in spec.needs)
+
+
+def scored_by_reference(metadata: Mapping[str, Any]) -> bool:
+    """Whether a reference model scores a task too, from its YAML's ``metadata``: a task of a method with
+    ``"reference"`` among its needs that its ``reference_scores`` chooses (every task when it has none); a task
+    without ``metadata.method`` (a benchmark's own) is not."""
+    family = metadata.get("method")
+    if not family or str(family) not in reference_methods():
+        return False
+    spec = method_of(str(family))
+    return spec.reference_scores is None or spec.reference_scores(metadata)

@@ -161,8 +161,7 @@ def run_papers_strength(args) -> None:
     from lm_eval_contam.default_model import default_model_path
     from lm_eval_contam.detection_rates import VALIDATION_RATES_FILE
     from lm_eval_contam.nullstudy.validation import (
-        ValidationSettings, collect, compute_seconds, prior_rates, rates_document, run_validation, scored_runs,
-        write_outputs,
+        ValidationSettings, collect, compute_seconds, rates_document, run_validation, scored_runs, write_outputs,
     )
 
     settings = ValidationSettings(partitions=args.partitions, mc_partitions=args.partitions,
@@ -185,9 +184,21 @@ def run_papers_strength(args) -> None:
                                                   *(arg for arg in sys.argv[1:] if arg != "--collect")]),
         date=datetime.date.today().isoformat(), design=settings.design(args.model or "SmolLM2-135M-Instruct (embedded)"),
         scored=scored_runs(args.out.resolve()), combined_passes=combined_passes,
-        compute_seconds=compute_seconds(args.out.resolve()), prior=prior_rates(args.out.resolve()),
+        compute_seconds=compute_seconds(args.out.resolve()), prior=carried_rates(args),
         measured_keys=args.measure.split(",") if args.measure else None)
     write_outputs(document, args.out, ship_to=VALIDATION_RATES_FILE if args.write_rates else None)
+
+
+def carried_rates(args) -> dict:
+    """The document whose entries the rates keep where this call measures nothing: with --measure, the shipped file as
+    it is now (what --measure promises: an entry measured since the study began, e.g. by another pass, is kept);
+    otherwise the rates shipped when the study began."""
+    from lm_eval_contam.detection_rates import VALIDATION_RATES_FILE
+    from lm_eval_contam.nullstudy.validation import prior_rates
+
+    if args.measure and VALIDATION_RATES_FILE.is_file():
+        return json.loads(VALIDATION_RATES_FILE.read_text(encoding="utf-8"))
+    return prior_rates(args.out.resolve())
 
 
 def run_reordered(args, settings, base: str) -> None:
@@ -232,8 +243,10 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=24, help="with --papers: instances per partition")
     parser.add_argument("--passes", help="with --papers: comma-separated scoring passes, cheapest first "
                                          "(default: likelihood; also: generation, quiz — free-text partitions; "
-                                         "reference — both shapes, with the filler-only fine-tune; sentence_order — "
-                                         "free text, likewise; reordered — "
+                                         "reference — both shapes, with the filler-only fine-tune; "
+                                         "control_reference — the likelihood control mode against the reference, "
+                                         "both shapes, all three models; sentence_order — free text, all three "
+                                         "models; reordered — "
                                          "acc_reordered's gap on every multiple-choice partition, all three models)")
     parser.add_argument("--measure", help="with --papers: comma-separated rate keys this call measures (default: "
                                            "every verdict scored); the others keep the shipped entries")

@@ -63,12 +63,13 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     settings = ValidationSettings(partitions=1, mc_partitions=1, rows_per_partition=10, epochs=1, learning_rate=1e-3,
                                   share=0.5, max_gen_toks=2, batch_size=10, mixed_precision="no", fresh_per_shape=1)
     study_dir = tmp_path / "study"
-    passes = ("likelihood", "reference")
+    passes = ("likelihood", "reference", "control_reference")
     labelled = run_validation(settings, study_dir, str(tiny_model_dir), passes=passes, progress=False)
     runs = sorted(path.relative_to(study_dir / "runs").as_posix() for path in (study_dir / "runs").glob("*/*")
                   if path.is_dir() and not path.name.endswith(".cache"))
-    assert runs == ["clean/likelihood_00", "clean/reference_00", "filler/reference_00", "injected/likelihood_00",
-                    "injected/reference_00"]
+    assert runs == ["clean/control_reference_00", "clean/likelihood_00", "clean/reference_00",
+                    "filler/control_reference_00", "filler/reference_00", "injected/control_reference_00",
+                    "injected/likelihood_00", "injected/reference_00"]
     partitions, _, _ = prepare(settings, study_dir)
     assert [(p.partition.label, p.role, p.shape, p.clean_only) for p in partitions] == [
         ("Quick Kettle 0 train", "injected", "free text", False), ("Quick Kettle 0 test", "sibling", "free text", False),
@@ -94,7 +95,15 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
             ("filler", "Fresh Arith Quiz b", "option_order_reference"),
             ("filler", "Fresh Council b", "pairing_reference")} <= tests
     assert not {method for model, _, method in tests if model == "clean"} & {"option_order_reference",
-                                                                              "pairing_reference"}
+                                                                              "pairing_reference",
+                                                                              "likelihood_control_reference"}
+    # The control mode on u (the control-reference pass) on both fine-tunes; its tests without a reference counted
+    # once where the likelihood pass scored the task too.
+    assert {("injected", "Quick Kettle 0 train", "likelihood_control_reference"),
+            ("filler", "Fresh Council b", "likelihood_control_reference"),
+            ("filler", "Quick Bridge Quiz 0 test", "likelihood_control")} <= tests
+    counted = [(v.model, v.partition, v.test) for v, _, _ in labelled if v.test == "likelihood_control"]
+    assert len(counted) == len(set(counted)) == 8 + 4 + 8
     assert {("clean", "Fresh Arith Quiz b", method) for method in ("option_order", "incontext_twin", "likelihood_lift",
                                                                    "likelihood_control")} <= tests
     assert not {v.partition for v, _, _ in labelled if v.model == "injected"} & {"Fresh Council a", "Fresh Arith Quiz a"}
@@ -102,9 +111,9 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     combined = [(v.model, v.partition, v.test, role, shape) for v, role, shape in labelled if v.family == "combined"]
     assert ("injected", "Quick Bridge Quiz 0 test", "partition_combined_without_control", "sibling",
             "multiple choice") in combined
-    # clean: 8 partitions x (control, neither); injected: 4 x (control, reference, neither); filler: 8 x (reference,
-    # neither).
-    assert len(combined) == 2 * 8 + 3 * 4 + 2 * 8
+    # clean: 8 partitions x (control, neither); injected and filler (the control mode scored again in the
+    # control-reference pass): 4 and 8 x (control, reference, neither).
+    assert len(combined) == 2 * 8 + 3 * 4 + 3 * 8
     without = next(v for v, _, _ in labelled if v.test == "partition_combined_without_control")
     assert not {t.test for t, _ in without.evidence.evidence} & {"likelihood_control", "likelihood_control_zlib"}
 
@@ -115,7 +124,7 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     assert decisions(run_validation(settings, study_dir, str(tiny_model_dir), passes=passes,
                                     progress=False)) == decisions(labelled)
     collected, complete = collect(settings, study_dir, str(tiny_model_dir))
-    assert complete == ["likelihood", "reference"] and decisions(collected) == decisions(labelled)
+    assert complete == ["likelihood", "reference", "control_reference"] and decisions(collected) == decisions(labelled)
 
     prior = json.loads((study_dir / PRIOR_RATES_FILE).read_text())  # the rates shipped when the study began
     document = rates_document(labelled, command="cmd", date="2026-11-25", design=settings.design("tiny"),
@@ -142,9 +151,10 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     assert found is not None and found.detection_by_shape["multiple choice"].k == 1
     rows = [row for row in partition_verdicts([v for v, _, _ in labelled if v.family != "combined"
                                                and v.model != "filler"]) if not row.controlled]
-    assert rows == []  # every study partition has its control (the sibling split); the filler model ran no control
+    assert rows == []  # every study partition has its control (the sibling split)
     row = next(row for row in partition_verdicts([v for v, _, _ in labelled if v.family != "combined"
                                                   and v.test not in ("likelihood_control", "likelihood_control_zlib",
+                                                                       "likelihood_control_reference",
                                                                        "option_order_reference",
                                                                        "option_order_reference_fixed_answer",
                                                                        "pairing_reference")])
@@ -250,7 +260,9 @@ def study_setup(tmp_path_factory):
 
 def test_a_tasks_pass_follows_from_what_its_method_needs(study_setup) -> None:
     """Log-likelihoods only: the likelihood pass (every shape); generated text: the generation pass; quiz options:
-    the quiz pass (free text only); scored by a reference model too: the reference pass (every shape)."""
+    the quiz pass (free text only); scored by a reference model too: the reference pass (every shape), or, for a
+    method with tests against a control (the likelihood control mode), the likelihood pass and again the
+    control-reference pass."""
     _, _, partitions = study_setup
     # The built-ins' tasks by name (a method added later joins the passes beside them: the test below).
     named = ("timetravel", "dcq", "dcr", "likelihood", "incontext", "optionorder", "pairing")
@@ -264,13 +276,14 @@ def test_a_tasks_pass_follows_from_what_its_method_needs(study_setup) -> None:
                        "likelihood_quick_kettle_0_train_lift"),
         "generation": ("timetravel_quick_kettle_0_train", "timetravel_quick_kettle_0_train_completion"),
         "quiz": ("dcq_quick_kettle_0_train_ll", "likelihood_quick_kettle_0_train_options"),
-        "reference": ("pairing_quick_kettle_0_train",)}
+        "reference": ("pairing_quick_kettle_0_train",), "control_reference": ("likelihood_quick_kettle_0_train",)}
     assert by_label["Quick Bridge Quiz 0 test"] == {"likelihood": (
         "incontext_quick_bridge_quiz_0_test", "likelihood_quick_bridge_quiz_0_test",
-        "likelihood_quick_bridge_quiz_0_test_lift"), "reference": ("optionorder_quick_bridge_quiz_0_test",)}
+        "likelihood_quick_bridge_quiz_0_test_lift"), "reference": ("optionorder_quick_bridge_quiz_0_test",),
+        "control_reference": ("likelihood_quick_bridge_quiz_0_test",)}
     assert by_label["Fresh Council b"] == {"likelihood": (
         "incontext_fresh_council_b", "likelihood_fresh_council_b", "likelihood_fresh_council_b_lift"),
-        "reference": ("pairing_fresh_council_b",)}
+        "reference": ("pairing_fresh_council_b",), "control_reference": ("likelihood_fresh_council_b",)}
 
 
 def test_a_registered_method_joins_the_passes_without_an_edit(study_setup) -> None:

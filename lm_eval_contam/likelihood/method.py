@@ -1,4 +1,5 @@
-"""The likelihood modes' registry entry (ours): their tasks, task YAMLs, quiz samples, verdicts and report section."""
+"""The likelihood modes' registry entry (ours): their tasks, task YAMLs, quiz samples, verdicts and report section;
+the control mode's tasks are scored by the reference model too when the audit names one."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from lm_eval_contam.likelihood.configs import (
 )
 from lm_eval_contam.likelihood.docs import LIFT_MIN_DOCS, cut_sample
 from lm_eval_contam.likelihood.task import LikelihoodSettings
-from lm_eval_contam.likelihood.verdicts import verdicts
+from lm_eval_contam.likelihood.verdicts import REFERENCE_TEST, reference_tests, verdicts
 from lm_eval_contam.method_verdict import NotRun
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, MethodSpec, Quiz, QuizSample, RenderTarget
@@ -74,20 +75,30 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
                   partition=settings.partition.label, reason=reason, variant="lift")
 
 
+def reference_scores(metadata: Mapping[str, Any]) -> bool:
+    """A reference model scores the control mode's tasks only: its test on u is the only one that reads it (the lift
+    and options modes have none)."""
+    return metadata.get("mode", "control") == "control"
+
+
 SPEC = MethodSpec(
     name=METHOD,
     title="Likelihood modes (ours)",
     order=40,
-    needs=frozenset({"logprobs", "control", "quiz_options"}),
+    needs=frozenset({"logprobs", "control", "quiz_options", "reference"}),
     task_names=task_names,
     render_task_configs=render_task_configs,
     shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
     render_html=report_section.html,
     render_markdown=report_section.markdown,
-    rate_keys=("likelihood_control:control", "likelihood_control_zlib:control", "likelihood_lift:lift",
-               "likelihood_options:options"),
+    rate_keys=("likelihood_control:control", "likelihood_control_zlib:control", "likelihood_control_reference:control",
+               "likelihood_lift:lift", "likelihood_options:options"),
     quiz=Quiz(samples=quiz_samples),
-    controlled_tests=("likelihood_control", "likelihood_control_zlib", "likelihood_options"),
+    controlled_tests=("likelihood_control", "likelihood_control_zlib", "likelihood_control_reference",
+                      "likelihood_options"),
     cannot_run=cannot_run,
+    reference_tests=reference_tests,
+    referenced_tests=(REFERENCE_TEST,),
+    reference_scores=reference_scores,
 )

@@ -39,6 +39,7 @@ from lm_eval_contam.quiz_options import default_options_path, options_command, r
 from lm_eval_contam.scoring import option_gap, per_byte, utf8_bytes, zlib_ratio
 
 MODES = ("control", "lift", "options")
+RECORD_METRIC = "per_byte_pvalue"  # a control-mode metric each doc's record is logged under (every metric logs it)
 # mode -> partition-level metric -> reader of the mode's statistics
 METRICS: dict[str, dict[str, Callable[[Any], float]]] = {
     "control": {
@@ -111,13 +112,15 @@ def partition_statistics(mode: str, records: Sequence[Mapping[str, Any]], seed: 
 
 
 def doc_record(mode: str, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-    """One doc's scores from its requests' log-likelihoods (rolling ones read by rolling_loglikelihood)."""
+    """One doc's scores from its requests' log-likelihoods (rolling ones read by rolling_loglikelihood). A control-mode
+    record carries its text's ``identity`` (its side and row), by which a reference model's run of the same task pairs
+    with it (``likelihood_control_reference``)."""
     if mode == "control":
         (loglikelihood,) = results
         loglikelihood = rolling_loglikelihood(loglikelihood)
-        return {"group": doc["group"], "loglikelihood": loglikelihood,
-                "bytes": utf8_bytes(doc["text"]), "per_byte": per_byte(loglikelihood, doc["text"]),
-                "zlib": zlib_ratio(loglikelihood, doc["text"])}
+        return {"identity": f"{doc['group']}:{doc['row_index']}", "group": doc["group"],
+                "loglikelihood": loglikelihood, "bytes": utf8_bytes(doc["text"]),
+                "per_byte": per_byte(loglikelihood, doc["text"]), "zlib": zlib_ratio(loglikelihood, doc["text"])}
     if mode == "options":
         texts = [doc["original"], *doc["perturbed"]]
         scores = [per_byte(rolling_loglikelihood(ll), text) for ll, text in zip(results, texts)]

@@ -6,7 +6,7 @@ them (``lm_eval_contam.report.methods.likelihood``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
@@ -14,7 +14,10 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import number, p_equals, pvalue
 from lm_eval_contam.likelihood.configs import control_overlap_of
 from lm_eval_contam.likelihood.docs import control_partition
+from lm_eval_contam.likelihood.stats import TwoSampleResult, reference_control_test
+from lm_eval_contam.likelihood.task import RECORD_METRIC
 from lm_eval_contam.partitions import Control, ControlKind, Partition
+from lm_eval_contam.relabelling import records_by_identity
 from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.stats import ALPHA, sign_flip_caveats
 from lm_eval_contam.verdict import Verdict
@@ -37,6 +40,7 @@ class ComparisonEvidence:
     uncontrolled_pvalue: float | None = None  # the lift mode's own lift against 0, shown for comparison only
     control: str | None = None  # the control's kind and source (Control.describe), for the modes that have one
     control_overlap: str | None = None  # how many of the control's rows are audited rows, when some are
+    reference_model: str | None = None  # the reference model, when the score is u (the model's less the reference's)
 
     def facts(self) -> list[tuple[str, str]]:
         facts = [(f"{self.score}, partition", number(self.partition_mean)),
@@ -50,6 +54,8 @@ class ComparisonEvidence:
             facts.append(("control (kind, source)", self.control))
         if self.control_overlap is not None:
             facts.append(("control overlap", self.control_overlap))
+        if self.reference_model is not None:
+            facts.append(("reference model", self.reference_model))
         return facts
 
     def summary(self) -> str:
@@ -154,7 +160,54 @@ def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
                     title="Likelihood vs control, zlib-normalised (ours)",
                     score="log-likelihood per zlib byte", prefix="zlib", reference=reference, null=null,
                     rule=TWO_SAMPLE_RULE, **named_control),
+        *_reference_verdict(model, task, common, partition=partition, control=control, named_control=named_control),
     ]
+
+
+REFERENCE_TEST = "likelihood_control_reference"
+REFERENCE_TITLE = "Likelihood vs control on u, against the reference model (ours)"
+REFERENCE_SCORE = "u = log p(model) - log p(reference) per byte"
+
+
+def reference_result(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]], *, seed: int,
+                     source: str) -> TwoSampleResult | None:
+    """The test on u of one control-mode task's logged records against the reference model's records of the same
+    texts (by ``identity``); None for records of the earlier task (no identity logged) or none at all. The audit's
+    verdict and ``run --reference-model`` both read it."""
+    if not records or any("identity" not in record for record in records):
+        return None
+    return reference_control_test(records, reference, seed=seed, source=source)
+
+
+def reference_tests(samples: Sequence[Mapping[str, Any]], reference_samples: Sequence[Mapping[str, Any]],
+                    config: Mapping[str, Any], source: str) -> dict[str, TwoSampleResult]:
+    """``MethodSpec.reference_tests``: the test on u of one control-mode task from both models' logged samples."""
+    metadata = dict(config.get("metadata") or {})
+    reference = records_by_identity([sample.get(RECORD_METRIC) or {} for sample in reference_samples])
+    result = reference_result([sample.get(RECORD_METRIC) or {} for sample in samples], reference,
+                              seed=int(metadata.get("seed", 0)), source=source)
+    return {REFERENCE_TEST: result} if result is not None else {}
+
+
+def _reference_verdict(model: ModelResults, task: str, common: dict, *, partition: Partition, control: str,
+                       named_control: Mapping[str, str | None]) -> list[Verdict]:
+    """The control mode's test on u when a reference model scored the task too (none otherwise)."""
+    reference = model.reference_records(task, RECORD_METRIC)
+    if reference is None or model.reference is None:
+        return []
+    result = reference_result([sample.get(RECORD_METRIC) or {} for sample in model.samples(task)], reference,
+                              seed=int(model.metadata(task).get("seed", 0)), source=str(model.reference.directory))
+    if result is None:
+        return []
+    evidence = ComparisonEvidence(REFERENCE_SCORE, result.partition_mean, result.control_mean, f"control ({control})",
+                                  result.pvalue, control=named_control["control"],
+                                  control_overlap=named_control["control_overlap"],
+                                  reference_model=model.reference.model or model.reference.label)
+    null = (f"the u of {partition.label}'s texts and of {control}'s are exchangeable (the fine-tune saw both alike; "
+            "what it shares with the reference, each text's difficulty and fluency, cancels in u)")
+    return [Verdict(test=REFERENCE_TEST, title=REFERENCE_TITLE, flagged=result.pvalue <= ALPHA,
+                    statistic=result.statistic, pvalue=result.pvalue, null=null, rule=TWO_SAMPLE_RULE,
+                    evidence=evidence, **common)]
 
 
 def verdicts(model: ModelResults) -> list[Verdict]:

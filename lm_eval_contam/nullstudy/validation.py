@@ -49,6 +49,7 @@ from lm_eval_contam.registry import (
     method_of,
     referenced_tests,
     registered_methods,
+    scored_by_reference,
     task_quiz_samples,
 )
 from lm_eval_contam.rundir import ModelResults, load_model_dir
@@ -200,13 +201,15 @@ PASSES = {"likelihood": "every test that needs only log-likelihoods (both shapes
           "generation": "every test that generates text (free text)",
           "quiz": "every test that reads quiz options (free text)",
           "reference": "every test a reference model's scores difference (both shapes; all three models)",
+          "control_reference": "the likelihood pass's tests against a control whose tasks a reference model scores "
+                               "too, with the reference (both shapes; all three models)",
           "sentence_order": "the sentence-order test, whose verdict reads a reference model's scores (free text; all "
                             "three models)"}
 # A referenced method added after the reference pass's runs were scored gets a pass of its own, so the runs scored
 # before keep what they hold (a run is scored once, whatever its pass plans later).
 OWN_REFERENCE_PASS = {"sentenceorder": "sentence_order"}
 # The passes a reference model's scores are read in: the fine-tunes' runs with the clean model's of the same name.
-REFERENCE_PASSES = ("reference", *OWN_REFERENCE_PASS.values())
+REFERENCE_PASSES = ("reference", "control_reference", *OWN_REFERENCE_PASS.values())
 SHAPES = ("free text", "multiple choice", "fresh free text", "fresh multiple choice")
 
 
@@ -278,14 +281,16 @@ def mc_specs(mc: Sequence[McDataset], study_dir: Path) -> list[DatasetSpec]:
 def scoring_pass(config: Mapping[str, Any]) -> str:
     """The pass that scores a task, from its method's registry entry: a task that reads quiz options is in the quiz
     pass, one of a method that generates in the generation pass, one a reference model scores too in the reference
-    pass, the rest (log-likelihoods only) in the likelihood pass."""
+    pass, the rest (log-likelihoods only) in the likelihood pass. A referenced task of a method with tests against a
+    control (the likelihood family's control mode) stays in the likelihood pass, whose tests without a reference it
+    has always been measured in; the control-reference pass scores it again (:func:`likelihood_pass_configs`)."""
     metadata = config.get("metadata") or {}
     spec = method_of(str(metadata.get("method")))
     if task_quiz_samples([config]):
         return "quiz"
     if "generation" in spec.needs:
         return "generation"
-    if "reference" not in spec.needs:
+    if not scored_by_reference(metadata) or "control" in spec.needs:
         return "likelihood"
     return OWN_REFERENCE_PASS.get(spec.name, "reference")
 
@@ -297,14 +302,20 @@ def _likelihood_pass_order(spec: MethodSpec) -> tuple[bool, int]:
 
 def likelihood_pass_configs(partition: Partition, target: RenderTarget) -> dict[str, dict[str, str]]:
     """Per pass (likelihood and the reference passes), task name -> YAML: the partition's tasks of every registered
-    method that does not generate, less those that read quiz options (the quiz pass)."""
+    method that does not generate, less those that read quiz options (the quiz pass); the control-reference pass
+    holds the likelihood pass's tasks a reference model scores too, run again in their own runs (on the filler-only
+    fine-tune too) so its fine-tunes' runs are read against the clean model's."""
     rendered: dict[str, str] = {}
     for spec in sorted(registered_methods(), key=_likelihood_pass_order):
         if "generation" not in spec.needs:  # a method that generates has no task in this pass
             rendered.update(spec.render_task_configs(partition, target))
-    passes = {name: scoring_pass(configs.load(text)) for name, text in rendered.items()}
-    return {scored: {name: text for name, text in rendered.items() if passes[name] == scored}
-            for scored in ("likelihood", *REFERENCE_PASSES)}
+    loaded = {name: configs.load(text) for name, text in rendered.items()}
+    passes = {name: scoring_pass(config) for name, config in loaded.items()}
+    found = {scored: {name: text for name, text in rendered.items() if passes[name] == scored}
+             for scored in ("likelihood", "reference", *OWN_REFERENCE_PASS.values())}
+    found["control_reference"] = {name: text for name, text in found["likelihood"].items()
+                                  if scored_by_reference(loaded[name].get("metadata") or {})}
+    return found
 
 
 def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc: Sequence[McDataset],
@@ -433,6 +444,7 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
     jobs = sorted(((scoring_pass, name, label) for (scoring_pass, label), named in planned.items() for name in named),
                   key=lambda job: (passes.index(job[0]), job[1], MODEL_LABELS.index(job[2])))
     loaded: dict[tuple[str, str], Path | None] = {}
+    counted: set[tuple[str, str, str, str | None]] = set()  # (model, task, test, variant) of the runs read
     for scoring_pass, name, label in tqdm(jobs, desc="validation study: scoring", unit="run", disable=not progress):
         members = planned[(scoring_pass, label)][name]
         run_dir = study_dir / "runs" / label / name
@@ -447,7 +459,12 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
             reference = _reference_run(planned, loaded, scoring_pass, name, label)
             if reference is None:
                 continue  # its reference's run is not scored yet: this run waits for it
-        for verdict in model_verdicts(load_model_dir(directory, label=label, reference=reference)):
+        # A task scored in two passes (the likelihood control mode: again in the control-reference pass) counts its
+        # tests once, from the earlier pass's run.
+        read = [verdict for verdict in model_verdicts(load_model_dir(directory, label=label, reference=reference))
+                if (label, verdict.task, verdict.test, verdict.variant) not in counted]
+        counted.update((label, verdict.task, verdict.test, verdict.variant) for verdict in read)
+        for verdict in read:
             found.setdefault((label, verdict.partition), []).append(verdict)
     roles = {(label, partition): {"injected": by_label[partition].role, "filler": "filler"}.get(label, "unseen")
              for label, partition in found}

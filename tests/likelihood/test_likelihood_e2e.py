@@ -143,3 +143,62 @@ def test_clean_model_is_not_flagged(clean: Path, tmp_path: Path) -> None:
     found = {verdict.test: verdict for verdict in collect(load_run(tmp_path))}
     print({method: (round(v.statistic, 3), round(v.pvalue, 4)) for method, v in found.items()})
     assert not any(verdict.flagged for verdict in found.values())
+
+
+def _audit(model: Path, base: Path, out: Path, *, report: bool = False) -> dict:
+    """``audit --reference-model``: the likelihood modes of Toy News train, ``base`` as the reference; the model's
+    verdicts by test."""
+    from lm_eval_contam.cli import main as cli_main
+
+    with _one_thread():
+        assert cli_main(["audit", "--model", str(model), "--label", "tuned", "--reference-model", str(base),
+                         "--partitions", "toy_news:train", "--methods", "likelihood", "--batch_size", "8",
+                         "--device", "cpu", *([] if report else ["--no-report"]), "--output_path", str(out)]) == 0
+    return {verdict.test: verdict for verdict in collect(load_run(out)) if verdict.family == "likelihood"}
+
+
+def test_audit_with_a_reference_scores_only_the_control_mode_and_tests_it_on_u(
+        base_model: Path, memoriser: Path, clean: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference (the checkpoint both fine-tunes start from) scores the control mode's task, not the lift's or
+    the options'; on u the memoriser is flagged, the fine-tune on other text is not."""
+    import json
+
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    found = _audit(memoriser, base_model, tmp_path / "memoriser", report=True)
+    reference = json.loads((tmp_path / "memoriser" / "audit.json").read_text())["models"][0]["reference"]
+    assert reference["tasks"] == ["likelihood_toy_news_train"]
+    on_u = found["likelihood_control_reference"]
+    assert on_u.flagged and on_u.pvalue < 0.01 and on_u.statistic > 0
+    assert on_u.title == "Likelihood vs control on u, against the reference model (ours)"
+    assert on_u.evidence.reference_model == f"hf pretrained={base_model}"
+    assert "Toy News test" in on_u.null and "exchangeable" in on_u.null
+    report = (tmp_path / "memoriser" / "report.md").read_text()
+    assert "Likelihood vs control on u, against the reference model (ours)" in report
+    assert f"hf pretrained={base_model}" in report
+    assert not _audit(clean, base_model, tmp_path / "clean")["likelihood_control_reference"].flagged
+
+
+def test_run_with_a_reference_writes_the_test_on_u_into_the_control_tasks_row(
+        base_model: Path, memoriser: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run --reference-model``: the reference scores the control mode's task only (not the lift's), and the control
+    task's row in lm-eval's results gets the test on u's p-value and standardised difference."""
+    import json
+
+    from lm_eval_contam.audit import check_reference
+    from lm_eval_contam.cli import main as cli_main
+    from lm_eval_contam.generation import ModelSpec
+
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    assert check_reference(ModelSpec.parse(str(base_model)), "hf", TASKS, harness.task_manager()) == [TASKS[0]]
+    out = tmp_path / "run"
+    with _one_thread():
+        assert cli_main(["run", "--model", "hf", "--model_args", f"pretrained={memoriser}", "--reference-model",
+                         str(base_model), "--tasks", ",".join(TASKS[:2]), "--batch_size", "8", "--device", "cpu",
+                         "--output_path", str(out)]) == 0
+    (path,) = out.rglob("results_*.json")
+    results = json.loads(path.read_text())
+    control, lift = (results["results"][task] for task in TASKS[:2])
+    assert control["likelihood_control_reference_pvalue,none"] < 0.01
+    assert control["likelihood_control_reference_z,none"] > 2
+    assert not any(key.startswith("likelihood_control_reference") for key in lift)
+    assert results["higher_is_better"][TASKS[0]]["likelihood_control_reference_pvalue"] is False
