@@ -138,6 +138,8 @@ CLEAN_MODEL_STUDY = "the validation study (never-seen partitions, clean default 
 
 SIBLING_STUDY = "the validation study (held-out siblings of injected partitions)"
 FILLER_STUDY = "the validation study (never-seen partitions, filler-only fine-tune against its reference)"
+AUTHOR_STUDY = ("the validation study (never-seen natural-text partitions, a fine-tune on the same authors' other split "
+                "against its reference)")
 # Which false-positive column of a validation rates document each study reads, and what its null partitions are.
 _VALIDATION_NULLS = {
     "false_positive_clean": ("partitions the clean default model never saw", CLEAN_MODEL_STUDY),
@@ -145,6 +147,8 @@ _VALIDATION_NULLS = {
                                 SIBLING_STUDY),
     "false_positive_filler": ("partitions a fine-tune of the default model on the same corpus less the contaminant "
                               "never saw, against the default model as its reference", FILLER_STUDY),
+    "false_positive_author": ("natural-text partitions a fine-tune of the default model on the same authors' other "
+                              "split never saw, against the default model as its reference", AUTHOR_STUDY),
 }
 
 
@@ -199,6 +203,13 @@ def shipped_filler_rates() -> dict[str, MeasuredRate]:
     return filler_rates(_shipped_validation(), str(VALIDATION_RATES_FILE))
 
 
+@functools.lru_cache(maxsize=1)
+def shipped_author_rates() -> dict[str, MeasuredRate]:
+    """False positives on the author fine-tune: a reference-differenced test that fires on what a fine-tune learned
+    of the items' authors (their conventions, their domain) rather than on the items."""
+    return validation_false_positives(_shipped_validation(), "false_positive_author", str(VALIDATION_RATES_FILE))
+
+
 def clean_model_rate(verdict: Verdict) -> MeasuredRate | None:
     """The validation study's false-positive rate of this verdict's test on the clean default model, if measured."""
     return shipped_clean_model_rates().get(rate_key(verdict))
@@ -215,7 +226,7 @@ PARTITION_NULL = "every calibrated test's own null hypothesis holds for this par
 PARTITION_RULE = (f"contaminated when any calibrated test's Holm-adjusted p <= {ALPHA} (family-wise level {ALPHA} over "
                   "the partition's calibrated tests, under any dependence between them); the papers' own verdicts, "
                   "tests with no measured false-positive rate, and tests measured flagging never-seen partitions "
-                  "(null study, clean default model, filler-only fine-tune) or held-out siblings of injected "
+                  "(null study, clean default model, filler-only and author fine-tunes) or held-out siblings of injected "
                   f"partitions significantly more often than {ALPHA}, are shown beside it and do not drive it")
 
 
@@ -226,7 +237,8 @@ RateSources = Mapping[str, MeasuredRate] | Sequence[Mapping[str, MeasuredRate]]
 
 def rate_sources(rates: RateSources | None) -> list[Mapping[str, MeasuredRate]]:
     if rates is None:
-        return [shipped_rates(), shipped_clean_model_rates(), shipped_sibling_rates(), shipped_filler_rates()]
+        return [shipped_rates(), shipped_clean_model_rates(), shipped_sibling_rates(), shipped_filler_rates(),
+                shipped_author_rates()]
     return [rates] if isinstance(rates, Mapping) else list(rates)
 
 
@@ -235,7 +247,7 @@ def over_level_rate(verdict: Verdict, rates: RateSources | None = None) -> Measu
     Clopper-Pearson interval lies above ALPHA), if any: its p-value holds only under its own null, which real models
     break (e.g. Time Travel's guided prompt alone eliciting closer text; a dataset's learned name and style lifting
     its unseen split). ``rates`` None: the null study's rates and the validation study's on the clean model and on
-    held-out siblings of injected partitions and on the filler-only fine-tune."""
+    held-out siblings of injected partitions, on the filler-only fine-tune and on the author fine-tune."""
     sources = rate_sources(rates)
     found = [source[rate_key(verdict)] for source in sources if rate_key(verdict) in source]
     return next((rate for rate in found if rate.confidence_interval.low > ALPHA), None)

@@ -295,7 +295,7 @@ def test_dcr_levels_factor_and_adjusted_accuracy(tmp_path) -> None:
     assert "DCR level scores S1–S4" in page and "raw vs DCR-adjusted" in page and len(re.findall("<svg", page)) == 2
     assert ("No partition-level test in this run (Time Travel; Data Contamination Quiz; Likelihood modes (ours); "
             "In-context test (ours, after CoDeC, NVIDIA 2025); Option-order test (ours, after Ni et al., AAAI 2025); "
-            "Pairing test (ours)): nothing to decide.") in page
+            "Pairing test (ours); Sentence-order test (ours)): nothing to decide.") in page
     markdown = render_markdown(report)
     assert "##### DCR — dcr_toy_sentiment (sheet toy_sentiment)" in markdown and "| 0.700 | 0.150 | 0.500 | 0.300 |" in markdown
 

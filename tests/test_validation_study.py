@@ -67,7 +67,7 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     labelled = run_validation(settings, study_dir, str(tiny_model_dir), passes=passes, progress=False)
     runs = sorted(path.relative_to(study_dir / "runs").as_posix() for path in (study_dir / "runs").glob("*/*")
                   if path.is_dir() and not path.name.endswith(".cache"))
-    assert runs == ["clean/control_reference_00", "clean/likelihood_00", "clean/reference_00",
+    assert runs == ["author/reference_00", "clean/control_reference_00", "clean/likelihood_00", "clean/reference_00",
                     "filler/control_reference_00", "filler/reference_00", "injected/control_reference_00",
                     "injected/likelihood_00", "injected/reference_00"]
     partitions, _, _ = prepare(settings, study_dir)
@@ -78,11 +78,14 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
         ("Fresh Council a", "unseen", "fresh free text", True), ("Fresh Arith Quiz a", "unseen", "fresh multiple choice", True),
         ("Fresh Council b", "unseen", "fresh free text", True), ("Fresh Arith Quiz b", "unseen", "fresh multiple choice", True)]
     assert scored_runs(study_dir)["likelihood"] == expected_runs(partitions)["likelihood"] == 2
-    assert scored_runs(study_dir)["reference"] == expected_runs(partitions)["reference"] == 3
+    assert scored_runs(study_dir)["reference"] == expected_runs(partitions)["reference"] == 4
     filler = json.loads((study_dir / "filler_model" / "contamination_manifest.json").read_text())
     assert filler["injected"]["num_texts"] == 0 and filler["injected"]["filler_only"]
     assert filler["corpus"]["contaminant_share"] == 0 and filler["settings"] == json.loads(
         (study_dir / "model" / "contamination_manifest.json").read_text())["settings"]
+    author = json.loads((study_dir / "author_model" / "contamination_manifest.json").read_text())
+    assert [source["partition"] for source in author["injected"]["sources"]] == ["free_council_a", "mc_arith_a"]
+    assert author["settings"]["share"] == 0.5 and author["settings"]["learning_rate"] == 1e-3
     manifest = json.loads((study_dir / "model" / "contamination_manifest.json").read_text())
     assert [source["format"] for source in manifest["injected"]["sources"]] == ["timetravel", "lm-eval multiple choice"]
     assert manifest["settings"]["learning_rate"] == 1e-3 and manifest["corpus"]["contaminant_share"] <= 0.5
@@ -93,7 +96,13 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     # On u against the clean model: the fine-tunes' verdicts; the clean model has no reference.
     assert {("injected", "Quick Bridge Quiz 0 train", "option_order_reference"),
             ("filler", "Fresh Arith Quiz b", "option_order_reference"),
-            ("filler", "Fresh Council b", "pairing_reference")} <= tests
+            ("filler", "Fresh Council b", "pairing_reference"),
+            ("author", "Fresh Arith Quiz b", "option_order_reference"),
+            ("author", "Fresh Council b", "pairing_reference")} <= tests
+    # The author fine-tune audits only the split it was not trained on, in the passes that need no control.
+    assert {v.partition for v, _, _ in labelled if v.model == "author"} == {"Fresh Council b", "Fresh Arith Quiz b"}
+    assert {role for v, role, _ in labelled if v.model == "author"} == {"author"}
+    assert not {v.test for v, _, _ in labelled if v.model == "author"} & {"likelihood_control_reference"}
     assert not {method for model, _, method in tests if model == "clean"} & {"option_order_reference",
                                                                               "pairing_reference",
                                                                               "likelihood_control_reference"}
@@ -112,8 +121,8 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     assert ("injected", "Quick Bridge Quiz 0 test", "partition_combined_without_control", "sibling",
             "multiple choice") in combined
     # clean: 8 partitions x (control, neither); injected and filler (the control mode scored again in the
-    # control-reference pass): 4 and 8 x (control, reference, neither).
-    assert len(combined) == 2 * 8 + 3 * 4 + 3 * 8
+    # control-reference pass): 4 and 8 x (control, reference, neither); author: 2 x (reference, neither).
+    assert len(combined) == 2 * 8 + 3 * 4 + 3 * 8 + 2 * 2
     without = next(v for v, _, _ in labelled if v.test == "partition_combined_without_control")
     assert not {t.test for t, _ in without.evidence.evidence} & {"likelihood_control", "likelihood_control_zlib"}
 
@@ -139,7 +148,8 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     assert document["methods"]["option_order"]["false_positive_clean"]["k"] == 4  # multiple-choice partitions only
     on_u = document["methods"]["option_order_reference"]
     assert on_u["detection"]["k"] == 1 and on_u["false_positive_filler"]["k"] == 4 and "false_positive_clean" not in on_u
-    assert "| false positives (filler-only fine-tune) |" in markdown_table(document)
+    assert on_u["false_positive_author"]["k"] == 1  # Fresh Arith Quiz b
+    assert "| false positives (filler-only fine-tune) | false positives (author fine-tune) |" in markdown_table(document)
     # What this study did not score keeps the earlier study's entry, with its own command and date.
     carried, earlier = document["methods"]["tt_alg1:completion"], prior["methods"]["tt_alg1:completion"]
     assert carried["date"] == earlier.get("date", prior["date"]) and carried["detection"] == earlier["detection"]
@@ -150,7 +160,7 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     found = measured_detection(without, rates)
     assert found is not None and found.detection_by_shape["multiple choice"].k == 1
     rows = [row for row in partition_verdicts([v for v, _, _ in labelled if v.family != "combined"
-                                               and v.model != "filler"]) if not row.controlled]
+                                               and v.model not in ("filler", "author")]) if not row.controlled]
     assert rows == []  # every study partition has its control (the sibling split)
     row = next(row for row in partition_verdicts([v for v, _, _ in labelled if v.family != "combined"
                                                   and v.test not in ("likelihood_control", "likelihood_control_zlib",

@@ -15,8 +15,9 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 # "filler": a partition audited on the validation study's filler-only fine-tune (never seen by it; the null of the
-# reference-differenced tests).
-Role = Literal["unseen", "sibling", "injected", "filler"]
+# reference-differenced tests); "author": one audited on its author fine-tune (never seen by it, though it learned
+# the same authors' other split: their conventions).
+Role = Literal["unseen", "sibling", "injected", "filler", "author"]
 NULL_ROLES: tuple[Role, ...] = ("unseen", "sibling")
 # What each null role's partitions are (the rates file's ``null``), and their short names in the README table.
 ROLE_NULLS: dict[Role, str] = {
@@ -26,7 +27,8 @@ ROLE_NULLS: dict[Role, str] = {
 }
 ROLE_NAMES: dict[Role, str] = {"unseen": "unseen dataset", "sibling": "held-out sibling of an injected split",
                                "injected": "injected split (detection, not a null)",
-                               "filler": "partition audited on the filler-only fine-tune"}
+                               "filler": "partition audited on the filler-only fine-tune",
+                               "author": "partition audited on a fine-tune on its authors' other split"}
 
 
 @dataclass(frozen=True)

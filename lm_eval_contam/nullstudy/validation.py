@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,13 +69,14 @@ from lm_eval_contam.wordnet import glosses, wordnet_dir
 
 VALIDATION_VERSION = 1
 # The clean (reference) model first: the fine-tunes' reference-differenced verdicts read its runs.
-MODEL_LABELS = ("clean", "injected", "filler")
+MODEL_LABELS = ("clean", "injected", "filler", "author")
 # Each fine-tune's reference: the checkpoint it was fine-tuned from (its verdicts difference the two).
-REFERENCE_OF = {"injected": "clean", "filler": "clean"}
+REFERENCE_OF = {"injected": "clean", "filler": "clean", "author": "clean"}
 # What each measured rate is, keyed by the partition role it is counted on (the clean model's partitions: "unseen";
 # the filler-only fine-tune's: "filler").
 RATE_ROLES: dict[str, Role] = {"detection": "injected", "false_positive_held_out": "sibling",
-                               "false_positive_clean": "unseen", "false_positive_filler": "filler"}
+                               "false_positive_clean": "unseen", "false_positive_filler": "filler",
+                               "false_positive_author": "author"}
 RATE_MEANINGS = {
     "detection": "injected train splits flagged, on the injected model",
     "false_positive_held_out": "held-out test splits (their sibling split and dataset name were injected) flagged, on "
@@ -83,6 +84,9 @@ RATE_MEANINGS = {
     "false_positive_clean": "partitions flagged on the clean model (it saw none of them)",
     "false_positive_filler": "partitions flagged on the filler-only fine-tune (the injected model's recipe with the "
                              "contaminant left out; it saw none of them), against the clean model as its reference",
+    "false_positive_author": "natural-text partitions flagged on the author fine-tune (trained on the same datasets' other "
+                             "split: their authors' conventions and domain, none of these items), against the clean "
+                             "model as its reference",
 }
 GLOSSES_PER_PARAGRAPH = 12
 
@@ -170,7 +174,12 @@ def mc_training_text(row: Mapping[str, object]) -> str:
 
 # Where the study keeps its fine-tunes of the base model: the injected one, and the filler-only one (the same corpus
 # with the contaminant taken out: the null of the reference-differenced tests).
-MODEL_DIRS = {"injected": "model", "filler": "filler_model"}
+MODEL_DIRS = {"injected": "model", "filler": "filler_model", "author": "author_model"}
+# The author fine-tune (the null of learned conventions): the default model on the fresh datasets' first split, at a
+# contaminant share well above the papers' (the worst case: it learns the authors' domain and habits as hard as it
+# can), the papers' learning rate and epochs; audited on their second split, which it never saw.
+AUTHOR_SHARE = 0.5
+AUTHOR_TRAINED, AUTHOR_AUDITED = "a", "b"
 
 
 def train_injected_model(world: World, mc: Sequence[McDataset], settings: ValidationSettings, base_model: str,
@@ -190,6 +199,30 @@ def train_injected_model(world: World, mc: Sequence[McDataset], settings: Valida
         description = {"sources": recorded, **({"contaminant_left_out": sources} if filler_only else {})}
         inject(base_model, texts, str(out), settings=injection, filler=study_filler(), description=description,
                filler_only=filler_only)
+    return out
+
+
+def author_texts(per_shape: int) -> tuple[list[dict[str, str]], list[str]]:
+    """The author fine-tune's contaminant: the first ``per_shape`` fresh datasets of each shape, their trained split
+    (free text as written; multiple choice as an lm-eval task renders it, with its answer letter); with its sources."""
+    sources, texts = [], []
+    for kind in ("free", "mc"):
+        for path in sorted(FRESH_DIR.glob(f"{kind}_*_{AUTHOR_TRAINED}.jsonl"))[:per_shape]:
+            rows = read_jsonl_objects(path)
+            texts += ([str(row["text"]) for row in rows] if kind == "free" else
+                      [f"{render_question(row['question'], row['choices'])} {MC_LETTERS[int(row['answer'])]}"
+                       for row in rows])
+            sources.append({"partition": path.stem, "format": "text" if kind == "free" else "lm-eval multiple choice"})
+    return sources, texts
+
+
+def train_author_model(settings: ValidationSettings, base_model: str, study_dir: Path) -> Path:
+    """The author fine-tune (kept, and resumed, under ``author_model/``)."""
+    out = study_dir / MODEL_DIRS["author"]
+    injection = replace(settings.injection(), share=AUTHOR_SHARE)
+    sources, texts = author_texts(settings.fresh_per_shape)
+    if not trained_with(out, injection, sources):
+        inject(base_model, texts, str(out), settings=injection, filler=study_filler(), description={"sources": sources})
     return out
 
 
@@ -358,9 +391,17 @@ def runs(partitions: Sequence[StudyPartition], scoring_pass: str,
          label: str) -> list[tuple[str, list[StudyPartition]]]:
     """The runs of one pass on one model: (run name, its partitions), in order; the injected model skips the
     partitions only the clean model is audited on (natural text it may have been trained near; the filler-only
-    fine-tune is audited on them as on every other), and only the reference passes run on the filler-only model."""
+    fine-tune is audited on them as on every other), and only the reference passes run on the filler-only and author
+    fine-tunes. The author fine-tune audits the natural-text split it was not trained on, in runs named as the clean
+    model's runs that hold them (its reference's), in the passes whose tests need no control (the split's control is
+    the split it was trained on)."""
     if label == "filler" and scoring_pass not in REFERENCE_PASSES:
         return []
+    if label == "author" and scoring_pass not in ("reference", *OWN_REFERENCE_PASS.values()):
+        return []
+    if label == "author":
+        return [(name, audited) for name, members in runs(partitions, scoring_pass, "clean")
+                if (audited := [p for p in members if p.clean_only and p.partition.split == AUTHOR_AUDITED])]
     mine = [p for p in partitions if p.tasks.get(scoring_pass) and not (p.clean_only and label == "injected")]
     return [(f"{scoring_pass}_{start // PARTITIONS_PER_RUN:02d}", mine[start:start + PARTITIONS_PER_RUN])
             for start in range(0, len(mine), PARTITIONS_PER_RUN)]
@@ -466,7 +507,8 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
         counted.update((label, verdict.task, verdict.test, verdict.variant) for verdict in read)
         for verdict in read:
             found.setdefault((label, verdict.partition), []).append(verdict)
-    roles = {(label, partition): {"injected": by_label[partition].role, "filler": "filler"}.get(label, "unseen")
+    roles = {(label, partition): {"injected": by_label[partition].role, "filler": "filler",
+                                  "author": "author"}.get(label, "unseen")
              for label, partition in found}
     # The tests this study measures drive its combined verdicts as candidates, less those it measures over their level
     # (as the shipped verdict will leave them out).
@@ -485,7 +527,7 @@ def over_level_here(labelled: Iterable[tuple[Verdict, Role]]) -> frozenset[str]:
     fine-tune's) significantly more often than ALPHA: the interval's lower end above it."""
     return frozenset(rates.key for rates in tally(labelled)
                      if any(rates.by_role[role].confidence_interval.low > ALPHA
-                            for role in ("unseen", "sibling", "filler") if role in rates.by_role))
+                            for role in ("unseen", "sibling", "filler", "author") if role in rates.by_role))
 
 
 def _reference_run(planned: Mapping[tuple[str, str], Mapping[str, Sequence[StudyPartition]]],
@@ -541,6 +583,7 @@ def run_validation(settings: ValidationSettings, study_dir: Path, base_model: st
     models = [("clean", Path(base_model)), ("injected", injected)]
     if any(name in passes for name in REFERENCE_PASSES):
         models.append(("filler", train_injected_model(world, mc, settings, base_model, study_dir, filler_only=True)))
+        models.append(("author", train_author_model(settings, base_model, study_dir)))
     return score(partitions, models, settings, study_dir, prior_rates(study_dir), passes=passes, progress=progress)
 
 
@@ -625,7 +668,7 @@ def _design_summary(design: Mapping[str, object]) -> str:
 
 def markdown_table(document: Mapping[str, object]) -> str:
     """One row per verdict method (and per shape where measured on both): detection, false positives beside the
-    injection and on the clean model; rows carried over from an earlier study say so."""
+    injection, on the clean model and on the two null fine-tunes; rows carried over from an earlier study say so."""
 
     def cell(entry: Mapping[str, object] | None) -> str:
         if not entry:
@@ -636,10 +679,11 @@ def markdown_table(document: Mapping[str, object]) -> str:
     def row(key: str, title: str, entry: Mapping[str, object]) -> str:
         return (f"| `{key}` | {title} | {cell(entry.get('detection'))} | "  # type: ignore[arg-type]
                 f"{cell(entry.get('false_positive_held_out'))} | {cell(entry.get('false_positive_clean'))} | "  # type: ignore[arg-type]
-                f"{cell(entry.get('false_positive_filler'))} |")  # type: ignore[arg-type]
+                f"{cell(entry.get('false_positive_filler'))} | {cell(entry.get('false_positive_author'))} |")  # type: ignore[arg-type]
 
     lines = ["| verdict | test | detection (injected) | false positives (held-out siblings) | "
-             "false positives (clean model) | false positives (filler-only fine-tune) |", "|---|---|---|---|---|---|"]
+             "false positives (clean model) | false positives (filler-only fine-tune) | "
+             "false positives (author fine-tune) |", "|---|---|---|---|---|---|---|"]
     for key, entry in document["methods"].items():  # type: ignore[union-attr]
         earlier = f" — earlier study ({entry['date']})" if "design" in entry else ""
         lines.append(row(key, f"{entry['title']}{earlier}", entry))
