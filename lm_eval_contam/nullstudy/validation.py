@@ -84,9 +84,9 @@ RATE_MEANINGS = {
     "false_positive_clean": "partitions flagged on the clean model (it saw none of them)",
     "false_positive_filler": "partitions flagged on the filler-only fine-tune (the injected model's recipe with the "
                              "contaminant left out; it saw none of them), against the clean model as its reference",
-    "false_positive_author": "natural-text partitions flagged on the author fine-tune (trained on the same datasets' other "
-                             "split: their authors' conventions and domain, none of these items), against the clean "
-                             "model as its reference",
+    "false_positive_author": "natural-text partitions flagged on the author fine-tune (trained on the same datasets' "
+                             "other split: their authors' conventions and domain, none of these items), against the "
+                             "clean model as its reference",
 }
 GLOSSES_PER_PARAGRAPH = 12
 
@@ -222,7 +222,8 @@ def train_author_model(settings: ValidationSettings, base_model: str, study_dir:
     injection = replace(settings.injection(), share=AUTHOR_SHARE)
     sources, texts = author_texts(settings.fresh_per_shape)
     if not trained_with(out, injection, sources):
-        inject(base_model, texts, str(out), settings=injection, filler=study_filler(), description={"sources": sources})
+        inject(base_model, texts, str(out), settings=injection, filler=study_filler(),
+               description={"sources": sources})
     return out
 
 
@@ -677,9 +678,9 @@ def markdown_table(document: Mapping[str, object]) -> str:
         return f"{entry['flagged']}/{entry['k']} = {100 * float(entry['rate']):.0f} % [{100 * low:.0f}, {100 * high:.0f}]"
 
     def row(key: str, title: str, entry: Mapping[str, object]) -> str:
-        return (f"| `{key}` | {title} | {cell(entry.get('detection'))} | "  # type: ignore[arg-type]
-                f"{cell(entry.get('false_positive_held_out'))} | {cell(entry.get('false_positive_clean'))} | "  # type: ignore[arg-type]
-                f"{cell(entry.get('false_positive_filler'))} | {cell(entry.get('false_positive_author'))} |")  # type: ignore[arg-type]
+        columns = ("detection", "false_positive_held_out", "false_positive_clean", "false_positive_filler",
+                   "false_positive_author")
+        return f"| `{key}` | {title} | " + " | ".join(cell(entry.get(column)) for column in columns) + " |"  # type: ignore[arg-type]
 
     lines = ["| verdict | test | detection (injected) | false positives (held-out siblings) | "
              "false positives (clean model) | false positives (filler-only fine-tune) | "
