@@ -1,0 +1,57 @@
+"""The validation study's pooled power analysis: pooled relabelling tests from each partition's result, exact."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy import stats
+
+from lm_eval_contam.method_verdict import Verdict
+from lm_eval_contam.nullstudy.pooled_power import markdown_table, pooled_rates, pooled_test
+from lm_eval_contam.relabelling import RelabellingEvidence, RelabellingResult, arrangement_test
+
+
+def result(statistic: float, expected: float, sd: float, n: int = 24) -> RelabellingResult:
+    return RelabellingResult(statistic=statistic, pvalue=0.5, confidence_interval=None, n=n, expected=expected,
+                             null_sd=sd, draws=999, min_pvalue=0.001)
+
+
+def test_the_pooled_test_standardises_the_summed_statistic_by_the_summed_null_variance() -> None:
+    pooled = pooled_test([result(3.0, 1.0, 3.0), result(5.0, 2.0, 4.0)])
+    assert pooled.statistic == pytest.approx(5 / 5) and pooled.pvalue == pytest.approx(stats.norm.sf(1.0))
+    assert (pooled.n, pooled.partitions) == (48, 2)
+    assert pooled_test([result(0.0, 0.0, 0.0)]).pvalue == 1.0  # no spread: nothing can stand out
+
+
+def test_pooling_two_partitions_agrees_with_the_monte_carlo_test_over_their_items_together() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    items = [list(rng.normal(size=6) + np.eye(6)[0] * 0.4) for _ in range(48)]
+    separate = [arrangement_test(items[:24], draws=20_000, name="a"), arrangement_test(items[24:], draws=20_000,
+                                                                                         name="b")]
+    together = arrangement_test(items, draws=20_000, name="ab")
+    pooled = pooled_test(separate)
+    assert pooled.statistic == pytest.approx(together.standardised, abs=0.05)
+    assert pooled.pvalue == pytest.approx(together.pvalue, abs=0.01)
+
+
+def _verdict(test: str, partition: str, z: float) -> Verdict:
+    evidence = RelabellingEvidence("option orders", "u", "base", result(z, 0.0, 1.0), 24)
+    return Verdict(model="injected", partition=partition, family="optionorder", test=test, title=test, task=partition,
+                   flagged=None, statistic=z, pvalue=None, confidence_interval=None, n=24, null="", rule="",
+                   evidence=evidence)
+
+
+def test_pools_group_partitions_of_one_model_role_and_shape_in_label_order_and_count_the_flagged() -> None:
+    zs = [1.2, 1.2, 1.2, 1.2, -3.0]
+    labelled = [(_verdict("option_order_reference", f"P{i}", z), "injected", "multiple choice")
+                for i, z in enumerate(zs)]
+    labelled.append((_verdict("other_test", "P9", 9.0), "injected", "multiple choice"))
+    rates = pooled_rates(labelled, ["option_order_reference"], sizes=(1, 2, 4, 8))
+    # Alone each 1.2 < 1.645; two together 2.4 / sqrt(2) = 1.70; four 4.8 / 2 = 2.4; no pool of 8 from 5.
+    assert [(rate.size, rate.items, rate.flagged, rate.pools) for rate in rates] == [(1, 24, 0, 5), (2, 48, 2, 2),
+                                                                                   (4, 96, 1, 1)]
+    assert 2.4 / math.sqrt(2) > stats.norm.isf(0.05)
+    assert "| `option_order_reference` | injected | multiple choice | 2 | 48 | 2/2 |" in markdown_table(rates)
