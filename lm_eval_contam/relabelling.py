@@ -29,6 +29,7 @@ import numpy as np
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.formatting import number, p_equals, pvalue
+from lm_eval_contam.partitions import Partition
 from lm_eval_contam.seeding import rng_for
 from lm_eval_contam.stats import TestResult
 
@@ -142,20 +143,47 @@ def records_by_identity(records: Sequence[Mapping[str, Any]]) -> dict[str, Mappi
     return {str(record.get("identity")): record for record in records}
 
 
+def reference_record(record: Mapping[str, Any], reference: Mapping[str, Mapping[str, Any]], *,
+                     source: str) -> Mapping[str, Any]:
+    """The reference model's record of the same doc as ``record`` (by ``identity``); a doc the reference did not score
+    is an error naming its run (``source``): the two runs must hold the same task."""
+    identity = str(record.get("identity"))
+    other = reference.get(identity)
+    if other is None:
+        raise ContamError(f"the reference model's run has no record of {identity!r}; audit both models on the same "
+                          "task", source=source, field="identity")
+    return other
+
+
 def reference_differenced(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]],
                           *, source: str) -> list[list[float]]:
-    """Each record's ``scores`` as ``u``: minus the reference's record of the same doc (by ``identity``); a doc the
-    reference did not score, or scored as other texts, is an error naming the run (the two runs must hold the same
-    task)."""
-    found = []
-    for record in records:
-        identity = str(record.get("identity"))
-        other = reference.get(identity)
-        if other is None:
-            raise ContamError(f"the reference model's run has no record of {identity!r}; audit both models on the same "
-                              "task", source=source, field="identity")
-        found.append(differenced(record["scores"], other.get("scores") or []))
-    return found
+    """Each record's ``scores`` as ``u``: minus the reference's record of the same doc (:func:`reference_record`); a
+    doc it scored as other texts is an error too."""
+    return [differenced(record["scores"], reference_record(record, reference, source=source).get("scores") or [])
+            for record in records]
+
+
+@dataclass(frozen=True)
+class ReferencedTask:
+    """One task's logged records from both models' samples, as a family's ``MethodSpec.reference_tests`` reads them:
+    the model's records, the reference's by identity, the task's seed and its partition's label."""
+
+    records: list[Mapping[str, Any]]
+    reference: dict[str, Mapping[str, Any]]
+    seed: int
+    label: str
+
+
+def referenced_task(samples: Sequence[Mapping[str, Any]], reference_samples: Sequence[Mapping[str, Any]],
+                    config: Mapping[str, Any], metric: str) -> ReferencedTask | None:
+    """Both models' records of one task (each doc's record logged under ``metric``); None when the model logged none."""
+    records = [sample.get(metric) or {} for sample in samples]
+    if not records:
+        return None
+    metadata = dict(config.get("metadata") or {})
+    return ReferencedTask(records, records_by_identity([sample.get(metric) or {} for sample in reference_samples]),
+                          int(metadata.get("seed", 0)),
+                          Partition.from_task_metadata(metadata, str(config.get("test_split"))).label)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from scipy import stats
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.likelihood.docs import CONTROL, PARTITION
+from lm_eval_contam.relabelling import reference_record
 from lm_eval_contam.seeding import rng_for
 from lm_eval_contam.stats import PermutationResult, TestResult, finite_scores, permutation_test
 
@@ -102,10 +103,7 @@ def differenced_per_byte(records: Sequence[Mapping[str, Any]], reference: Mappin
     found = []
     for record in records:
         identity = str(record.get("identity"))
-        other = reference.get(identity)
-        if other is None:
-            raise ContamError(f"the reference model's run has no record of {identity!r}; audit both models on the same "
-                              "task", source=source, field="identity")
+        other = reference_record(record, reference, source=source)
         if other.get("bytes") != record["bytes"]:
             raise ContamError(f"the reference model scored {identity!r} as a text of {other.get('bytes')!r} bytes "
                               f"where the audited model's has {record['bytes']!r}; audit both models on the same task",

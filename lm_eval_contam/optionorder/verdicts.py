@@ -17,8 +17,8 @@ from lm_eval_contam.relabelling import (
     RelabellingEvidence,
     RelabellingResult,
     arrangement_test,
-    records_by_identity,
     reference_differenced,
+    referenced_task,
 )
 from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.stats import ALPHA
@@ -134,11 +134,11 @@ def reference_arrangement_results(records: Sequence[Mapping[str, Any]], referenc
 def reference_tests(samples: Sequence[Mapping[str, Any]], reference_samples: Sequence[Mapping[str, Any]],
                     config: Mapping[str, Any], source: str) -> dict[str, RelabellingResult]:
     """``MethodSpec.reference_tests``: the tests on u of one task from both models' logged samples and its config."""
-    metadata = dict(config.get("metadata") or {})
-    partition = Partition.from_task_metadata(metadata, str(config.get("test_split")))
-    reference = records_by_identity([sample.get(RECORD_METRIC) or {} for sample in reference_samples])
-    found = reference_arrangement_results([sample.get(RECORD_METRIC) or {} for sample in samples], reference,
-                                          seed=int(metadata.get("seed", 0)), label=partition.label, source=source)
+    task = referenced_task(samples, reference_samples, config, RECORD_METRIC)
+    if task is None:
+        return {}
+    found = reference_arrangement_results(task.records, task.reference, seed=task.seed, label=task.label,
+                                          source=source)
     return {test: result for test, (result, _) in found.items()}
 
 

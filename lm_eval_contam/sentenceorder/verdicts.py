@@ -12,8 +12,8 @@ from lm_eval_contam.relabelling import (
     RelabellingEvidence,
     RelabellingResult,
     arrangement_test,
-    records_by_identity,
     reference_differenced,
+    referenced_task,
 )
 from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.sentenceorder.configs import METHOD
@@ -55,14 +55,11 @@ def reference_order_result(records: Sequence[Mapping[str, Any]], reference: Mapp
 def reference_tests(samples: Sequence[Mapping[str, Any]], reference_samples: Sequence[Mapping[str, Any]],
                     config: Mapping[str, Any], source: str) -> dict[str, RelabellingResult]:
     """``MethodSpec.reference_tests``: the test on u of one task from both models' logged samples and its config."""
-    records = [sample.get(RECORD_METRIC) or {} for sample in samples]
-    if not records:
+    task = referenced_task(samples, reference_samples, config, RECORD_METRIC)
+    if task is None:
         return {}
-    metadata = dict(config.get("metadata") or {})
-    partition = Partition.from_task_metadata(metadata, str(config.get("test_split")))
-    reference = records_by_identity([sample.get(RECORD_METRIC) or {} for sample in reference_samples])
-    return {"sentence_order_reference": reference_order_result(records, reference, seed=int(metadata.get("seed", 0)),
-                                                               label=partition.label, source=source)}
+    return {"sentence_order_reference": reference_order_result(task.records, task.reference, seed=task.seed,
+                                                               label=task.label, source=source)}
 
 
 def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
