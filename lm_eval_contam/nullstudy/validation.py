@@ -64,6 +64,7 @@ from lm_eval_contam.verdict import (
     rate_key,
     shipped_rates,
     sibling_rates,
+    validation_false_positives,
 )
 from lm_eval_contam.wordnet import glosses, wordnet_dir
 
@@ -453,7 +454,8 @@ def combined_verdicts(verdicts: Sequence[Verdict], prior: Mapping[str, object],
     choose the tests it measures. The reference-differenced tests have no earlier rate: they drive as the study's
     ``candidates`` (default: every one; the verdict with a reference is what it measures).
     """
-    rates = [shipped_rates(), clean_model_rates(prior), sibling_rates(prior), filler_rates(prior)]
+    rates = [shipped_rates(), clean_model_rates(prior), sibling_rates(prior), filler_rates(prior),
+             validation_false_positives(prior, "false_positive_author")]
     candidates = frozenset(referenced_tests()) if candidates is None else candidates
     subsets = [verdicts, without_control(verdicts)]
     if len(without_reference(verdicts)) < len(verdicts):  # with a reference: also the verdict with neither
