@@ -21,7 +21,9 @@ def test_the_pooled_test_standardises_the_summed_statistic_by_the_summed_null_va
     pooled = pooled_test([result(3.0, 1.0, 3.0), result(5.0, 2.0, 4.0)])
     assert pooled.statistic == pytest.approx(5 / 5) and pooled.pvalue == pytest.approx(stats.norm.sf(1.0))
     assert (pooled.n, pooled.partitions) == (48, 2)
-    assert pooled_test([result(0.0, 0.0, 0.0)]).pvalue == 1.0  # no spread: nothing can stand out
+    assert pooled_test([result(0.0, 0.0, 0.0), result(0.0, 0.0, 0.0)]).pvalue == 1.0  # no spread: nothing stands out
+    alone = pooled_test([result(3.0, 1.0, 2.0)])  # one partition: its own Monte-Carlo p
+    assert (alone.statistic, alone.pvalue, alone.partitions) == (1.0, 0.5, 1)
 
 
 def test_pooling_two_partitions_agrees_with_the_monte_carlo_test_over_their_items_together() -> None:
@@ -38,7 +40,9 @@ def test_pooling_two_partitions_agrees_with_the_monte_carlo_test_over_their_item
 
 
 def _verdict(test: str, partition: str, z: float) -> Verdict:
-    evidence = RelabellingEvidence("option orders", "u", "base", result(z, 0.0, 1.0), 24)
+    single = RelabellingResult(statistic=z, pvalue=float(stats.norm.sf(z)), confidence_interval=None, n=24,
+                               expected=0.0, null_sd=1.0, draws=999, min_pvalue=0.001)
+    evidence = RelabellingEvidence("option orders", "u", "base", single, 24)
     return Verdict(model="injected", partition=partition, family="optionorder", test=test, title=test, task=partition,
                    flagged=None, statistic=z, pvalue=None, confidence_interval=None, n=24, null="", rule="",
                    evidence=evidence)

@@ -4,8 +4,8 @@ validation study's partitions pooled, ``size`` at a time (ours; a power analysis
 A relabelling test's statistic is a sum over items, independent across items under its null
 (:mod:`lm_eval_contam.relabelling`), so the test over a pool of partitions has statistic ``sum(T_i)``, null mean
 ``sum(E_i)`` and null variance ``sum(sd_i ** 2)``. The pooled p-value is the normal tail of that standardised sum
-(pools hold at least 24 items, where the sum of independent bounded terms is close to normal); the per-partition
-rates stay the Monte-Carlo ones the study ships.
+(pools of two or more partitions hold at least 40 items, where the sum of independent bounded terms is close to
+normal); a single partition keeps its Monte-Carlo p, the one the study's rates count.
 """
 
 from __future__ import annotations
@@ -34,7 +34,12 @@ class PooledResult(TestResult):
 
 
 def pooled_test(results: Sequence[RelabellingResult]) -> PooledResult:
-    """One-sided test over the partitions' items together, from each partition's relabelling result."""
+    """One-sided test over the partitions' items together, from each partition's relabelling result (one partition:
+    its own Monte-Carlo p, as the study's per-partition rates count it)."""
+    if len(results) == 1:
+        (result,) = results
+        return PooledResult(statistic=result.standardised, pvalue=result.pvalue, confidence_interval=None, n=result.n,
+                            partitions=1)
     spread = math.sqrt(sum(result.null_sd ** 2 for result in results))
     excess = sum(result.statistic - result.expected for result in results)
     z = excess / spread if spread > 0 else 0.0
