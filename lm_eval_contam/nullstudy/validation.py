@@ -513,15 +513,17 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
     roles = {(label, partition): {"injected": by_label[partition].role, "filler": "filler",
                                   "author": "author"}.get(label, "unseen")
              for label, partition in found}
-    # The tests this study measures drive its combined verdicts as candidates, less those it measures over their level
-    # (as the shipped verdict will leave them out).
-    candidates = frozenset(referenced_tests()) - over_level_here(
+    # The tests this study measures drive its combined verdicts as candidates; a test it measures over its level drives
+    # none of them, whatever an earlier study measured (as the shipped verdict will leave it out).
+    over_here = over_level_here(
         [(verdict, roles[key]) for key, verdicts in found.items() for verdict in verdicts])  # type: ignore[misc]
+    candidates = frozenset(referenced_tests()) - over_here
     labelled: list[tuple[Verdict, Role, str]] = []
     for (label, partition_label), verdicts in found.items():
         shape = by_label[partition_label].shape
+        driving = [verdict for verdict in verdicts if rate_key(verdict) not in over_here]
         labelled += [(verdict, roles[(label, partition_label)], shape)  # type: ignore[misc]
-                     for verdict in verdicts + combined_verdicts(verdicts, prior, candidates)]
+                     for verdict in verdicts + combined_verdicts(driving, prior, candidates)]
     return labelled
 
 
