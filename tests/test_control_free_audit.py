@@ -79,7 +79,10 @@ def test_audit_tasks_without_a_control_runs_the_control_free_tests(
     rows = {row.partition: row for row in partition_verdicts(verdicts)}
     items = rows["items_mc test"]
     assert not items.controlled and items.test == "partition_combined_without_control"
-    assert {v.test for v, _ in items.evidence} >= {"option_order", "likelihood_lift"}
+    assert "likelihood_lift" in {v.test for v, _ in items.evidence}
+    # The rank test flags never-seen authored orders (the validation study's author fine-tune 3/8, the clean model
+    # 6/16 fresh authored-order partitions): measured over its level, it is shown beside the verdict, not in it.
+    assert "option_order" in {v.test for v in items.over_level}
     report = (out / "report.md").read_text()
     assert "Option-order test (ours, after Ni et al.)" in report and "In-context test (ours, after CoDeC)" in report
     printed = capsys.readouterr().out
