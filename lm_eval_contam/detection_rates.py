@@ -116,6 +116,10 @@ def clean_bill(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None 
                 f"detection of this verdict ({kind}) at the papers' injection strength not measured")
     shape = partition_shape(row)
     detected = found.detection_by_shape.get(shape)
+    if detected is None and found.detection_by_shape:  # measured on other shapes only: their number is not this one's
+        return (f"detection ({kind}): not measured on {shape}" if short else
+                f"detection of this verdict ({kind}) on {shape} partitions at the papers' injection strength not "
+                "measured")
     counted, where = (detected, f" {shape} partitions") if detected else (found.detection, " partitions")
     if short:
         return f"finds {counted.flagged}/{counted.k} at papers' strength ({kind})"

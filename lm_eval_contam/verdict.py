@@ -310,7 +310,7 @@ class PartitionVerdict:
     papers: tuple[Verdict, ...]
     over_level: tuple[Verdict, ...] = ()  # tests shown but not driving: the null study measured them over their level
     controlled: bool = False  # a test against a control partition was among its tests (else: the no-control verdict)
-    referenced: bool = False  # a test on u against a reference model was among its tests (and no control)
+    referenced: bool = False  # a test on u against a reference model drove it (and no control)
     unmeasured: tuple[Verdict, ...] = ()  # tests shown but not driving: no study measured their false-positive rate
 
     @property
@@ -385,7 +385,7 @@ def partition_verdicts(verdicts: Sequence[Verdict], rates: RateSources | None = 
                                       tuple(v for v in mine if v.test in papers_own_tests()),
                                       tuple(v for v in tested(mine) if over_level(v, rates)),
                                       controlled=any(v.test in controlled_tests() for v in tested(mine)),
-                                      referenced=any(v.test in referenced_tests() for v in tested(mine)),
+                                      referenced=any(v.test in referenced_tests() for v in tests),
                                       unmeasured=tuple(v for v in tested(mine)
                                                        if not measured(v, rates) and rate_key(v) not in candidates)))
     return found

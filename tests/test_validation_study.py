@@ -200,6 +200,36 @@ def test_detection_rate_text_and_bad_document() -> None:
         parse_detection(document)
 
 
+def test_a_clean_bill_quotes_the_partitions_shape_and_no_other_shapes_number() -> None:
+    """The verdict with a reference was measured on multiple choice only (3/8): a free-text partition's "not flagged"
+    must not quote it."""
+    from lm_eval_contam.detection_rates import clean_bill, parse_detection
+    from lm_eval_contam.verdict import PartitionVerdict
+
+    counted = {"k": 8, "flagged": 3, "rate": 0.375, "ci": [0.0852, 0.7551]}
+    rates = parse_detection({"design": {"learning_rate": 5e-5, "epochs": 3, "share": 0.15}, "command": "c",
+                             "date": "d", "methods": {"partition_combined_with_reference": {
+                                 "detection": counted, "by_shape": {"multiple choice": {"detection": counted}}}}})
+    lift = Verdict(model="m", partition="p", family="likelihood", test="likelihood_lift", title="t", task="t",
+                   flagged=False, statistic=None, pvalue=0.4, confidence_interval=None, n=24, null="", rule="",
+                   evidence=None)
+    on_u = Verdict(model="m", partition="p", family="sentenceorder", test="sentence_order_reference", title="t",
+                   task="o", flagged=False, statistic=None, pvalue=0.4, confidence_interval=None, n=24, null="",
+                   rule="", evidence=None)
+    free_text = PartitionVerdict("m", "p", ((lift, 0.8), (on_u, 0.8)), (), referenced=True)
+    assert clean_bill(free_text, rates) == ("detection of this verdict (with a reference model, no control) on free "
+                                            "text partitions at the papers' injection strength not measured")
+    assert clean_bill(free_text, rates, short=True) == ("detection (with a reference model, no control): not measured "
+                                                        "on free text")
+    # A test on u that does not drive (the shipped rates measure the sentence-order test on u over its level) leaves
+    # the verdict the one without a control: its measured detection is the one to quote.
+    from lm_eval_contam.verdict import partition_verdicts
+
+    (row,) = partition_verdicts([lift, on_u])
+    assert not row.referenced and row.test == "partition_combined_without_control"
+    assert [v.test for v in row.over_level] == ["sentence_order_reference"]
+
+
 def test_wordnet_glosses_make_english_filler(tmp_path: Path) -> None:
     from lm_eval_contam.nullstudy.validation import GLOSSES_PER_PARAGRAPH, gloss_paragraphs
 
