@@ -58,4 +58,4 @@ def test_pools_group_partitions_of_one_model_role_and_shape_in_label_order_and_c
     assert [(rate.size, rate.items, rate.flagged, rate.pools) for rate in rates] == [(1, 24, 0, 5), (2, 48, 2, 2),
                                                                                    (4, 96, 1, 1)]
     assert 2.4 / math.sqrt(2) > stats.norm.isf(0.05)
-    assert "| `option_order_reference` | injected | multiple choice | 2 | 48 | 2/2 |" in markdown_table(rates)
+    assert "| `option_order_reference` | injected | multiple choice | 2 | 48 | 2/2 | 1.7 1.7 |" in markdown_table(rates)

@@ -56,6 +56,7 @@ class PooledRate:
     items: int  # items per pool (the smallest)
     flagged: int
     pools: int
+    statistics: tuple[float, ...]  # each pool's standardised statistic (null SDs above its null mean), in order
 
 
 def pooled_rates(labelled: Iterable[tuple[Verdict, Role, str]], tests: Sequence[str],
@@ -76,12 +77,14 @@ def pooled_rates(labelled: Iterable[tuple[Verdict, Role, str]], tests: Sequence[
                 continue
             results = [pooled_test(pool) for pool in pools]
             found.append(PooledRate(test, role, shape, size, min(result.n for result in results),
-                                    sum(result.significant() for result in results), len(results)))
+                                    sum(result.significant() for result in results), len(results),
+                                    tuple(result.statistic for result in results)))
     return found
 
 
 def markdown_table(rates: Sequence[PooledRate]) -> str:
-    lines = ["| test | model: partitions | shape | partitions pooled | items per pool | flagged |", "|---|---|---|---|---|---|"]
-    lines += [f"| `{rate.test}` | {rate.role} | {rate.shape} | {rate.size} | {rate.items} | {rate.flagged}/{rate.pools} |"
-              for rate in rates]
+    lines = ["| test | model: partitions | shape | partitions pooled | items per pool | flagged | z of each pool |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [f"| `{rate.test}` | {rate.role} | {rate.shape} | {rate.size} | {rate.items} | {rate.flagged}/{rate.pools} | "
+              + " ".join(f"{z:.1f}" for z in rate.statistics) + " |" for rate in rates]
     return "\n".join(lines) + "\n"
