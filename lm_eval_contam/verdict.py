@@ -263,6 +263,23 @@ def measured(verdict: Verdict, rates: RateSources | None = None) -> bool:
     return any(rate_key(verdict) in source for source in rate_sources(rates))
 
 
+def no_call_reason(verdict: Verdict, rates: RateSources | None = None) -> str | None:
+    """Why a test's p <= ALPHA makes no call of contamination (None: its decision stands): a study measured it
+    flagging null partitions over its level, or none measured how often it does. The papers' own decisions stand
+    as published."""
+    if not verdict.flagged or verdict.pvalue is None or verdict.test in papers_own_tests():
+        return None
+    if over_level(verdict, rates):
+        return "over its level"
+    return None if measured(verdict, rates) else "its false-positive rate is not measured"
+
+
+def stated_decision(verdict: Verdict, rates: RateSources | None = None) -> str:
+    """A test's decision as a report states it: "contaminated" only from a test whose p can be read as one."""
+    reason = no_call_reason(verdict, rates)
+    return f"p ≤ {ALPHA:g}, no call: {reason}" if reason else verdict.decision
+
+
 def tested(verdicts: Sequence[Verdict]) -> list[Verdict]:
     """Verdicts from a test with a p-value (not the papers' own decision rules: ``MethodSpec.papers_own_tests``)."""
     papers = papers_own_tests()

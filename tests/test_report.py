@@ -473,6 +473,46 @@ def test_a_test_over_its_level_is_shown_beside_and_says_why(measured, monkeypatc
                                     "rate 14.3 % (8/56; 95 % CI 6.4–26.2 %) in the null study")
 
 
+def test_a_p_from_a_test_that_cannot_drive_is_never_stated_as_contaminated(measured, monkeypatch, tmp_path) -> None:
+    """A test over its measured level (the completion style here) or with no measured rate (the lift) keeps its p,
+    but no line of the report, nor the demo's console, reads "contaminated" or "flagged by" for it."""
+    from lm_eval_contam import verdict as verdict_module
+    from lm_eval_contam.cli import demo
+    from lm_eval_contam.report import layout
+    from lm_eval_contam.report import markdown as markdown_report
+    from lm_eval_contam.report.model import Report
+    from lm_eval_contam.reportkit import htmlkit, mdkit
+    from lm_eval_contam.stats import ConfidenceInterval
+
+    over = verdict_module.MeasuredRate("tt_alg1_permutation:completion", 56, 8, 8 / 56, ConfidenceInterval(0.064, 0.262),
+                                       "unseen", "python scripts/null_study.py", "2026-11-23")
+    monkeypatch.setattr(verdict_module, "shipped_rates", lambda: {**measured, over.key: over})
+    completion = _verdict("tt_alg1_permutation", "timetravel", "tt_c", 0.001, True, "completion", "Permutation")
+    lift = _verdict("likelihood_lift", "likelihood", "lk_lift", 0.002, True, "lift", "Lift")
+    control = _verdict("likelihood_control", "likelihood", "lk", 0.5, False, "control", "Control")
+    assert [verdict_module.stated_decision(v) for v in (completion, lift, control)] == [
+        "p ≤ 0.05, no call: over its level", "p ≤ 0.05, no call: its false-positive rate is not measured",
+        "not flagged"]
+    assert mdkit.decision(completion) == "p ≤ 0.05, no call: over its level"
+    assert htmlkit.badge(lift) == '<span class="badge none">p ≤ 0.05, no call: its false-positive rate is not measured</span>'
+    report = Report(source=Path("/run"), models=(), verdicts=(completion, lift, control))
+    assert markdown_report.cell_table(report)[2:5] == [
+        "| m / Toy News test | Control (control) |  | p = 0.5000 | not flagged |",
+        "| m / Toy News test | Permutation (completion) |  | not driving | p ≤ 0.05, no call: over its level |",
+        "| m / Toy News test | Lift (lift) |  | not driving | p ≤ 0.05, no call: its false-positive rate is not "
+        "measured |"]
+    columns = layout.test_columns(report.verdicts, report.partitions)
+    (row,) = layout.matrix(report.partitions, columns)
+    assert [cell.tooltip() for cell in row.cells][1] == (
+        "Permutation (completion): p ≤ 0.05, no call: over its level (p = 0.0010); not driving: false-positive rate "
+        "14.3 % (8/56; 95 % CI 6.4–26.2 %) in the null study")
+    monkeypatch.setattr(demo, "load_run", lambda out: None)
+    monkeypatch.setattr(demo, "collect", lambda run: [completion, lift, control])
+    assert demo.verdict_lines(tmp_path).splitlines()[-1] == (
+        "  m / Toy News test (not injected): NOT FLAGGED (Holm p = 0.5000); flagged by: none; p ≤ 0.05 with no "
+        "call: Permutation (completion) (over its level), Lift (lift) (its false-positive rate is not measured)")
+
+
 def test_no_calibrated_test_leaves_the_partition_undecided(measured) -> None:
     from lm_eval_contam.report import markdown as markdown_report
     from lm_eval_contam.report.html import evidence_matrix

@@ -17,8 +17,10 @@ from lm_eval_contam.contaminate import InjectionSettings, inject, partition_cont
 from lm_eval_contam.default_model import default_model_path
 from lm_eval_contam.generation import ModelSpec
 from lm_eval_contam.partitions import Partition
+from lm_eval_contam.method_verdict import Verdict
 from lm_eval_contam.rundir import load_run
-from lm_eval_contam.verdict import collect, partition_verdicts
+from lm_eval_contam.stats import ALPHA
+from lm_eval_contam.verdict import collect, no_call_reason, partition_verdicts
 
 INJECTED = "toy_news:train"
 UNSEEN = "toy_news:test"
@@ -65,15 +67,22 @@ def _main(args: argparse.Namespace) -> int:
     return 0
 
 
+def named(verdict: Verdict) -> str:
+    return f"{verdict.title}{f' ({verdict.variant})' if verdict.variant else ''}"
+
+
 def verdict_lines(out: Path) -> str:
-    """Per model and partition: the per-partition verdict, then every method that flagged, plainly."""
+    """Per model and partition: the per-partition verdict, then every method that flagged, plainly; a test whose p
+    makes no call (over its measured level, or not measured) is named apart, so it never reads as a flag."""
     injected = Partition.parse(INJECTED).label
     verdicts = collect(load_run(out))
     lines = ["", "model / partition: the partition's verdict (Holm over the driving tests); every method that flagged"]
     for row in sorted(partition_verdicts(verdicts), key=lambda row: (row.model, row.partition)):
         where = "injected" if row.model == "contaminated" and row.partition == injected else "not injected"
-        flagged = [f"{v.title}{f' ({v.variant})' if v.variant else ''}" for v in verdicts
-                   if v.flagged and (v.model, v.partition) == (row.model, row.partition)]
+        mine = [v for v in verdicts if v.flagged and (v.model, v.partition) == (row.model, row.partition)]
+        flagged = [named(v) for v in mine if no_call_reason(v) is None]
+        no_call = [f"{named(v)} ({no_call_reason(v)})" for v in mine if no_call_reason(v) is not None]
         lines.append(f"  {row.model} / {row.partition} ({where}): {row.decision.upper()} ({row.summary()}); "
-                     f"flagged by: {', '.join(flagged) or 'none'}")
+                     f"flagged by: {', '.join(flagged) or 'none'}"
+                     + (f"; p ≤ {ALPHA:g} with no call: {', '.join(no_call)}" if no_call else ""))
     return "\n".join(lines)

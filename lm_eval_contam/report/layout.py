@@ -28,6 +28,7 @@ from lm_eval_contam.verdict import (
     over_level,
     over_level_rate,
     rate_key,
+    stated_decision,
 )
 
 NOT_MEASURED = "not measured"
@@ -104,7 +105,7 @@ def over_level_line(verdict: Verdict) -> str:
     """A test shown beside the partition's verdict because a study measured it over its level."""
     rate = over_level_rate(verdict)
     measured = f"{rate.text()} in {rate.study}" if rate else "not measured"
-    return f"{titled(verdict)}: {verdict.decision} ({p_equals(verdict.pvalue)}); not driving: false-positive rate {measured}"
+    return f"{titled(verdict)}: {stated_decision(verdict)} ({p_equals(verdict.pvalue)}); not driving: false-positive rate {measured}"
 
 
 def partition_line(row: PartitionVerdict) -> str:
@@ -186,7 +187,7 @@ class MatrixCell:
             elif over_level(verdict):
                 lines.append(over_level_line(verdict))
             else:
-                lines.append(f"{titled(verdict)}: {verdict.decision} ({cell_detail(verdict)}); not driving: {self.aside}")
+                lines.append(f"{titled(verdict)}: {stated_decision(verdict)} ({cell_detail(verdict)}); not driving: {self.aside}")
         return "\n".join(lines) or "not run"
 
 
@@ -267,7 +268,7 @@ def decision_text(verdict: Verdict, cell: MatrixCell) -> str:
     never reads "contaminated" beside a Holm p over the level."""
     if verdict.flagged and cell.holm is not None and not cell.fired:
         return f"p ≤ {ALPHA:g} alone; not after Holm"
-    return verdict.decision
+    return stated_decision(verdict)
 
 
 def _distinct(column: TestColumn, field: str) -> str:

@@ -6,7 +6,7 @@ import html
 from collections.abc import Iterable, Sequence
 
 from lm_eval_contam.reportkit.facts import test_anchor, verdict_facts
-from lm_eval_contam.verdict import Verdict
+from lm_eval_contam.verdict import Verdict, no_call_reason, stated_decision
 
 
 def e(value: object) -> str:
@@ -27,8 +27,8 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]], *, raw: bool = F
 
 
 def badge(verdict: Verdict) -> str:
-    kind = "none" if verdict.flagged is None else "flag" if verdict.flagged else "ok"
-    return f'<span class="badge {kind}">{e(verdict.decision)}</span>'
+    kind = ("none" if verdict.flagged is None or no_call_reason(verdict) else "flag" if verdict.flagged else "ok")
+    return f'<span class="badge {kind}">{e(stated_decision(verdict))}</span>'
 
 
 def anchor(verdict: Verdict) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from lm_eval_contam.reportkit.facts import verdict_facts
-from lm_eval_contam.verdict import Verdict
+from lm_eval_contam.verdict import Verdict, no_call_reason, stated_decision
 
 
 def md(value: object) -> str:
@@ -27,7 +27,8 @@ def table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
 
 
 def decision(verdict: Verdict) -> str:
-    return f"**{md(verdict.decision)}**" if verdict.flagged else md(verdict.decision)
+    text = md(stated_decision(verdict))
+    return f"**{text}**" if verdict.flagged and no_call_reason(verdict) is None else text
 
 
 def facts_table(verdicts: Sequence[Verdict]) -> list[str]:
