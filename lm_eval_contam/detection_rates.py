@@ -15,8 +15,7 @@ from typing import Any
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.stats import ConfidenceInterval
-from lm_eval_contam.registry import registered_methods
-from lm_eval_contam.verdict import VALIDATION_RATES_FILE, PartitionVerdict, Verdict, rate_key
+from lm_eval_contam.verdict import VALIDATION_RATES_FILE, PartitionVerdict, Verdict, items_shape, rate_key
 
 
 @dataclass(frozen=True)
@@ -99,9 +98,7 @@ def partition_shape(row: PartitionVerdict) -> str:
     """The study shape a partition verdict's evidence matches: multiple choice when a test that only multiple-choice
     items get ran on it (MethodSpec.output_types), driving the verdict or shown beside it over its level; free text
     otherwise."""
-    multiple_choice = {spec.name for spec in registered_methods() if spec.output_types == {"multiple_choice"}}
-    tests = [*(verdict for verdict, _ in row.evidence), *row.over_level]
-    return "multiple choice" if any(verdict.family in multiple_choice for verdict in tests) else "free text"
+    return items_shape([*(verdict for verdict, _ in row.evidence), *row.over_level])
 
 
 def clean_bill(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None = None, *,

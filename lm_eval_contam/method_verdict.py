@@ -46,6 +46,9 @@ class Verdict:
     evidence: Any  # an Evidence of the method's own type
     variant: str | None = None  # e.g. the Time Travel prompt style
     caveats: tuple[str, ...] = ()  # why the run cannot fully support this verdict (e.g. lm-eval's --limit)
+    # The shape of its partition's items as the studies file rates ("multiple choice" or "free text"; None: not
+    # known), so a test measured over its level on one shape drives no verdict on that shape.
+    shape: str | None = None
 
     @property
     def decision(self) -> str:

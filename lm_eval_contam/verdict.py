@@ -27,6 +27,7 @@ from lm_eval_contam.registry import (
     method_of,
     papers_own_tests,
     referenced_tests,
+    registered_methods,
 )
 from lm_eval_contam.rundir import ModelResults, Run
 from lm_eval_contam.stats import ALPHA, ConfidenceInterval
@@ -53,9 +54,28 @@ def model_verdicts(model: ModelResults) -> list[Verdict]:
                       if model.metadata(task).get("method")}, key=lambda spec: (spec.order, spec.name))
     found = [verdict for spec in methods for verdict in spec.verdicts(model)]
     caveats = run_caveats(model)
+    shapes = partition_shapes(found)
     tested = [replace(verdict, caveats=verdict.caveats + single_instance_caveats(verdict.n) + caveats
-                      + task_caveats(model, verdict.task)) for verdict in found]
+                      + task_caveats(model, verdict.task), shape=shapes[verdict.partition]) for verdict in found]
     return tested + not_run_verdicts(model)
+
+
+MULTIPLE_CHOICE, FREE_TEXT = "multiple choice", "free text"
+
+
+def items_shape(verdicts: Sequence[Verdict]) -> str:
+    """The study shape of a partition's items, from its tests: multiple choice when a test that only multiple-choice
+    items get ran on it (``MethodSpec.output_types``), free text otherwise."""
+    multiple_choice = {spec.name for spec in registered_methods() if spec.output_types == {"multiple_choice"}}
+    return MULTIPLE_CHOICE if any(verdict.family in multiple_choice for verdict in verdicts) else FREE_TEXT
+
+
+def partition_shapes(verdicts: Sequence[Verdict]) -> dict[str, str]:
+    """Each partition's :func:`items_shape` over one model's verdicts."""
+    grouped: dict[str, list[Verdict]] = {}
+    for verdict in verdicts:
+        grouped.setdefault(verdict.partition, []).append(verdict)
+    return {partition: items_shape(mine) for partition, mine in grouped.items()}
 
 
 def not_run_verdicts(model: ModelResults) -> list[Verdict]:
@@ -162,8 +182,30 @@ def validation_false_positives(document: Mapping[str, Any], column: str,
                      "date": entry.get("date") or document.get("date")}
                for key, entry in (document.get("methods") or {}).items()
                if (fp := (entry or {}).get(column))}
+    # Per shape too ("<key>@<shape>", the study's shapes, fresh ones included): a test can hold its level pooled and
+    # break it on one shape (the lift on authored multiple-choice items).
+    methods.update({shape_key(key, shape): {"k": fp["k"], "false_positives": fp["flagged"],
+                                            "rate": fp["rate"], "ci": fp["ci"], "null": f"{null} ({shape})",
+                                            "command": entry.get("command") or document.get("command"),
+                                            "date": entry.get("date") or document.get("date")}
+                    for key, entry in (document.get("methods") or {}).items()
+                    for shape, columns in ((entry or {}).get("by_shape") or {}).items()
+                    if (fp := (columns or {}).get(column))})
     parsed = parse_rates({"confidence_level": document.get("confidence_level", 0.95), "methods": methods}, source)
     return {key: replace(rate, study=study) for key, rate in parsed.items()}
+
+
+def shape_key(key: str, shape: str) -> str:
+    """Where a rate measured on one shape of items is filed beside the pooled one."""
+    return f"{key}@{shape}"
+
+
+def shape_keys(verdict: Verdict) -> list[str]:
+    """The rate keys a verdict is checked against: its test's pooled rate, and where its partition's shape is known
+    the rates on that shape (the study's own items and the fresh ones written after the model's cutoff)."""
+    key = rate_key(verdict)
+    shapes = [verdict.shape, f"fresh {verdict.shape}"] if verdict.shape else []
+    return [key, *(shape_key(key, shape) for shape in shapes)]
 
 
 def clean_model_rates(document: Mapping[str, Any], source: str = "validation rates") -> dict[str, MeasuredRate]:
@@ -227,7 +269,8 @@ PARTITION_RULE = (f"contaminated when any calibrated test's Holm-adjusted p <= {
                   "the partition's calibrated tests, under any dependence between them); the papers' own verdicts, "
                   "tests with no measured false-positive rate, and tests measured flagging never-seen partitions "
                   "(null study, clean default model, filler-only and author fine-tunes) or held-out siblings of injected "
-                  f"partitions significantly more often than {ALPHA}, are shown beside it and do not drive it")
+                  f"partitions significantly more often than {ALPHA} (over all partitions, or over those of the "
+                  "partition's shape: multiple choice or free text), are shown beside it and do not drive it")
 
 
 # Measured rates a verdict is checked against: one mapping, or several (e.g. the null study's and a validation
@@ -248,8 +291,7 @@ def over_level_rate(verdict: Verdict, rates: RateSources | None = None) -> Measu
     break (e.g. Time Travel's guided prompt alone eliciting closer text; a dataset's learned name and style lifting
     its unseen split). ``rates`` None: the null study's rates and the validation study's on the clean model and on
     held-out siblings of injected partitions, on the filler-only fine-tune and on the author fine-tune."""
-    sources = rate_sources(rates)
-    found = [source[rate_key(verdict)] for source in sources if rate_key(verdict) in source]
+    found = [source[key] for source in rate_sources(rates) for key in shape_keys(verdict) if key in source]
     return next((rate for rate in found if rate.confidence_interval.low > ALPHA), None)
 
 

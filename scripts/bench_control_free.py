@@ -1,15 +1,17 @@
 """Cost of the control-free tests beside the benchmark's own evaluation, measured side by side in one process.
 
     python scripts/bench_control_free.py [--model PATH] [--reference PATH] [--dataset science] [--batch_size 8]
+        [--device cpu]
 
 One multiple-choice benchmark of the shipped fresh items (lm_eval_contam/nullstudy/fresh/mc_<dataset>_a.jsonl, 24
 items, MMLU-style prompt, four lettered options) on the same model, cache off, in this order:
 1. the benchmark as lm-eval evaluates it (``multiple_choice``: one log-likelihood request per option);
 2. the in-context test over the same items as ``audit --tasks`` renders them (four scored texts per item, two after
    a context of three other items);
-3. the option-order test (every admissible order per item: up to 24 for four options; its rank test reads five);
-4. the same option-order task run by the reference model (``--reference``, default the model itself: the cost of
-   ``--reference-model`` is this second run).
+3. the option-order test as an audit without a reference runs it (the rank test's five orders per item);
+4. the option-order task as ``--reference-model`` renders it (every admissible order per item: up to 24 for four
+   options, which the tests on u read), run by the audited model and again by the reference model (``--reference``,
+   default the model itself: the cost is the same).
 Prints wall seconds, requests and scored tokens (prompt + continuation, as the model sees them) per task, and each
 test's ratio to the benchmark.
 """
@@ -35,7 +37,7 @@ metadata: {{version: 1.0}}
 """
 
 
-def run(task_dir: Path, task: str, model_args: str, batch_size: int) -> tuple[float, int, int]:
+def run(task_dir: Path, task: str, model_args: str, batch_size: int, device: str) -> tuple[float, int, int]:
     """(seconds, requests, tokens scored) of one lm-eval run of ``task``, cache off."""
     import lm_eval
     from transformers import AutoTokenizer
@@ -45,7 +47,7 @@ def run(task_dir: Path, task: str, model_args: str, batch_size: int) -> tuple[fl
     manager = harness.task_manager(str(task_dir))
     started = time.perf_counter()
     results = lm_eval.simple_evaluate(model="hf", model_args=model_args, tasks=[task], batch_size=batch_size,
-                                      device="cpu", log_samples=True, task_manager=manager)
+                                      device=device, log_samples=True, task_manager=manager)
     seconds = time.perf_counter() - started
     tokenizer = AutoTokenizer.from_pretrained(model_args.split("pretrained=")[1].split(",")[0])
     requests = tokens = 0
@@ -72,6 +74,7 @@ def main() -> None:
     parser.add_argument("--reference", help="the reference model's HF folder (default: the model itself)")
     parser.add_argument("--dataset", default="science", help="a shipped fresh multiple-choice dataset")
     parser.add_argument("--batch_size", type=int, default=8)
+    parser.add_argument("--device", default="cpu", help="e.g. cuda:0")
     args = parser.parse_args()
     model_args = f"pretrained={args.model or default_model_path()},dtype=float32"
     reference_args = f"pretrained={args.reference or args.model or default_model_path()},dtype=float32"
@@ -87,17 +90,22 @@ def main() -> None:
             "dataset_name": "Bench Fresh", "data_files": {"test": str(rendered)}, "task_type": "question",
             "text_field": "text", "label_field": "answer", "columns": ["text", "answer"],
             "companion_field": "answer"}).partition("test")
-        target = RenderTarget(templates=templates(), options_path=work / "options.jsonl")
         names = {}
-        for family in ("incontext", "optionorder"):
+        for family, reference in (("incontext", False), ("optionorder", False), ("optionorder", True)):
+            target = RenderTarget(templates=templates(), options_path=work / "options.jsonl", reference=reference)
             for name, text in method_of(family).render_task_configs(partition, target).items():
-                (work / f"{name}.yaml").write_text(text)
-                names[family] = name
-        measured = {label: run(work, task, model_args, args.batch_size) for label, task in (
-            ("benchmark (multiple_choice)", "bench_fresh_mc"), ("in-context test", names["incontext"]),
-            ("option-order test", names["optionorder"]))}
-        measured["option-order test, the reference model's run"] = run(work, names["optionorder"], reference_args,
-                                                                      args.batch_size)
+                task = f"{name}_all_orders" if reference else name  # the same task, every order: its own name
+                (work / f"{task}.yaml").write_text(text.replace(f"task: {name}\n", f"task: {task}\n", 1))
+                names[(family, reference)] = task
+        runs = (("benchmark (multiple_choice)", "bench_fresh_mc", model_args),
+                ("in-context test", names[("incontext", False)], model_args),
+                ("option-order test, no reference (the rank test's five orders)", names[("optionorder", False)],
+                 model_args),
+                ("option-order task with --reference-model: the audited model's run (every order)",
+                 names[("optionorder", True)], model_args),
+                ("option-order task with --reference-model: the reference model's run", names[("optionorder", True)],
+                 reference_args))
+        measured = {label: run(work, task, arguments, args.batch_size, args.device) for label, task, arguments in runs}
     base_seconds, _, base_tokens = measured["benchmark (multiple_choice)"]
     print(f"| task ({len(items)} items, batch size {args.batch_size}) | wall s | requests | tokens scored | "
           "ratio to the benchmark (time) | ratio (tokens) |")
@@ -105,7 +113,7 @@ def main() -> None:
     for label, (seconds, requests, tokens) in measured.items():
         print(f"| {label} | {seconds:.1f} | {requests} | {tokens} | {seconds / base_seconds:.2f} | "
               f"{tokens / base_tokens:.2f} |")
-    both = [measured[key] for key in ("option-order test", "option-order test, the reference model's run")]
+    both = [measured[label] for label, _, _ in runs[-2:]]
     print(f"| option-order test with --reference-model (both runs) | {sum(m[0] for m in both):.1f} | "
           f"{sum(m[1] for m in both)} | {sum(m[2] for m in both)} | {sum(m[0] for m in both) / base_seconds:.2f} | "
           f"{sum(m[2] for m in both) / base_tokens:.2f} |")

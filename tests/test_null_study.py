@@ -285,8 +285,8 @@ def test_partition_verdict_lines_read_small_p_values_as_inequalities() -> None:
                                                        "false-positive rate 7.1 % (4/56")
     assert partition_line(row).startswith("Holm p < 0.0001; false-positive rate 0.0 % (0/56")
     assert over_level_line(row.over_level[0]) == (
-        "TT_ALG1_PERMUTATION (completion): contaminated (p = 0.0100); not driving: false-positive rate 14.3 % "
-        "(8/56; 95 % CI 6.4–26.2 %) in the null study")
+        "TT_ALG1_PERMUTATION (completion): p ≤ 0.05, no call: over its level (p = 0.0100); not driving: "
+        "false-positive rate 14.3 % (8/56; 95 % CI 6.4–26.2 %) in the null study")
 
 
 def test_a_test_over_its_level_leaves_another_test_of_the_same_task_driving() -> None:
@@ -303,3 +303,27 @@ def test_a_test_over_its_level_leaves_another_test_of_the_same_task_driving() ->
     (row,) = partition_verdicts(found, rates)
     assert [v.test for v, _ in row.evidence] == ["option_order"] and row.flagged
     assert [v.test for v in row.over_level] == ["option_order_arrangement"]
+
+
+def test_a_test_over_its_level_on_one_shape_drives_no_verdict_on_that_shape() -> None:
+    """The lift held its level pooled (5/48 never-seen partitions) and broke it on authored multiple-choice items
+    (3/8): it drives a free-text partition's verdict and not a multiple-choice one's; a verdict whose shape is not
+    known is checked against the pooled rate alone."""
+    from lm_eval_contam.nullstudy.validation import over_level_here
+    from lm_eval_contam.verdict import over_level, validation_false_positives
+
+    document = {"date": "2026-11-25", "command": "study", "methods": {"likelihood_lift": {
+        "false_positive_clean": {"k": 48, "flagged": 5, "rate": 0.1042, "ci": [0.0347, 0.2266]},
+        "by_shape": {"free text": {"false_positive_clean": {"k": 16, "flagged": 0, "rate": 0.0, "ci": [0.0, 0.2059]}},
+                     "fresh multiple choice": {"false_positive_clean": {"k": 8, "flagged": 3, "rate": 0.375,
+                                                                         "ci": [0.0852, 0.7551]}}}}}}
+    rates = validation_false_positives(document, "false_positive_clean")
+    assert sorted(rates) == ["likelihood_lift", "likelihood_lift@free text", "likelihood_lift@fresh multiple choice"]
+    lift = _verdict("likelihood_lift", "P", True, 0.01, family="likelihood", task="lift")
+    assert [over_level(replace(lift, shape=shape), rates) for shape in ("multiple choice", "free text", None)] == [
+        True, False, False]
+
+    # The study's own check, pooled and per shape: 3 of 8 multiple-choice partitions flagged, 0 of 8 free-text ones.
+    labelled = [(replace(lift, partition=f"mc{i}", flagged=i < 3, shape="multiple choice"), "unseen") for i in range(8)]
+    labelled += [(replace(lift, partition=f"ft{i}", flagged=False, shape="free text"), "unseen") for i in range(8)]
+    assert over_level_here(labelled) == frozenset({"likelihood_lift@multiple choice"})

@@ -55,6 +55,8 @@ from lm_eval_contam.registry import (
 from lm_eval_contam.rundir import ModelResults, load_model_dir
 from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.verdict import (
+    FREE_TEXT,
+    MULTIPLE_CHOICE,
     VALIDATION_RATES_FILE,
     Verdict,
     clean_model_rates,
@@ -62,6 +64,8 @@ from lm_eval_contam.verdict import (
     model_verdicts,
     partition_verdicts,
     rate_key,
+    shape_key,
+    shape_keys,
     shipped_rates,
     sibling_rates,
     validation_false_positives,
@@ -508,8 +512,9 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
         read = [verdict for verdict in model_verdicts(load_model_dir(directory, label=label, reference=reference))
                 if (label, verdict.task, verdict.test, verdict.variant) not in counted]
         counted.update((label, verdict.task, verdict.test, verdict.variant) for verdict in read)
-        for verdict in read:
-            found.setdefault((label, verdict.partition), []).append(verdict)
+        for verdict in read:  # the study knows each partition's shape (a pass may hold no multiple-choice-only test)
+            shaped = replace(verdict, shape=items_of(by_label[verdict.partition].shape))
+            found.setdefault((label, verdict.partition), []).append(shaped)
     roles = {(label, partition): {"injected": by_label[partition].role, "filler": "filler",
                                   "author": "author"}.get(label, "unseen")
              for label, partition in found}
@@ -521,18 +526,28 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
     labelled: list[tuple[Verdict, Role, str]] = []
     for (label, partition_label), verdicts in found.items():
         shape = by_label[partition_label].shape
-        driving = [verdict for verdict in verdicts if rate_key(verdict) not in over_here]
+        driving = [verdict for verdict in verdicts if not over_here & set(shape_keys(verdict))]
         labelled += [(verdict, roles[(label, partition_label)], shape)  # type: ignore[misc]
                      for verdict in verdicts + combined_verdicts(driving, prior, candidates)]
     return labelled
 
 
 def over_level_here(labelled: Iterable[tuple[Verdict, Role]]) -> frozenset[str]:
-    """The rate keys this study measures flagging null partitions (never-seen, held-out siblings, the filler-only
-    fine-tune's) significantly more often than ALPHA: the interval's lower end above it."""
-    return frozenset(rates.key for rates in tally(labelled)
+    """The rate keys this study measures flagging null partitions (never-seen, held-out siblings, the filler-only and
+    author fine-tunes') significantly more often than ALPHA (the interval's lower end above it): pooled, and on each
+    shape of items (filed as the shipped rates file them, :func:`shape_key`)."""
+    labelled = list(labelled)
+    groups = [(None, labelled), *((shape, [(verdict, role) for verdict, role in labelled if verdict.shape == shape])
+                                  for shape in (MULTIPLE_CHOICE, FREE_TEXT))]
+    return frozenset(rates.key if shape is None else shape_key(rates.key, shape)
+                     for shape, group in groups for rates in tally(group)
                      if any(rates.by_role[role].confidence_interval.low > ALPHA
                             for role in ("unseen", "sibling", "filler", "author") if role in rates.by_role))
+
+
+def items_of(shape: str) -> str:
+    """The shape of a study shape's items (a fresh shape's are its own: written after the model's cutoff)."""
+    return shape.removeprefix("fresh ")
 
 
 def _reference_run(planned: Mapping[tuple[str, str], Mapping[str, Sequence[StudyPartition]]],
