@@ -264,6 +264,7 @@ def measured_rate(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = N
 
 COMBINED_TEST, COMBINED_WITHOUT_CONTROL = "partition_combined", "partition_combined_without_control"
 COMBINED_WITH_REFERENCE = "partition_combined_with_reference"
+COMBINED_WITH_CONTROL_AND_REFERENCE = "partition_combined_with_control_and_reference"
 PARTITION_NULL = "every calibrated test's own null hypothesis holds for this partition"
 PARTITION_RULE = (f"contaminated when any calibrated test's Holm-adjusted p <= {ALPHA} (family-wise level {ALPHA} over "
                   "the partition's calibrated tests, under any dependence between them); the papers' own verdicts, "
@@ -402,10 +403,10 @@ class PartitionVerdict:
     @property
     def test(self) -> str:
         """``partition_combined`` with a control, ``partition_combined_with_reference`` with a reference model and no
-        control, ``partition_combined_without_control`` with neither: verdicts with their own measured rates (the
-        report states the one that was computed)."""
+        control, ``partition_combined_with_control_and_reference`` with both, ``partition_combined_without_control``
+        with neither: verdicts with their own measured rates (the report states the one that was computed)."""
         if self.controlled:
-            return COMBINED_TEST
+            return COMBINED_WITH_CONTROL_AND_REFERENCE if self.referenced else COMBINED_TEST
         return COMBINED_WITH_REFERENCE if self.referenced else COMBINED_WITHOUT_CONTROL
 
     @property
@@ -413,6 +414,7 @@ class PartitionVerdict:
         """What the verdict was computed with, in words ("with a control", "with a reference model, no control",
         "without a control")."""
         return {COMBINED_TEST: "with a control", COMBINED_WITH_REFERENCE: "with a reference model, no control",
+                COMBINED_WITH_CONTROL_AND_REFERENCE: "with a control and a reference model",
                 COMBINED_WITHOUT_CONTROL: "without a control"}[self.test]
 
     def as_verdict(self) -> Verdict:
@@ -420,6 +422,8 @@ class PartitionVerdict:
         title = {COMBINED_TEST: "One verdict per partition (Holm over calibrated tests)",
                  COMBINED_WITH_REFERENCE: "One verdict per partition, reference model, no control (Holm over "
                                           "calibrated tests)",
+                 COMBINED_WITH_CONTROL_AND_REFERENCE: "One verdict per partition, control and reference model (Holm "
+                                                      "over calibrated tests)",
                  COMBINED_WITHOUT_CONTROL: "One verdict per partition, no control (Holm over calibrated tests)"}[
             self.test]
         return Verdict(model=self.model, partition=self.partition, family="combined", test=self.test,

@@ -126,10 +126,15 @@ def test_builtin_methods_registered_in_report_order() -> None:
 
 
 def test_every_shipped_rate_belongs_to_a_registered_method() -> None:
-    from lm_eval_contam.verdict import COMBINED_TEST, COMBINED_WITH_REFERENCE, COMBINED_WITHOUT_CONTROL
+    from lm_eval_contam.verdict import (
+        COMBINED_TEST,
+        COMBINED_WITH_CONTROL_AND_REFERENCE,
+        COMBINED_WITH_REFERENCE,
+        COMBINED_WITHOUT_CONTROL,
+    )
 
     keys = ({key for spec in registered_methods() for key in spec.rate_keys}
-            | {COMBINED_TEST, COMBINED_WITHOUT_CONTROL, COMBINED_WITH_REFERENCE})
+            | {COMBINED_TEST, COMBINED_WITHOUT_CONTROL, COMBINED_WITH_REFERENCE, COMBINED_WITH_CONTROL_AND_REFERENCE})
     for name in ("null_rates.json", "validation_rates.json"):
         document = json.loads((Path(__file__).parent.parent / "lm_eval_contam" / name).read_text())
         assert set(document["methods"]) <= keys, name

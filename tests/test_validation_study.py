@@ -120,11 +120,14 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     combined = [(v.model, v.partition, v.test, role, shape) for v, role, shape in labelled if v.family == "combined"]
     assert ("injected", "Quick Bridge Quiz 0 test", "partition_combined_without_control", "sibling",
             "multiple choice") in combined
-    # clean: 8 partitions x (control, neither); injected and filler: 4 and 8 x (control, neither), and the verdict with
-    # a reference on their 2 and 4 multiple-choice partitions; author: 2 x neither, 1 with a reference. A free-text
-    # partition's verdict is never the one with a reference here: its tests on u (pairing, sentence order) are over
-    # their level in the shipped rates, so none drives it.
-    assert len(combined) == 2 * 8 + (2 * 4 + 2) + (2 * 8 + 4) + (2 + 1)
+    # clean: 8 partitions x (control, neither); injected and filler: 4 and 8 x (control, control and reference
+    # (the control mode on u drives it), neither), and the verdict with a reference on their 2 and 4 multiple-choice
+    # partitions; author: 2 x neither, 1 with a reference. A free-text partition's verdict is never the one with a
+    # reference and no control here: its tests on u (pairing, sentence order) are over their level in the shipped
+    # rates, so none drives it.
+    assert len(combined) == 2 * 8 + (3 * 4 + 2) + (3 * 8 + 4) + (2 + 1)
+    assert ("injected", "Quick Kettle 0 train", "partition_combined_with_control_and_reference", "injected",
+            "free text") in combined
     assert not [row for row in combined if row[2] == "partition_combined_with_reference" and "free text" in row[4]]
     without = next(v for v, _, _ in labelled if v.test == "partition_combined_without_control")
     assert not {t.test for t, _ in without.evidence.evidence} & {"likelihood_control", "likelihood_control_zlib"}

@@ -452,7 +452,8 @@ def prior_rates(study_dir: Path) -> dict[str, object]:
 def combined_verdicts(verdicts: Sequence[Verdict], prior: Mapping[str, object],
                       candidates: frozenset[str] | None = None) -> list[Verdict]:
     """Each partition's verdict with its control and without one (as :func:`partition_verdicts` computes them); with
-    a reference model's tests among the verdicts, the one without a control is the verdict with a reference.
+    a reference model's tests among the verdicts, each of those with the reference and without it too: four verdicts,
+    each under its own rate key (:attr:`PartitionVerdict.test`), as an audit with or without those options computes it.
 
     Over the null study's rates and the earlier validation study's (``prior``): the study's own rates must not
     choose the tests it measures. The reference-differenced tests have no earlier rate: they drive as the study's
@@ -460,10 +461,10 @@ def combined_verdicts(verdicts: Sequence[Verdict], prior: Mapping[str, object],
     """
     rates = [shipped_rates(), clean_model_rates(prior), sibling_rates(prior), filler_rates(prior),
              validation_false_positives(prior, "false_positive_author")]
-    candidates = frozenset(referenced_tests()) if candidates is None else candidates
+    candidates = referenced_keys(verdicts) if candidates is None else candidates
     subsets = [verdicts, without_control(verdicts)]
-    if len(without_reference(verdicts)) < len(verdicts):  # with a reference: also the verdict with neither
-        subsets.append(without_control(without_reference(verdicts)))
+    if len(without_reference(verdicts)) < len(verdicts):  # with a reference: also the verdicts without it
+        subsets += [without_reference(verdicts), without_control(without_reference(verdicts))]
     found: dict[tuple[str, str, str], Verdict] = {}  # a subset without a control test gives the next one's verdict
     for subset in subsets:
         for combined in partition_verdicts(subset, rates, candidates):
@@ -522,7 +523,7 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
     # none of them, whatever an earlier study measured (as the shipped verdict will leave it out).
     over_here = over_level_here(
         [(verdict, roles[key]) for key, verdicts in found.items() for verdict in verdicts])  # type: ignore[misc]
-    candidates = frozenset(referenced_tests()) - over_here
+    candidates = referenced_keys(verdict for verdicts in found.values() for verdict in verdicts) - over_here
     labelled: list[tuple[Verdict, Role, str]] = []
     for (label, partition_label), verdicts in found.items():
         shape = by_label[partition_label].shape
@@ -530,6 +531,13 @@ def score(partitions: Sequence[StudyPartition], models: Sequence[tuple[str, Path
         labelled += [(verdict, roles[(label, partition_label)], shape)  # type: ignore[misc]
                      for verdict in verdicts + combined_verdicts(driving, prior, candidates)]
     return labelled
+
+
+def referenced_keys(verdicts: Iterable[Verdict]) -> frozenset[str]:
+    """The rate keys of the reference-differenced tests among ``verdicts`` (a test's key carries its variant, e.g.
+    the control mode on u's ``likelihood_control_reference:control``)."""
+    referenced = referenced_tests()
+    return frozenset(rate_key(verdict) for verdict in verdicts if verdict.test in referenced)
 
 
 def over_level_here(labelled: Iterable[tuple[Verdict, Role]]) -> frozenset[str]:
