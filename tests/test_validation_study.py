@@ -400,3 +400,21 @@ def test_a_candidate_the_study_measures_over_its_level_does_not_drive_its_combin
     # 3 of 8 on the author fine-tune (CI 9-76 %): a test without a reference is over its level there too.
     labelled += [(verdict("option_order", f"A{i}", i < 3), "author") for i in range(8)]
     assert over_level_here(labelled) == frozenset({"pairing_reference", "option_order"})
+
+
+def test_a_verdict_with_a_control_and_a_reference_quotes_its_own_measured_detection() -> None:
+    """An audit with both options computes its own verdict (rate key partition_combined_with_control_and_reference);
+    its "not flagged" quotes that verdict's detection on the partition's shape (the shipped study: 3/8 free text)."""
+    from lm_eval_contam.detection_rates import clean_bill
+    from lm_eval_contam.verdict import partition_verdicts
+
+    def test(name: str, pvalue: float) -> Verdict:
+        return Verdict(model="m", partition="p", family="likelihood", test=name, title=name, task=name,
+                       flagged=pvalue <= 0.05, statistic=None, pvalue=pvalue, confidence_interval=None, n=24, null="",
+                       rule="", evidence=None, variant="control", shape="free text")
+
+    (row,) = partition_verdicts([test("likelihood_control", 0.3), test("likelihood_control_reference", 0.2)])
+    assert (row.test, row.setting) == ("partition_combined_with_control_and_reference",
+                                       "with a control and a reference model")
+    assert clean_bill(row) == ("at the papers' injection strength this verdict (with a control and a reference model) "
+                               "finds 3 of 8 injected free text partitions")
