@@ -291,7 +291,8 @@ def over_level_rate(verdict: Verdict, rates: RateSources | None = None) -> Measu
     Clopper-Pearson interval lies above ALPHA), if any: its p-value holds only under its own null, which real models
     break (e.g. Time Travel's guided prompt alone eliciting closer text; a dataset's learned name and style lifting
     its unseen split). ``rates`` None: the null study's rates and the validation study's on the clean model and on
-    held-out siblings of injected partitions, on the filler-only fine-tune and on the author fine-tune."""
+    held-out siblings of injected partitions, on the filler-only fine-tune and on the author fine-tune. Each pooled,
+    and on the verdict's shape of items where known (:func:`shape_keys`)."""
     found = [source[key] for source in rate_sources(rates) for key in shape_keys(verdict) if key in source]
     return next((rate for rate in found if rate.confidence_interval.low > ALPHA), None)
 
