@@ -48,7 +48,7 @@ from lm_eval_contam.registry import (
     scored_by_reference,
 )
 from lm_eval_contam.rundir import load_run
-from lm_eval_contam.verdict import collect, partition_verdicts
+from lm_eval_contam.verdict import collect, methods_without_a_call, partition_verdicts
 
 PLAIN_TEXT_BACKENDS = ("hf", "vllm")  # lm-eval backends that can continue plain text (Time Travel's completion style)
 
@@ -67,7 +67,9 @@ class AuditSettings:
     limit: int | None = None  # lm-eval's --limit, for smoke runs
     seed: int = 0  # recorded; task seeds live in the task configs
     quiz_option_generator: str = "offline"  # makes the quiz options a partition lacks, before the run
-    skip_methods: tuple[str, ...] = ()  # registered methods left out of this audit (--methods, --no-likelihood)
+    # Registered methods left out of this audit (--methods, --no-likelihood); by default those whose every test is
+    # measured over its level (they could make no call).
+    skip_methods: tuple[str, ...] = field(default_factory=methods_without_a_call)
     # lm-eval tasks/groups audited with --tasks (their partitions' cards are in ``partitions``); they run too, so the
     # results carry each benchmark's own metric (and the DCR hook's adjusted one) beside the audit's.
     benchmark_tasks: tuple[str, ...] = ()

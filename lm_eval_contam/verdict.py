@@ -293,8 +293,22 @@ def over_level_rate(verdict: Verdict, rates: RateSources | None = None) -> Measu
     its unseen split). ``rates`` None: the null study's rates and the validation study's on the clean model and on
     held-out siblings of injected partitions, on the filler-only fine-tune and on the author fine-tune. Each pooled,
     and on the verdict's shape of items where known (:func:`shape_keys`)."""
-    found = [source[key] for source in rate_sources(rates) for key in shape_keys(verdict) if key in source]
+    return next(filter(None, (key_over_level(key, rates) for key in shape_keys(verdict))), None)
+
+
+def key_over_level(key: str, rates: RateSources | None = None) -> MeasuredRate | None:
+    """The measured rate under ``key`` whose interval lies above ALPHA in any source, if any."""
+    found = [source[key] for source in rate_sources(rates) if key in source]
     return next((rate for rate in found if rate.confidence_interval.low > ALPHA), None)
+
+
+def methods_without_a_call(rates: RateSources | None = None) -> tuple[str, ...]:
+    """The registered methods none of whose tests can drive a verdict: every rate key measured over its level, and
+    none a paper's own decision. An audit leaves them out unless ``--methods`` names them: their p-values make no
+    call, and their texts cost model passes (the sentence-order task: up to 24 orders of each instance, per model)."""
+    return tuple(spec.name for spec in registered_methods()
+                 if spec.rate_keys and not spec.papers_own_tests
+                 and all(key_over_level(key, rates) for key in spec.rate_keys))
 
 
 def over_level(verdict: Verdict, rates: RateSources | None = None) -> bool:

@@ -209,3 +209,28 @@ def test_dcr_sheet_is_dcrs_own_input_its_group_and_the_benchmark_it_adjusts() ->
     plan = plan_audit(AuditSettings(partitions=(), method_inputs=(("dcr", "toy_sentiment"),)))
     assert plan.tasks == ("dcr_toy_sentiment", "contam_toy_sentiment")
     assert plan.scored_benchmarks == ["contam_toy_sentiment"] and plan.needs_builtins
+
+
+def test_an_audit_leaves_out_the_methods_none_of_whose_tests_can_make_a_call() -> None:
+    """Pairing and sentence order: every test measured over its level (the shipped rates), so by default an audit
+    does not pay for their texts; --methods still runs them. A method with a test no study measured, or a paper's own
+    decision, stays in."""
+    from lm_eval_contam.audit import AuditSettings
+    from lm_eval_contam.cli.audit import skipped_methods
+    from lm_eval_contam.stats import ConfidenceInterval
+    from lm_eval_contam.verdict import MeasuredRate, methods_without_a_call
+
+    assert methods_without_a_call() == ("pairing", "sentenceorder") == AuditSettings(partitions=()).skip_methods
+    assert skipped_methods(None, no_likelihood=False) == ("pairing", "sentenceorder")
+    assert skipped_methods(None, no_likelihood=True) == ("likelihood", "pairing", "sentenceorder")
+    assert "pairing" not in skipped_methods("pairing,optionorder", no_likelihood=False)
+
+    def rate(key: str, low: float) -> MeasuredRate:
+        return MeasuredRate(key, 32, 8, 0.25, ConfidenceInterval(low, 0.4), "unseen", "study", "2026-11-27")
+
+    # Only the pairing test on log p over its level: the test on u (not measured here) keeps the family in.
+    assert methods_without_a_call({"pairing": rate("pairing", 0.1)}) == ()
+    assert methods_without_a_call({"pairing": rate("pairing", 0.1),
+                                   "pairing_reference": rate("pairing_reference", 0.06)}) == ("pairing",)
+    # Time Travel's tests over their level stay: the papers' own decisions are shown as published.
+    assert methods_without_a_call({key: rate(key, 0.1) for key in method_of("timetravel").rate_keys}) == ()

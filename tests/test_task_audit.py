@@ -21,6 +21,7 @@ from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, registered_methods
+from lm_eval_contam.verdict import methods_without_a_call
 from lm_eval_contam.benchmark_partitions import BenchmarkControl, derive_partitions
 
 # The families whose task names the tests spell out; a method added later has tests of its own.
@@ -200,11 +201,13 @@ def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: 
     assert audit["settings"]["benchmark_tasks"] == ["quiz_group"]
     assert audit["settings"]["task_groups"] == [["quiz_group", "quiz_mc test"], ["quiz_group", "quiz_gen test"]]
     # quiz_mc's items share one answer set in a fixed order (the seasons): the option-order test is not planned.
-    # Each card gets every registered method's tasks (report order), the built-ins' by name; both tasks' items are one
+    # Each card gets every registered method's tasks (report order) but those of the methods whose every test is
+    # measured over its level (pairing: its p could make no call), the built-ins' by name; both tasks' items are one
     # template ("The old <subject> near the northern road..."): the in-context test's twins swap the same words in
     # most items, its null cannot hold there and it is not tested (issue 30, item 3).
     model = AuditedModel(chat=True, plain_text=True)
-    per_task = [[task for spec in registered_methods()
+    assert methods_without_a_call() == ("pairing", "sentenceorder")
+    per_task = [[task for spec in registered_methods() if spec.name not in methods_without_a_call()
                  for task in spec.task_names(Partition.from_card(tmp_path / card), model)
                  if not task.startswith("incontext_")] for card in audit["partitions"]]
     assert [[task for task in tasks if task.split("_", 1)[0] in NAMED] for tasks in per_task] == [

@@ -38,6 +38,7 @@ from lm_eval_contam.partitions import TaskType, sample_partitions
 from lm_eval_contam.registry import registered_methods
 from lm_eval_contam.reordered.orders import DEFAULT_REORDERINGS, MAX_REORDERINGS, REORDERED_FORMS, check_reorderings
 from lm_eval_contam.timetravel.judge_b import judge_output_path
+from lm_eval_contam.verdict import methods_without_a_call
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -105,8 +106,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-model", help="also classify Time Travel completions with Judge B using this model")
     parser.add_argument("--no-report", action="store_true", help="skip writing report.html/report.md")
     parser.add_argument("--methods", metavar="NAMES",
-                        help="comma-separated registered methods to run (default: all; e.g. optionorder,reordered "
-                             "for the cheap calibrated ones on every subject: docs/cost.md)")
+                        help="comma-separated registered methods to run (default: every one with a test that can "
+                             "drive a verdict, i.e. all but those whose every test is measured over its level: "
+                             "pairing, sentenceorder; e.g. optionorder,reordered for the cheap calibrated ones on "
+                             "every subject: docs/cost.md)")
     parser.add_argument("--reorderings", type=int, metavar="K",
                         help=f"--tasks multiple-choice benchmarks: acc_reordered averages each item over K seeded "
                              f"reorderings of its options (default {DEFAULT_REORDERINGS}, fewer above 250 items: "
@@ -137,14 +140,16 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
 
 def skipped_methods(methods: str | None, no_likelihood: bool) -> tuple[str, ...]:
     """The registered methods an audit leaves out: those ``--methods`` does not name (every one is checked to be
-    registered), and the likelihood modes with ``--no-likelihood``."""
+    registered; without it, those whose every test is measured over its level), and the likelihood modes with
+    ``--no-likelihood``."""
     registered = [spec.name for spec in registered_methods()]
     chosen = name_list(methods, "--methods")
     for name in chosen or ():
         if name not in registered:
             raise ContamError(f"no registered method {name!r} (known: {', '.join(registered)})", field="--methods")
+    unnamed = methods_without_a_call() if chosen is None else [name for name in registered if name not in chosen]
     return tuple(name for name in registered
-                 if (chosen is not None and name not in chosen) or (no_likelihood and name == LIKELIHOOD_METHOD))
+                 if name in unnamed or (no_likelihood and name == LIKELIHOOD_METHOD))
 
 
 def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, ModelSpec | None]:
