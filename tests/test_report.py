@@ -555,3 +555,18 @@ def test_a_partition_whose_option_order_test_is_over_its_level_is_still_multiple
     assert partition_shape(PartitionVerdict("m", "Quiz test", ((lift, 0.5),), (), over_level=(order,))) == \
         "multiple choice"
     assert partition_shape(PartitionVerdict("m", "Notes test", ((lift, 0.5),), ())) == "free text"
+
+
+def test_the_report_names_the_methods_the_audit_left_out_and_why(measured) -> None:
+    from lm_eval_contam.report.html import render_html
+    from lm_eval_contam.report.markdown import render_markdown
+    from lm_eval_contam.report.model import Report
+
+    # (This module leaves the clean-model and sibling rates out, so only sentence order is over its level here.)
+    audit = {"settings": {"skip_methods": ["likelihood", "sentenceorder"]}}
+    report = Report(source=Path("/run"), models=(), verdicts=tuple(PARTITION_VERDICTS), audit=audit)
+    line = ("Methods left out of this audit: likelihood (by --methods or --no-likelihood), sentenceorder (every test "
+            "measured over its level; --methods runs it).")
+    assert render_markdown(report).splitlines()[4] == f"_{line}_"
+    assert f'<p class="note">{line}</p>' in render_html(report)
+    assert "left out" not in render_markdown(Report(source=Path("/run"), models=(), verdicts=tuple(PARTITION_VERDICTS)))

@@ -206,6 +206,7 @@ def render_html(report: Report) -> str:
         f"<h1>Contamination report</h1>"
         f'<p class="meta">{e(str(report.source))} · {len(report.models)} model(s) · {partitions} partition(s) · '
         f"{flagged} model × partition pair(s) contaminated by the per-partition verdict · lm-eval-contam {e(__version__)}</p>"
+        + (f'<p class="note">{e(left_out)}</p>' if (left_out := layout.left_out_line(report.audit)) else "")
         + benchmark_section(report)
         + "".join(_sections(report))
         + f"<h2>Models</h2>{models_table(report)}"

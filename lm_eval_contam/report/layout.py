@@ -27,6 +27,7 @@ from lm_eval_contam.verdict import (
     order_of_tests,
     over_level,
     over_level_rate,
+    methods_without_a_call,
     rate_key,
     stated_decision,
 )
@@ -99,6 +100,17 @@ def evidence_line(verdict: Verdict, adjusted: float) -> str:
 def papers_line(verdict: Verdict) -> str:
     """One of the papers' own verdicts, unchanged: its decision and numbers."""
     return f"{titled(verdict)}: {verdict.decision} ({verdict.evidence.summary()})"
+
+
+def left_out_line(audit: Mapping[str, Any] | None) -> str | None:
+    """The registered methods the audit left out (its settings' ``skip_methods``), and why, so an absent test is
+    never read as one that ran and found nothing."""
+    skipped = list(((audit or {}).get("settings") or {}).get("skip_methods") or [])
+    if not skipped:
+        return None
+    why = {name: "every test measured over its level; --methods runs it" for name in methods_without_a_call()}
+    return "Methods left out of this audit: " + ", ".join(
+        f"{name} ({why.get(name, 'by --methods or --no-likelihood')})" for name in skipped) + "."
 
 
 def over_level_line(verdict: Verdict) -> str:

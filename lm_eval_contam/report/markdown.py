@@ -95,6 +95,8 @@ def benchmark_section(report: Report) -> list[str]:
 def render_markdown(report: Report) -> str:
     lines = ["# Contamination report", "",
              f"{md(report.source)} · {len(report.models)} model(s) · lm-eval-contam {__version__}", ""]
+    if left_out := layout.left_out_line(report.audit):
+        lines += [f"_{md(left_out)}_", ""]
     lines += benchmark_section(report)
     if layout.decided(report.verdicts):
         lines += ["## Evidence per partition and test", "", *evidence_matrix(report)]
