@@ -80,7 +80,8 @@ def main() -> None:
     reference_args = f"pretrained={args.reference or args.model or default_model_path()},dtype=float32"
     items = [json.loads(line) for line in (FRESH_DIR / f"mc_{args.dataset}_a.jsonl").read_text().splitlines()]
     with tempfile.TemporaryDirectory() as scratch:
-        work = Path(scratch)
+        work = Path(scratch) / "tasks"
+        work.mkdir()
         raw = write_jsonl(work / "items.jsonl", items)
         rendered = write_jsonl(work / "rendered.jsonl", [
             {"text": render_question(item["question"], item["choices"]), "answer": "ABCD"[item["answer"]],
@@ -90,22 +91,26 @@ def main() -> None:
             "dataset_name": "Bench Fresh", "data_files": {"test": str(rendered)}, "task_type": "question",
             "text_field": "text", "label_field": "answer", "columns": ["text", "answer"],
             "companion_field": "answer"}).partition("test")
+        # The option-order task as --reference-model renders it (every order) has the same name: a folder of its own,
+        # beside (not under) the one lm-eval indexes for the others.
+        every_order = Path(scratch) / "every_order"
+        every_order.mkdir()
         names = {}
         for family, reference in (("incontext", False), ("optionorder", False), ("optionorder", True)):
             target = RenderTarget(templates=templates(), options_path=work / "options.jsonl", reference=reference)
             for name, text in method_of(family).render_task_configs(partition, target).items():
-                task = f"{name}_all_orders" if reference else name  # the same task, every order: its own name
-                (work / f"{task}.yaml").write_text(text.replace(f"task: {name}\n", f"task: {task}\n", 1))
-                names[(family, reference)] = task
-        runs = (("benchmark (multiple_choice)", "bench_fresh_mc", model_args),
-                ("in-context test", names[("incontext", False)], model_args),
-                ("option-order test, no reference (the rank test's five orders)", names[("optionorder", False)],
+                ((every_order if reference else work) / f"{name}.yaml").write_text(text)
+                names[family] = name
+        runs = (("benchmark (multiple_choice)", work, "bench_fresh_mc", model_args),
+                ("in-context test", work, names["incontext"], model_args),
+                ("option-order test, no reference (the rank test's five orders)", work, names["optionorder"],
                  model_args),
-                ("option-order task with --reference-model: the audited model's run (every order)",
-                 names[("optionorder", True)], model_args),
-                ("option-order task with --reference-model: the reference model's run", names[("optionorder", True)],
-                 reference_args))
-        measured = {label: run(work, task, arguments, args.batch_size, args.device) for label, task, arguments in runs}
+                ("option-order task with --reference-model: the audited model's run (every order)", every_order,
+                 names["optionorder"], model_args),
+                ("option-order task with --reference-model: the reference model's run", every_order,
+                 names["optionorder"], reference_args))
+        measured = {label: run(folder, task, arguments, args.batch_size, args.device)
+                    for label, folder, task, arguments in runs}
     base_seconds, _, base_tokens = measured["benchmark (multiple_choice)"]
     print(f"| task ({len(items)} items, batch size {args.batch_size}) | wall s | requests | tokens scored | "
           "ratio to the benchmark (time) | ratio (tokens) |")
@@ -113,7 +118,7 @@ def main() -> None:
     for label, (seconds, requests, tokens) in measured.items():
         print(f"| {label} | {seconds:.1f} | {requests} | {tokens} | {seconds / base_seconds:.2f} | "
               f"{tokens / base_tokens:.2f} |")
-    both = [measured[label] for label, _, _ in runs[-2:]]
+    both = [measured[label] for label, *_ in runs[-2:]]
     print(f"| option-order test with --reference-model (both runs) | {sum(m[0] for m in both):.1f} | "
           f"{sum(m[1] for m in both)} | {sum(m[2] for m in both)} | {sum(m[0] for m in both) / base_seconds:.2f} | "
           f"{sum(m[2] for m in both) / base_tokens:.2f} |")

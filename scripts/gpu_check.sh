@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The GPU check (docs/gpu-check.md): the wiring check, the demo and the cost benchmarks on a CUDA machine, each
-# step timed and logged under OUT (default ./gpu_check; a step that fails or runs past its limit is reported and the
-# next one runs).
+# step timed and logged under OUT (default ./gpu_check, a new folder; a step that fails or runs past its limit is
+# reported and the next one runs).
 #
 #     bash scripts/gpu_check.sh [OUT]
 set -u
 out=${1:-gpu_check}
+[ -e "$out" ] && { echo "$out exists: give a new folder (nothing is overwritten)" >&2; exit 2; }
 mkdir -p "$out"
 model=$(lm-eval-contam default-model 2>"$out/default_model.log") || { echo "default model: see $out/default_model.log"; exit 2; }
 step() {  # NAME LIMIT_S COMMAND...: one line "NAME rc=... seconds" in steps.txt

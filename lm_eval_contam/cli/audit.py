@@ -147,9 +147,9 @@ def skipped_methods(methods: str | None, no_likelihood: bool) -> tuple[str, ...]
     for name in chosen or ():
         if name not in registered:
             raise ContamError(f"no registered method {name!r} (known: {', '.join(registered)})", field="--methods")
-    unnamed = methods_without_a_call() if chosen is None else [name for name in registered if name not in chosen]
+    left_out = methods_without_a_call() if chosen is None else [name for name in registered if name not in chosen]
     return tuple(name for name in registered
-                 if name in unnamed or (no_likelihood and name == LIKELIHOOD_METHOD))
+                 if name in left_out or (no_likelihood and name == LIKELIHOOD_METHOD))
 
 
 def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, ModelSpec | None]:

@@ -17,7 +17,7 @@ from lm_eval_contam.contaminate import InjectionSettings, inject, partition_cont
 from lm_eval_contam.default_model import default_model_path
 from lm_eval_contam.generation import ModelSpec
 from lm_eval_contam.partitions import Partition
-from lm_eval_contam.method_verdict import Verdict
+from lm_eval_contam.report.layout import titled
 from lm_eval_contam.rundir import load_run
 from lm_eval_contam.stats import ALPHA
 from lm_eval_contam.verdict import collect, no_call_reason, partition_verdicts
@@ -67,10 +67,6 @@ def _main(args: argparse.Namespace) -> int:
     return 0
 
 
-def named(verdict: Verdict) -> str:
-    return f"{verdict.title}{f' ({verdict.variant})' if verdict.variant else ''}"
-
-
 def verdict_lines(out: Path) -> str:
     """Per model and partition: the per-partition verdict, then every method that flagged, plainly; a test whose p
     makes no call (over its measured level, or not measured) is named apart, so it never reads as a flag."""
@@ -79,9 +75,10 @@ def verdict_lines(out: Path) -> str:
     lines = ["", "model / partition: the partition's verdict (Holm over the driving tests); every method that flagged"]
     for row in sorted(partition_verdicts(verdicts), key=lambda row: (row.model, row.partition)):
         where = "injected" if row.model == "contaminated" and row.partition == injected else "not injected"
-        mine = [v for v in verdicts if v.flagged and (v.model, v.partition) == (row.model, row.partition)]
-        flagged = [named(v) for v in mine if no_call_reason(v) is None]
-        no_call = [f"{named(v)} ({no_call_reason(v)})" for v in mine if no_call_reason(v) is not None]
+        mine = [(v, no_call_reason(v)) for v in verdicts
+                if v.flagged and (v.model, v.partition) == (row.model, row.partition)]
+        flagged = [titled(v) for v, reason in mine if reason is None]
+        no_call = [f"{titled(v)} ({reason})" for v, reason in mine if reason is not None]
         lines.append(f"  {row.model} / {row.partition} ({where}): {row.decision.upper()} ({row.summary()}); "
                      f"flagged by: {', '.join(flagged) or 'none'}"
                      + (f"; p ≤ {ALPHA:g} with no call: {', '.join(no_call)}" if no_call else ""))
