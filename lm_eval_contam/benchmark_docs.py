@@ -32,8 +32,7 @@ from typing import Any
 
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.lm_eval_compat import built_for_evaluation, built_tasks, selected_task_configs, task_index
-
-OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood", "loglikelihood_rolling")
+from lm_eval_contam.partitions import OUTPUT_TYPES
 
 
 @dataclass(frozen=True)

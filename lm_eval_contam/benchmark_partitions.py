@@ -65,6 +65,7 @@ class BenchmarkPartition:
     control_rows: tuple[dict[str, Any], ...] = ()
     control_file: str | None = None  # --control-data as given (the control's source), when the control is a file
     sample: int | None = BENCHMARK_SAMPLE  # the card's ``sample`` (None: the methods' own sample sizes)
+    output_type: str | None = None  # the task's lm-eval output_type (the card's ``benchmark_output_type``)
 
     @property
     def control(self) -> Control:
@@ -87,6 +88,7 @@ class BenchmarkPartition:
                 "task_type": "question", "text_field": TEXT_FIELD, "label_field": ANSWER_FIELD,
                 "columns": [TEXT_FIELD, ANSWER_FIELD], "companion_field": ANSWER_FIELD,
                 **({"sample": self.sample} if self.sample is not None else {}),
+                **({"benchmark_output_type": self.output_type} if self.output_type is not None else {}),
                 **({"control": self.control.card_fields()} if self.control_split is not None else {})}
 
 
@@ -109,8 +111,9 @@ def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkD
     own templates; ``sample``: the card's cap on the methods' sample (None: none)."""
     split = eval_split(task)
     rows = tuple(doc_row(doc) for doc in docs)
+    output_type = docs[0].output_type if docs else None  # one task's docs share its output_type
     if control is None or (control.split is None and control.data is None):
-        return BenchmarkPartition(group, name, split, rows, sample=sample)
+        return BenchmarkPartition(group, name, split, rows, sample=sample, output_type=output_type)
     if control.split is not None:
         if control.split == split:
             raise ContamError(f"the control split must differ from the evaluated split {split!r}", source=name,
@@ -132,7 +135,7 @@ def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkD
     check_control_overlap([row[TEXT_FIELD] for row in rows], [row[TEXT_FIELD] for row in control_rows], source=name,
                           field="--control-split" if control.split is not None else "--control-data")
     return BenchmarkPartition(group, name, split, rows, control_split, control_rows,
-                              None if control.data is None else str(control.data), sample)
+                              None if control.data is None else str(control.data), sample, output_type)
 
 
 def derive_partitions(loaded: Mapping[str, LoadedBenchmark], control: BenchmarkControl | None = None,

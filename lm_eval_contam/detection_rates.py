@@ -95,10 +95,11 @@ def measured_detection(verdict: Verdict, rates: Mapping[str, DetectionRate] | No
 
 
 def partition_shape(row: PartitionVerdict) -> str:
-    """The study shape a partition verdict's evidence matches: multiple choice when a test that only multiple-choice
-    items get ran on it (MethodSpec.output_types), driving the verdict or shown beside it over its level; free text
-    otherwise."""
-    return items_shape([*(verdict for verdict, _ in row.evidence), *row.over_level])
+    """The study shape a partition verdict's evidence matches: the shape its verdicts carry (the card's, or their
+    tests', :func:`~lm_eval_contam.verdict.model_verdicts`), else :func:`~lm_eval_contam.verdict.items_shape` over
+    the tests driving it or shown beside it over their level."""
+    evidence = [*(verdict for verdict, _ in row.evidence), *row.over_level]
+    return next((verdict.shape for verdict in evidence if verdict.shape), None) or items_shape(evidence)
 
 
 def clean_bill(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None = None, *,

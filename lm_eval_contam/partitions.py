@@ -32,9 +32,11 @@ from lm_eval_contam.errors import ContamError
 from lm_eval_contam.jsonl import read_jsonl_objects
 
 TaskType = Literal["cls", "nli", "sum", "xsum", "question"]
+# lm-eval's output types the project audits (a benchmark's task, a method's applicability).
+OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood", "loglikelihood_rolling")
 # The metadata keys that describe one's own data (beside `dataset` for a registered one).
 USER_DATA_KEYS = ("dataset_name", "key", "data_files", "hf_path", "hf_name", "task_type", "text_field", "second_field",
-                  "label_field", "label_names", "columns", "companion_field", "sample")
+                  "label_field", "label_names", "columns", "companion_field", "sample", "benchmark_output_type")
 CARD_SUFFIXES = (".yaml", ".yml")
 ControlKind = Literal["split", "file", "none"]
 CONTROL_KEYS = ("kind", "source", "split")
@@ -96,6 +98,9 @@ class DatasetSpec:
     # At most this many instances in the sample every method but Time Travel draws (instances.sample_indices): a
     # benchmark audited with --tasks is sampled at the size the validation study measured (``audit --sample``).
     sample: int | None = None
+    # A benchmark audited with --tasks: its task's lm-eval output_type. Its items' shape (multiple choice or free text)
+    # whichever tests an audit runs on them, so each test's false-positive rate is read for that shape.
+    benchmark_output_type: str | None = None
 
     @property
     def labelled(self) -> bool:
@@ -142,7 +147,8 @@ class DatasetSpec:
                   "hf_path": self.hf_path, "hf_name": self.hf_name, "splits": list(self.splits) if self.hf_path else [],
                   "task_type": self.task_type, "text_field": self.text_field, "second_field": self.second_field,
                   "label_field": self.label_field, "label_names": list(self.label_names),
-                  "columns": list(self.dcq_columns), "companion_field": self.companion_field, "sample": self.sample}
+                  "columns": list(self.dcq_columns), "companion_field": self.companion_field, "sample": self.sample,
+                  "benchmark_output_type": self.benchmark_output_type}
         return {key: value for key, value in fields.items() if value not in (None, [])}
 
     def partition(self, split: str) -> Partition:
@@ -343,6 +349,10 @@ def dataset_from_task_metadata(metadata: Mapping[str, Any]) -> DatasetSpec:
                           field="task_type")
     if task_type == "nli" and not metadata.get("second_field"):
         raise ContamError("nli partitions need the reference column", source=source, field="second_field")
+    output_type = metadata.get("benchmark_output_type")
+    if output_type is not None and output_type not in OUTPUT_TYPES:
+        raise ContamError(f"{output_type!r} is not one of {', '.join(OUTPUT_TYPES)}", source=source,
+                          field="benchmark_output_type")
     files = {} if hub else metadata["data_files"]
     if not hub and (not isinstance(files, Mapping) or not files):
         raise ContamError("expected a mapping split -> JSONL path", source=source, field="data_files")
@@ -366,6 +376,7 @@ def dataset_from_task_metadata(metadata: Mapping[str, Any]) -> DatasetSpec:
         dcq_columns=tuple(str(column) for column in columns), companion_field=metadata.get("companion_field"),
         data_files=None if hub else {name: str(resolve_path(path, metadata)) for name, path in files.items()},
         sample=None if metadata.get("sample") is None else metadata_number(metadata, "sample", 0, minimum=1),
+        benchmark_output_type=output_type,
     )
 
 

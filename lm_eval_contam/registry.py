@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 from lm_eval_contam import TEMPLATE
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.method_verdict import NotRun, Verdict
-from lm_eval_contam.partitions import Partition
+from lm_eval_contam.partitions import OUTPUT_TYPES, Partition
 from lm_eval_contam.rundir import ModelResults
 
 # What a method needs of the model and the data: quiz options made before the run, a control partition, prompt
@@ -29,8 +29,6 @@ Need = Literal["quiz_options", "control", "logprobs", "generation", "reference"]
 QUIZ_LEFT_OUT_KEY = "quiz_left_out"
 # Results key (task -> NotRun record) of the tasks the audit left out because their method cannot run on the partition.
 NOT_RUN_KEY = "not_run"
-# lm-eval output types a benchmark task audited with --tasks can have (benchmark_docs renders these).
-OUTPUT_TYPES = frozenset({"generate_until", "multiple_choice", "loglikelihood", "loglikelihood_rolling"})
 
 
 @dataclass(frozen=True)
@@ -158,7 +156,7 @@ class MethodSpec:
     # Keys of its verdicts' rates in null_rates.json / validation_rates.json (verdict.rate_key), for the studies.
     rate_keys: tuple[str, ...] = ()
     # Benchmark output types (--tasks) it audits; a partition of another type gets none of its tasks.
-    output_types: frozenset[str] = OUTPUT_TYPES
+    output_types: frozenset[str] = frozenset(OUTPUT_TYPES)
     # Its verdicts (by Verdict.test) that are the papers' own decisions: shown beside the partition's verdict,
     # never driving it.
     papers_own_tests: tuple[str, ...] = ()

@@ -54,10 +54,11 @@ def model_verdicts(model: ModelResults) -> list[Verdict]:
                       if model.metadata(task).get("method")}, key=lambda spec: (spec.order, spec.name))
     found = [verdict for spec in methods for verdict in spec.verdicts(model)]
     caveats = run_caveats(model)
-    shapes = partition_shapes(found)
+    declared = {verdict.partition: shape for verdict in found if (shape := declared_shape(model, verdict.task))}
+    shapes = partition_shapes(found, declared)
     tested = [replace(verdict, caveats=verdict.caveats + single_instance_caveats(verdict.n) + caveats
                       + task_caveats(model, verdict.task), shape=shapes[verdict.partition]) for verdict in found]
-    return tested + not_run_verdicts(model)
+    return tested + [replace(verdict, shape=shapes.get(verdict.partition)) for verdict in not_run_verdicts(model)]
 
 
 MULTIPLE_CHOICE, FREE_TEXT = "multiple choice", "free text"
@@ -70,12 +71,22 @@ def items_shape(verdicts: Sequence[Verdict]) -> str:
     return MULTIPLE_CHOICE if any(verdict.family in multiple_choice for verdict in verdicts) else FREE_TEXT
 
 
-def partition_shapes(verdicts: Sequence[Verdict]) -> dict[str, str]:
-    """Each partition's :func:`items_shape` over one model's verdicts."""
+def declared_shape(model: ModelResults, task: str) -> str | None:
+    """The shape of items a benchmark partition's card declares (its lm-eval task's output_type), if any: a
+    multiple-choice benchmark audited with the log-likelihood tests alone is still multiple choice."""
+    output_type = model.metadata(task.split(" + ")[0]).get("benchmark_output_type")
+    if output_type is None:
+        return None
+    return MULTIPLE_CHOICE if output_type == "multiple_choice" else FREE_TEXT
+
+
+def partition_shapes(verdicts: Sequence[Verdict], declared: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Each partition's shape over one model's verdicts: the one its card declares (``declared``), else
+    :func:`items_shape`."""
     grouped: dict[str, list[Verdict]] = {}
     for verdict in verdicts:
         grouped.setdefault(verdict.partition, []).append(verdict)
-    return {partition: items_shape(mine) for partition, mine in grouped.items()}
+    return {partition: (declared or {}).get(partition) or items_shape(mine) for partition, mine in grouped.items()}
 
 
 def not_run_verdicts(model: ModelResults) -> list[Verdict]:

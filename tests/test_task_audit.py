@@ -21,7 +21,7 @@ from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.errors import ContamError
 from lm_eval_contam.partitions import Partition
 from lm_eval_contam.registry import AuditedModel, registered_methods
-from lm_eval_contam.verdict import methods_without_a_call
+from lm_eval_contam.verdict import FREE_TEXT, MULTIPLE_CHOICE, methods_without_a_call
 from lm_eval_contam.benchmark_partitions import BenchmarkControl, derive_partitions
 
 # The families whose task names the tests spell out; a method added later has tests of its own.
@@ -139,12 +139,24 @@ def test_a_partition_and_its_control_split_are_the_tasks_rendered_docs(loaded: d
     partition = Partition.from_card(card)
     assert (partition.name, partition.label, partition.dataset.splits) == (
         "task_quiz_mc:test", "quiz_mc test", ("test", "validation"))
+    # The card keeps the task's output_type: its items' shape, whichever tests an audit runs on them.
+    assert partition.dataset.benchmark_output_type == "multiple_choice"
     assert partition.rows() == _rendered_rows(benchmark_docs("quiz_mc", task))
     control = partition.dataset.partition("validation").rows()
     assert control == _rendered_rows(split_docs("quiz_mc", task, "validation"))
     assert control[0]["text"] == f"Question: {_question(100, 'river')['question']}\nAnswer:"
     # Written again with the same content: kept; nothing is overwritten.
     assert write_partition(derived, tmp_path) == card
+
+
+def test_a_card_with_an_unknown_benchmark_output_type_is_refused_naming_the_field(tmp_path: Path) -> None:
+    card = {"dataset_name": "quiz", "split": "test", "data_files": {"test": "test.jsonl"}, "text_field": "text",
+            "benchmark_output_type": "essay"}
+    with pytest.raises(ContamError) as raised:
+        Partition.from_card_fields(card, tmp_path / "quiz.yaml")
+    assert (raised.value.field, raised.value.reason) == (
+        "benchmark_output_type",
+        "'essay' is not one of multiple_choice, generate_until, loglikelihood, loglikelihood_rolling")
 
 
 def test_the_card_names_its_control_kind_and_source(loaded: dict, tmp_path: Path) -> None:
@@ -231,6 +243,10 @@ def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: 
         assert row[f"{metric}_adj,none"] == pytest.approx(row[f"{metric},none"] * (1 - row["dcr_factor,none"]))
         assert row[f"{metric}_adj_ci_low,none"] <= row[f"{metric}_adj,none"] <= row[f"{metric}_adj_ci_high,none"]
     verdicts = collect(load_run(tmp_path))
+    # quiz_mc ran no multiple-choice-only test (its option order is not planned): its card still makes it multiple
+    # choice, so its tests' rates are read for that shape.
+    assert {v.partition: v.shape for v in verdicts if not v.partition.startswith("DCR sheet ")} == {
+        "quiz_mc test": MULTIPLE_CHOICE, "quiz_gen test": FREE_TEXT}
     decisions = {v.partition: v.flagged for v in partition_verdicts(verdicts)}
     # An untrained model memorised nothing; each benchmark's DCR sheet adds a partition whose factor decides nothing.
     assert {p: flagged for p, flagged in decisions.items() if not p.startswith("DCR sheet ")} == {
