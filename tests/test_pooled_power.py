@@ -8,7 +8,9 @@ import pytest
 from scipy import stats
 
 from lm_eval_contam.method_verdict import Verdict
-from lm_eval_contam.nullstudy.pooled_power import markdown_table, pooled_rates, pooled_test
+from lm_eval_contam.nullstudy.pooled_power import (
+    HOLM_FIRST_STEP, markdown_table, pooled_rates, pooled_test, projected_rates, projected_share, projected_table,
+)
 from lm_eval_contam.relabelling import RelabellingEvidence, RelabellingResult, arrangement_test
 
 
@@ -59,3 +61,27 @@ def test_pools_group_partitions_of_one_model_role_and_shape_in_label_order_and_c
                                                                                    (4, 96, 1, 1)]
     assert 2.4 / math.sqrt(2) > stats.norm.isf(0.05)
     assert "| `option_order_reference` | injected | multiple choice | 2 | 48 | 2/2 | 1.7 1.7 |" in markdown_table(rates)
+
+
+def test_the_projection_resamples_partitions_into_pools_and_counts_the_share_the_pooled_test_flags() -> None:
+    strong, none = result(1.5, 0.0, 1.0), result(0.0, 0.0, 1.0)
+    # Alone: each partition's own p (0.5 here: neither flags).
+    assert projected_share([strong, none], 1) == 0.0
+    # Pools of two drawn with replacement: {strong, strong} (1 in 4) has z = 3 / sqrt(2) = 2.12, over 1.645 but under
+    # Holm's first step over three tests (z 2.13); the mixed pools (z 1.06) and {none, none} flag nothing.
+    assert 1.645 < 3 / math.sqrt(2) < stats.norm.isf(HOLM_FIRST_STEP)
+    assert projected_share([strong, none], 2, name="x") == pytest.approx(0.25, abs=0.01)
+    assert projected_share([strong, none], 2, alpha=HOLM_FIRST_STEP, name="x") == 0.0
+    # Seeded: the same share on every run.
+    assert projected_share([strong, none], 2, name="x") == projected_share([strong, none], 2, name="x")
+
+
+def test_only_injected_partitions_are_projected() -> None:
+    labelled = [(_verdict("option_order_reference", f"P{i}", 3.0), role, "multiple choice")
+                for i, role in enumerate(["injected", "injected", "filler", "sibling"])]
+    [rate] = projected_rates(labelled, ["option_order_reference"], sizes=(1, 2))
+    assert (rate.test, rate.shape, rate.partitions, rate.items) == ("option_order_reference", "multiple choice", 2, 24)
+    # z = 3 alone (p 0.0013) and 3 * sqrt(2) pooled: every pool flags, at either level.
+    assert rate.shares == ((1, 1.0, 1.0), (2, 1.0, 1.0))
+    assert "| `option_order_reference` | multiple choice | 2 | 24 | 1: 100% (100%), 2: 100% (100%) |" in (
+        projected_table([rate]))

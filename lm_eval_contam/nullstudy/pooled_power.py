@@ -6,6 +6,13 @@ A relabelling test's statistic is a sum over items, independent across items und
 ``sum(E_i)`` and null variance ``sum(sd_i ** 2)``. The pooled p-value is the normal tail of that standardised sum
 (pools of two or more partitions hold at least 40 items, where the sum of independent bounded terms is close to
 normal); a single partition keeps its Monte-Carlo p, the one the study's rates count.
+
+Eight injected partitions make few pools of many. :func:`projected_rates` reads them as a sample of what a test sees
+per injected partition: pools of ``size`` partitions drawn with replacement, the share of them the pooled test flags.
+A projection of the detection at ``size`` times the items, under the assumption that a larger partition's items are
+like these; it measures nothing the study did not score. Null partitions are not projected: resampling carries their
+sample's chance mean forward as if it were a drift (on items whose option order was drawn at random, a model that
+never saw them cannot tell the original order, and the test's level holds at any size by construction).
 """
 
 from __future__ import annotations
@@ -14,15 +21,21 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from scipy import stats
 
 from lm_eval_contam.method_verdict import Verdict
 from lm_eval_contam.nullstudy.design import Role
 from lm_eval_contam.relabelling import RelabellingEvidence, RelabellingResult
-from lm_eval_contam.stats import TestResult
+from lm_eval_contam.seeding import rng_for
+from lm_eval_contam.stats import ALPHA, TestResult
 
 POOL_SIZES = (1, 2, 4, 8)
 POOLED_FILE = "pooled_power.md"  # in the study folder, beside validation_rates.md
+PROJECTION_DRAWS = 20_000  # resampled pools per size: the share's standard error is under 0.004
+# The smallest p the verdict with a reference needs on multiple choice: Holm's first step over its three tests (the
+# two option-order tests on u and the in-context test).
+HOLM_FIRST_STEP = ALPHA / 3
 
 
 @dataclass(frozen=True)
@@ -59,18 +72,60 @@ class PooledRate:
     statistics: tuple[float, ...]  # each pool's standardised statistic (null SDs above its null mean), in order
 
 
-def pooled_rates(labelled: Iterable[tuple[Verdict, Role, str]], tests: Sequence[str],
-                 sizes: Sequence[int] = POOL_SIZES) -> list[PooledRate]:
-    """Per test, model role and shape: how many pools of ``size`` partitions (same model, role and shape, in label
-    order; a last pool of fewer left out) the pooled test flags at the level."""
+def projected_share(results: Sequence[RelabellingResult], size: int, *, alpha: float = ALPHA, seed: int = 0,
+                    name: str = "", draws: int = PROJECTION_DRAWS) -> float:
+    """The share of pools of ``size`` partitions, drawn with replacement from ``results``, that :func:`pooled_test`
+    flags at ``alpha`` (``size`` 1: each partition's own p, exactly)."""
+    if size == 1:
+        return sum(result.significant(alpha) for result in results) / len(results)
+    excess = np.array([result.statistic - result.expected for result in results])
+    variance = np.array([result.null_sd ** 2 for result in results])
+    drawn = rng_for(seed, "projected pools", name, size).integers(len(results), size=(draws, size))
+    spread = np.sqrt(variance[drawn].sum(axis=1))
+    z = np.divide(excess[drawn].sum(axis=1), spread, out=np.zeros(draws), where=spread > 0)
+    return float(np.mean((stats.norm.sf(z) <= alpha) & (spread > 0)))
+
+
+@dataclass(frozen=True)
+class ProjectedRate:
+    """A test's projected detection on one shape's injected partitions."""
+
+    test: str
+    shape: str
+    partitions: int  # the partitions resampled
+    items: int  # items per partition (the smallest)
+    shares: tuple[tuple[int, float, float], ...]  # (partitions per pool, share flagged at ALPHA, at HOLM_FIRST_STEP)
+
+
+def _groups(labelled: Iterable[tuple[Verdict, Role, str]],
+            tests: Sequence[str]) -> list[tuple[tuple[str, Role, str], list[RelabellingResult]]]:
+    """Each (test, role, shape, model)'s relabelling results, in partition-label order."""
     groups: dict[tuple[str, Role, str, str], list[tuple[str, RelabellingResult]]] = {}
     for verdict, role, shape in labelled:
         if verdict.test in tests and isinstance(verdict.evidence, RelabellingEvidence):
             groups.setdefault((verdict.test, role, shape, verdict.model), []).append(
                 (verdict.partition, verdict.evidence.result))
+    return [((test, role, shape), [result for _, result in sorted(members, key=lambda member: member[0])])
+            for (test, role, shape, _), members in sorted(groups.items())]
+
+
+def projected_rates(labelled: Iterable[tuple[Verdict, Role, str]], tests: Sequence[str],
+                    sizes: Sequence[int] = POOL_SIZES) -> list[ProjectedRate]:
+    """Per test and shape, on the injected partitions: :func:`projected_share` at each pool size, at ALPHA and at
+    HOLM_FIRST_STEP."""
+    return [ProjectedRate(test, shape, len(results), min(result.n for result in results),
+                          tuple((size, *(projected_share(results, size, alpha=alpha, name=f"{test}|{shape}")
+                                         for alpha in (ALPHA, HOLM_FIRST_STEP)))
+                                for size in sizes))
+            for (test, role, shape), results in _groups(labelled, tests) if role == "injected"]
+
+
+def pooled_rates(labelled: Iterable[tuple[Verdict, Role, str]], tests: Sequence[str],
+                 sizes: Sequence[int] = POOL_SIZES) -> list[PooledRate]:
+    """Per test, model role and shape: how many pools of ``size`` partitions (same model, role and shape, in label
+    order; a last pool of fewer left out) the pooled test flags at the level."""
     found = []
-    for (test, role, shape, _), members in sorted(groups.items()):
-        ordered = [result for _, result in sorted(members, key=lambda member: member[0])]
+    for (test, role, shape), ordered in _groups(labelled, tests):
         for size in sizes:
             pools = [ordered[start:start + size] for start in range(0, len(ordered) - size + 1, size)]
             if not pools:
@@ -87,4 +142,13 @@ def markdown_table(rates: Sequence[PooledRate]) -> str:
              "|---|---|---|---|---|---|---|"]
     lines += [f"| `{rate.test}` | {rate.role} | {rate.shape} | {rate.size} | {rate.items} | {rate.flagged}/{rate.pools} | "
               + " ".join(f"{z:.1f}" for z in rate.statistics) + " |" for rate in rates]
+    return "\n".join(lines) + "\n"
+
+
+def projected_table(rates: Sequence[ProjectedRate]) -> str:
+    lines = ["| test | shape | injected partitions resampled | items per partition | share of resampled pools flagged "
+             f"at p <= {ALPHA:g} (at p <= {HOLM_FIRST_STEP:.4f}), by partitions per pool |", "|---|---|---|---|---|"]
+    lines += [f"| `{rate.test}` | {rate.shape} | {rate.partitions} | {rate.items} | "
+              + ", ".join(f"{size}: {share:.0%} ({holm:.0%})" for size, share, holm in rate.shares) + " |"
+              for rate in rates]
     return "\n".join(lines) + "\n"
