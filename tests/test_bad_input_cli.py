@@ -181,6 +181,18 @@ def test_bad_model_specs_are_one_line_errors(monkeypatch, spec, expected) -> Non
     assert message.startswith("field 'model': ") and expected in message and "\n" not in message
 
 
+@pytest.fixture
+def default_sigint():
+    """Python's own Ctrl-C handler, as the command's process starts with; the CLI installs its flag only over that one,
+    and a library an earlier test loaded in this process may have left another in place."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("default_sigint")
 def test_ctrl_c_is_one_line_and_exit_130(run, monkeypatch, capsys) -> None:
     import lm_eval_contam.cli.adjust as adjust_cli
 
@@ -257,6 +269,7 @@ def test_random_check_csvs_never_move_a_number(marks, extra, keep, bom, junk) ->
                       .map(lambda v: ",".join(map(repr, v)))))
 @example(text="0.7,0.13,0.5,0.28")
 @example(text=" 1, 0 ,0.5,1e-3")
+@example(text="--")  # argparse drops a value of "--" and gave the command an empty list (a traceback, before)
 def test_random_sheet_scores_never_move_a_number(text) -> None:
     code, _, adjusted = _adjust_once(["--sheet-scores=" + text], {})
     if code == 0:
@@ -264,6 +277,11 @@ def test_random_sheet_scores_never_move_a_number(text) -> None:
         assert len(values) == 4 and all(0.0 <= v <= 1.0 for v in values)
         assert adjusted["results"]["dcr_toy_sentiment"]["dcr_factor,none"] == dcr_factor(values)
         assert adjusted["results"]["dcr_toy_sentiment"]["dcr_factor_ci_low,none"] == "N/A"
+
+
+def test_a_flag_given_double_dash_as_its_value_is_one_line_naming_the_flag(capsys) -> None:
+    code, err, _ = _adjust_once(["--sheet-scores=--"], {})
+    assert (code, err.strip()) == (2, "lm-eval-contam adjust: error: field '--sheet-scores': expected a value, got '--'")
 
 
 def test_contaminate_refuses_a_folder_that_holds_something(tmp_path: Path, capsys) -> None:
@@ -329,6 +347,7 @@ def test_report_refuses_a_logged_sample_score_out_of_range(run, tmp_path, capsys
                                 f"a number in [0, 1])")
 
 
+@pytest.mark.usefixtures("default_sigint")
 def test_ctrl_c_while_the_parser_imports_is_one_line_and_exit_130(monkeypatch, capsys) -> None:
     """Issue 30, item 8: Ctrl-C in the first ~1.5 s (building the parser imports torch and lm-eval) printed a
     traceback."""
@@ -343,6 +362,7 @@ def test_ctrl_c_while_the_parser_imports_is_one_line_and_exit_130(monkeypatch, c
                                        "to resume)\n")
 
 
+@pytest.mark.usefixtures("default_sigint")
 def test_ctrl_c_swallowed_by_an_import_still_stops_the_command(run, monkeypatch, capsys) -> None:
     """... or was swallowed by an import that catches everything, and the audit ran on."""
     import os

@@ -45,6 +45,17 @@ class _Interrupts:
         raise KeyboardInterrupt
 
 
+def value_lost_to_double_dash(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str | None:
+    """The flag given as ``--flag=--``, if any: argparse drops a value of ``--`` (its end-of-options marker) and
+    leaves the flag an empty list, whatever its type, so the command would meet a list where it expects text."""
+    subparsers = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    for action in subparsers.choices[args.command]._actions:
+        single = isinstance(action, argparse._StoreAction) and action.nargs is None and action.default != []
+        if single and action.option_strings and getattr(args, action.dest, None) == []:
+            return max(action.option_strings, key=len)
+    return None
+
+
 def _prog(command: str | None) -> str:
     return f"lm-eval-contam {command}" if command else "lm-eval-contam"
 
@@ -68,6 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if extra and not getattr(args, "accepts_extra", False):
             parser.error(f"unrecognized arguments for {args.command!r}: {' '.join(extra)}")
         args.extra = extra
+        flag = value_lost_to_double_dash(parser, args)
+        if flag:
+            raise ContamError("expected a value, got '--'", field=flag)
         if _Interrupts.seen:
             raise KeyboardInterrupt
         return int(args.func(args) or 0)
