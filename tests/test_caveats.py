@@ -1,4 +1,5 @@
-"""A run made with lm-eval's --limit says so beside every verdict it gives (report and Markdown)."""
+"""A run made with lm-eval's --limit says so beside every verdict it gives (report and Markdown); so does a test run
+on more instances than the validation study measured its rates on."""
 
 from __future__ import annotations
 
@@ -12,14 +13,14 @@ from lm_eval_contam.report.markdown import render_markdown
 DCQ = "dcq_toy_news_train_ll"
 
 
-def _write_run(directory: Path, limit: int | None) -> None:
+def _write_run(directory: Path, limit: int | None, instances: int = 12) -> None:
     metrics = {"dcq_pvalue": 0.3, "dcq_max": 0.1, "dcq_min": 0.0, "dcq_kappa": 0.0, "dcq_max_ci_low": 0.02,
                "dcq_max_ci_high": 0.3, "dcq_unparseable": 0.0, "dcq_pvalue_null": 0.4, "dcq_chance_max": 0.1,
                **{f"dcq_bdq_{x}": 0.2 for x in "ABCDE"}, **{f"dcq_bcq_{x}": 0.1 for x in "ABCD"}}
     results = {"results": {DCQ: {f"{k},none": v for k, v in metrics.items()}},
                "configs": {DCQ: {"output_type": "loglikelihood", "test_split": "train",
                                  "metadata": {"method": "dcq", "dataset": "toy_news"}}},
-               "n-samples": {DCQ: {"original": 12, "effective": limit or 12}},
+               "n-samples": {DCQ: {"original": instances, "effective": limit or instances}},
                "config": {"model": "hf", "model_args": "pretrained=/m", "limit": limit}}
     directory.mkdir(parents=True)
     (directory / "results_2024-01-01T00-00-00.json").write_text(json.dumps(results))
@@ -34,3 +35,15 @@ def test_limit_is_a_caveat_on_every_verdict(tmp_path: Path) -> None:
     _write_run(tmp_path / "full" / "m", limit=None)
     (full,) = build_report(tmp_path / "full").verdicts
     assert full.caveats == ()
+
+
+def test_a_test_on_more_instances_than_the_study_measured_says_its_rates_are_not_for_that_size(tmp_path: Path) -> None:
+    # The shipped rates were measured on the validation study's partitions of 24 instances.
+    _write_run(tmp_path / "at_24" / "m", limit=None, instances=24)
+    (measured,) = build_report(tmp_path / "at_24").verdicts
+    assert measured.caveats == ()
+    _write_run(tmp_path / "at_40" / "m", limit=None, instances=40)
+    (larger,) = build_report(tmp_path / "at_40").verdicts
+    assert larger.caveats == ("tested on 40 instances; its false-positive rates were measured on partitions of 24, "
+                              "and not at this size (the power quoted is a floor)",)
+    assert "caveat: tested on 40 instances" in render_markdown(build_report(tmp_path / "at_40"))
