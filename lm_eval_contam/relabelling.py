@@ -16,6 +16,11 @@ recomputed with the labels redrawn has the statistic's own null distribution: th
 - :func:`pairing_test`: groups of items whose first halves are each scored with every second half of the group; the
   statistic is the sum of the true pairings' double-centred scores (each first half's and each second half's own
   level removed), the null redraws the pairing as a uniform permutation within each group.
+- :func:`residualised`: ``u`` less the part of it the reference's own log-likelihood explains across an item's
+  arrangements (one least-squares slope over every arrangement of every item). A fine-tune can rescale how strongly
+  the model prefers some arrangements to others without having seen any item (one that learned the task's format
+  flattens them); that moves ``u`` with the reference's preference, not with the true arrangement. The slope uses every
+  arrangement alike, whichever is the true one, so the residuals keep the relabelling null exactly.
 """
 
 from __future__ import annotations
@@ -136,6 +141,17 @@ def differenced(audited: Sequence[float], reference: Sequence[float]) -> list[fl
         raise ContamError(f"the reference scored {len(reference)} texts where the audited model scored "
                           f"{len(audited)}", field="reference")
     return [float(a) - float(r) for a, r in zip(audited, reference)]
+
+
+def residualised(u: Sequence[Sequence[float]], reference: Sequence[Sequence[float]]) -> tuple[list[list[float]], float]:
+    """Each item's ``u`` less ``slope`` times the reference's own scores, both centred within the item, and the slope:
+    the least-squares fit of centred ``u`` on centred reference scores over every arrangement of every item (0 when
+    the reference scores every arrangement of every item alike)."""
+    centred_u = [np.asarray(item, dtype=float) - np.mean(item) for item in u]
+    centred_ref = [np.asarray(item, dtype=float) - np.mean(item) for item in reference]
+    spread = sum(float(ref @ ref) for ref in centred_ref)
+    slope = sum(float(item @ ref) for item, ref in zip(centred_u, centred_ref)) / spread if spread > 0 else 0.0
+    return [list(item - slope * ref) for item, ref in zip(centred_u, centred_ref)], slope
 
 
 def records_by_identity(records: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:

@@ -68,7 +68,7 @@ def test_the_projection_resamples_partitions_into_pools_and_counts_the_share_the
     # Alone: each partition's own p (0.5 here: neither flags).
     assert projected_share([strong, none], 1) == 0.0
     # Pools of two drawn with replacement: {strong, strong} (1 in 4) has z = 3 / sqrt(2) = 2.12, over 1.645 but under
-    # Holm's first step over three tests (z 2.13); the mixed pools (z 1.06) and {none, none} flag nothing.
+    # Holm's first step over four tests (z 2.24); the mixed pools (z 1.06) and {none, none} flag nothing.
     assert 1.645 < 3 / math.sqrt(2) < stats.norm.isf(HOLM_FIRST_STEP)
     assert projected_share([strong, none], 2, name="x") == pytest.approx(0.25, abs=0.01)
     assert projected_share([strong, none], 2, alpha=HOLM_FIRST_STEP, name="x") == 0.0

@@ -96,15 +96,17 @@ def test_on_u_the_fine_tune_on_the_items_is_flagged_and_the_one_on_other_items_o
         study: dict[str, Path]) -> None:
     injected = _verdicts(study, "injected", "base")
     assert set(injected) == {"option_order", "option_order_arrangement", "option_order_reference",
-                             "option_order_reference_fixed_answer"}
+                             "option_order_reference_fixed_answer", "option_order_reference_residualised"}
     on_u = injected["option_order_reference"]
     # Every item the test can use (an item whose original order happens to be sorted is left out).
     assert on_u.flagged and on_u.pvalue < 0.01 and on_u.n == injected["option_order"].n >= 11
     assert on_u.evidence.per_unit in (23, 24)
     assert injected["option_order_reference_fixed_answer"].pvalue < 0.05
     assert injected["option_order_reference_fixed_answer"].evidence.per_unit == 6  # 3! orders keep the answer
+    assert injected["option_order_reference_residualised"].pvalue < 0.01
     filler = _verdicts(study, "filler", "base")
-    assert not filler["option_order_reference"].flagged and not filler["option_order_reference_fixed_answer"].flagged
+    assert not any(filler[test].flagged for test in ("option_order_reference", "option_order_reference_fixed_answer",
+                                                     "option_order_reference_residualised"))
     # Its own reference: u is 0 for every text, so nothing stands out (p = 1).
     itself = _verdicts(study, "filler", "filler")["option_order_reference"]
     assert itself.pvalue == 1.0 and itself.statistic == 0.0
@@ -160,7 +162,8 @@ def test_run_with_a_reference_model_adds_the_audits_tests_on_u_to_the_tasks_row_
     row = results["results"][str(study["task"])]
     # The audit's verdicts on the same model, reference and docs: the same tests, the same numbers.
     audited = _verdicts(study, "injected", "base")
-    for test in ("option_order_reference", "option_order_reference_fixed_answer"):
+    for test in ("option_order_reference", "option_order_reference_fixed_answer",
+                 "option_order_reference_residualised"):
         assert row[f"{test}_pvalue,none"] == pytest.approx(audited[test].pvalue, abs=2e-4)
         assert row[f"{test}_z,none"] == pytest.approx(audited[test].statistic, rel=1e-3)
         assert results["higher_is_better"][str(study["task"])][f"{test}_pvalue"] is False

@@ -12,6 +12,7 @@ from lm_eval_contam.relabelling import (
     double_centred,
     pairing_test,
     reference_differenced,
+    residualised,
     standardised,
 )
 
@@ -48,6 +49,29 @@ def test_arrangement_test_detects_a_preferred_true_arrangement_and_is_seeded() -
     result = arrangement_test(items, seed=0, name="p")
     assert result.pvalue < 0.001 and result.standardised > 3
     assert arrangement_test(items, seed=0, name="p") == result
+
+
+def test_residualised_takes_one_least_squares_slope_over_every_arrangement() -> None:
+    # Centred: u (-1, 1, 0) and (-2, 0, 2); reference (-1, 1, 0) and (1, 0, -1). Slope (2 - 4) / (2 + 2) = -0.5.
+    residuals, slope = residualised([[1.0, 3.0, 2.0], [0.0, 2.0, 4.0]], [[0.0, 2.0, 1.0], [1.0, 0.0, -1.0]])
+    assert slope == -0.5 and residuals == [[-1.5, 1.5, 0.0], [-1.5, 0.0, 1.5]]
+    assert residualised([[1.0, 2.0]], [[3.0, 3.0]]) == ([[-0.5, 0.5]], 0.0)  # no reference spread: u centred
+
+
+def test_residualising_takes_out_a_rescaled_reference_preference_keeps_the_level_and_detects_memory() -> None:
+    rng = np.random.default_rng(3)
+    plain, residual, memorised = [], [], []
+    for trial in range(200):
+        reference = rng.normal(size=(24, 24))
+        reference[:, 0] += 1.0  # the author's order is a conventional one: the reference model prefers it
+        u = 0.5 * reference + rng.normal(size=(24, 24))  # a fine-tune that never saw the items sharpened that
+        plain.append(arrangement_test(u, draws=499, seed=trial).pvalue)
+        residual.append(arrangement_test(residualised(u, reference)[0], draws=499, seed=trial).pvalue)
+        u[:, 0] += 1.0  # ... and one that saw them
+        memorised.append(arrangement_test(residualised(u, reference)[0], draws=499, seed=trial).pvalue)
+    assert np.mean(np.array(plain) <= 0.05) > 0.5  # u alone keeps the preference: false flags most of the time
+    assert 0.01 <= np.mean(np.array(residual) <= 0.05) <= 0.09  # 5 % level; 200 trials: binomial sd 1.5 points
+    assert np.mean(np.array(memorised) <= 0.05) > 0.9
 
 
 def test_double_centring_removes_row_and_column_levels() -> None:

@@ -173,6 +173,7 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
                                                                        "likelihood_control_reference",
                                                                        "option_order_reference",
                                                                        "option_order_reference_fixed_answer",
+                                                                       "option_order_reference_residualised",
                                                                        "pairing_reference")])
                if row.partition == "Quick Bridge Quiz 0 train" and row.model == "injected")
     assert clean_bill(row, rates) == ("at the papers' injection strength this verdict (without a control) finds "

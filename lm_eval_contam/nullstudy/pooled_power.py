@@ -33,9 +33,9 @@ from lm_eval_contam.stats import ALPHA, TestResult
 POOL_SIZES = (1, 2, 4, 8)
 POOLED_FILE = "pooled_power.md"  # in the study folder, beside validation_rates.md
 PROJECTION_DRAWS = 20_000  # resampled pools per size: the share's standard error is under 0.004
-# The smallest p the verdict with a reference needs on multiple choice: Holm's first step over its three tests (the
-# two option-order tests on u and the in-context test).
-HOLM_FIRST_STEP = ALPHA / 3
+# The smallest p the verdict with a reference needs on multiple choice: Holm's first step over its four tests (the
+# three option-order tests on u and the in-context test).
+HOLM_FIRST_STEP = ALPHA / 4
 
 
 @dataclass(frozen=True)

@@ -68,10 +68,11 @@ SPEC = MethodSpec(
     render_html=report_section.SECTION.html,
     render_markdown=report_section.SECTION.markdown,
     rate_keys=("option_order", "option_order_arrangement", "option_order_reference",
-               "option_order_reference_fixed_answer"),
+               "option_order_reference_fixed_answer", "option_order_reference_residualised"),
     output_types=frozenset({"multiple_choice"}),
     evidence_kind="option order",
     cannot_run=cannot_run,
     reference_tests=reference_tests,
-    referenced_tests=("option_order_reference", "option_order_reference_fixed_answer"),
+    referenced_tests=("option_order_reference", "option_order_reference_fixed_answer",
+                      "option_order_reference_residualised"),
 )

@@ -18,7 +18,9 @@ from lm_eval_contam.relabelling import (
     RelabellingResult,
     arrangement_test,
     reference_differenced,
+    reference_record,
     referenced_task,
+    residualised,
 )
 from lm_eval_contam.rundir import ModelResults
 from lm_eval_contam.stats import ALPHA
@@ -84,6 +86,10 @@ REFERENCE_NULL = ("the fine-tune never saw these items: which of each item's sco
                   "exchangeable in u = log p(model) - log p(reference), independently across items (what the reference "
                   "shares with the model, e.g. an author's ordering habits, cancels in u)")
 FIXED_ANSWER_NULL = REFERENCE_NULL.replace("scored option orders", "scored orders that keep the answer at its letter")
+RESIDUALISED_NULL = REFERENCE_NULL.replace(
+    "exchangeable in u = log p(model) - log p(reference)",
+    "exchangeable in u = log p(model) - log p(reference) less slope x the reference's own log p (both centred within "
+    "the item; one least-squares slope over every order of every item, the same whichever order is the original)")
 ARRANGEMENT_RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the sum over items of the original "
                     "order's standardised score is high among the sums with each item's original redrawn)")
 # (Verdict.test, title, the records' index list of the orders it compares, its null)
@@ -92,6 +98,8 @@ ARRANGEMENT_TESTS = {
     "option_order_reference": ("Option order on u, against the reference model (ours)", "arranged", REFERENCE_NULL),
     "option_order_reference_fixed_answer": ("Option order on u, answer kept at its letter (ours)", "fixed",
                                             FIXED_ANSWER_NULL),
+    "option_order_reference_residualised": ("Option order on u, less the reference's own preference (ours)",
+                                            "arranged", RESIDUALISED_NULL),
 }
 
 
@@ -113,7 +121,8 @@ def reference_arrangement_results(records: Sequence[Mapping[str, Any]], referenc
                                   *, seed: int, label: str, source: str) -> dict[str, tuple[RelabellingResult, int]]:
     """The arrangement tests on u of one task's logged records (``doc_record``) against the reference model's records
     of the same docs (by ``identity``): Verdict.test -> (its result, the most orders scored per item). Every order;
-    and the orders that keep the answer's letter, on items whose answer is known (absent when no item has two).
+    every order less the reference's own preference (:func:`~lm_eval_contam.relabelling.residualised`); and the orders
+    that keep the answer's letter, on items whose answer is known (absent when no item has two).
     Records of the earlier task (no scores logged) have none. The audit's verdicts and ``run --reference-model``
     both read these."""
     if not records or any("scores" not in record for record in records):
@@ -123,8 +132,12 @@ def reference_arrangement_results(records: Sequence[Mapping[str, Any]], referenc
     for test, (_, subset, _) in ARRANGEMENT_TESTS.items():
         if test == "option_order_arrangement":
             continue
-        items = [arranged_scores(record, u, subset=subset) for record, u in zip(records, differenced)
-                 if len(record[subset]) >= 2]
+        usable = [(record, u) for record, u in zip(records, differenced) if len(record[subset]) >= 2]
+        items = [arranged_scores(record, u, subset=subset) for record, u in usable]
+        if items and test == "option_order_reference_residualised":
+            own = [arranged_scores(record, reference_record(record, reference, source=source)["scores"],
+                                   subset=subset) for record, _ in usable]
+            items, _ = residualised(items, own)
         if items:
             found[test] = (arrangement_test(items, seed=seed, name=f"{label}:{test}"),
                              max(len(scores) for scores in items))
