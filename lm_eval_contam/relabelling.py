@@ -212,6 +212,7 @@ class RelabellingEvidence:
     result: RelabellingResult
     per_unit: int  # the most arrangements scored per item (or the group size)
     unit: str = "item"
+    slope: float | None = None  # residualised scores: the slope on the reference's own scores taken out of them
 
     def facts(self) -> list[tuple[str, str]]:
         result = self.result
@@ -220,6 +221,8 @@ class RelabellingEvidence:
                  ("scores", self.scored)]
         if self.reference:
             facts.append(("reference model", self.reference))
+        if self.slope is not None:
+            facts.append(("slope on the reference's own scores, taken out", number(self.slope)))
         facts += [("sum of the true arrangements' centred scores", number(result.statistic)),
                   ("null mean and standard deviation", f"{number(result.expected)} ± {number(result.null_sd)}"),
                   ("standardised (null SDs above its mean)", number(result.standardised)),

@@ -91,10 +91,13 @@ def partition_shapes(verdicts: Sequence[Verdict], declared: Mapping[str, str] | 
 
 
 def study_size_caveats(verdict: Verdict) -> tuple[str, ...]:
-    """A test run on more instances than the validation study's partitions held: its measured rates say nothing of that
-    size. A shift that fine-tuning makes without memory, too small to flag the study's partitions, grows with the
-    instances (on authored option orders the filler-only fine-tune's was -0.9 null SDs per partition)."""
-    size = (_shipped_validation().get("design") or {}).get("rows_per_partition")
+    """A test run on more instances than the validation study tested it on (its rates' ``largest_n``, as the test
+    counts them; an entry without one: the study's partition size): its measured rates say nothing of that size. A
+    shift that fine-tuning makes without memory, too small to flag the study's partitions, grows with the instances
+    (on authored option orders the filler-only fine-tune's was about -0.9 null SDs per partition)."""
+    shipped = _shipped_validation()
+    entry = (shipped.get("methods") or {}).get(rate_key(verdict)) or {}
+    size = entry.get("largest_n") or (shipped.get("design") or {}).get("rows_per_partition")
     if not size or verdict.n is None or verdict.n <= size or verdict.pvalue is None:
         return ()
     return (f"tested on {verdict.n} instances; its false-positive rates were measured on partitions of {size}, and "

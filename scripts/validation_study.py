@@ -163,7 +163,9 @@ def run_papers_strength(args) -> None:
     from lm_eval_contam.nullstudy.validation import (
         ValidationSettings, collect, compute_seconds, rates_document, run_validation, scored_runs, write_outputs,
     )
-    from lm_eval_contam.nullstudy.pooled_power import POOLED_FILE, pooled_rates, projected_rates, projected_table
+    from lm_eval_contam.nullstudy.pooled_power import (
+        POOLED_FILE, partition_spreads, pooled_rates, projected_rates, projected_table, spread_table,
+    )
     from lm_eval_contam.nullstudy.pooled_power import markdown_table as pooled_markdown
     from lm_eval_contam.registry import referenced_tests
 
@@ -191,10 +193,11 @@ def run_papers_strength(args) -> None:
         measured_keys=args.measure.split(",") if args.measure else None)
     write_outputs(document, args.out, ship_to=VALIDATION_RATES_FILE if args.write_rates else None)
     # The reference-differenced relabelling tests with the study's partitions pooled: detection and false positives
-    # at 2x, 4x, 8x the items, and the same sizes projected by resampling partitions (docs/validation-study.md quotes
-    # both).
+    # at 2x, 4x, 8x the items, the same sizes projected by resampling partitions, and each group's spread of partition
+    # statistics (docs/validation-study.md quotes all three).
     tests = sorted(referenced_tests())
-    pooled = pooled_markdown(pooled_rates(labelled, tests)) + "\n" + projected_table(projected_rates(labelled, tests))
+    pooled = "\n".join((pooled_markdown(pooled_rates(labelled, tests)), projected_table(projected_rates(labelled, tests)),
+                        spread_table(partition_spreads(labelled, tests))))
     (args.out / POOLED_FILE).write_text(pooled, encoding="utf-8")
     print(pooled)
 

@@ -47,3 +47,19 @@ def test_a_test_on_more_instances_than_the_study_measured_says_its_rates_are_not
     assert larger.caveats == ("tested on 40 instances; its false-positive rates were measured on partitions of 24, "
                               "and not at this size (the power quoted is a floor)",)
     assert "caveat: tested on 40 instances" in render_markdown(build_report(tmp_path / "at_40"))
+
+
+def test_a_control_test_counts_both_sides_and_is_measured_at_the_size_it_was_tested_on() -> None:
+    from dataclasses import replace
+
+    from lm_eval_contam.method_verdict import Verdict
+    from lm_eval_contam.verdict import study_size_caveats
+
+    # The validation study tested the likelihood control mode on 24 texts and their 24 controls (n 48).
+    control = Verdict(model="m", partition="p", family="likelihood", test="likelihood_control", title="t", task="t",
+                      flagged=False, statistic=0.1, pvalue=0.4, confidence_interval=None, n=48, null="", rule="",
+                      evidence=None, variant="control")
+    assert study_size_caveats(control) == ()
+    assert study_size_caveats(replace(control, n=60)) == (
+        "tested on 60 instances; its false-positive rates were measured on partitions of 48, and not at this size "
+        "(the power quoted is a floor)",)

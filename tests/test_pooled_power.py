@@ -9,7 +9,8 @@ from scipy import stats
 
 from lm_eval_contam.method_verdict import Verdict
 from lm_eval_contam.nullstudy.pooled_power import (
-    HOLM_FIRST_STEP, markdown_table, pooled_rates, pooled_test, projected_rates, projected_share, projected_table,
+    HOLM_FIRST_STEP, markdown_table, partition_spreads, pooled_rates, pooled_test, projected_rates, projected_share,
+    projected_table, spread_table,
 )
 from lm_eval_contam.relabelling import RelabellingEvidence, RelabellingResult, arrangement_test
 
@@ -85,3 +86,15 @@ def test_only_injected_partitions_are_projected() -> None:
     assert rate.shares == ((1, 1.0, 1.0), (2, 1.0, 1.0))
     assert "| `option_order_reference` | multiple choice | 2 | 24 | 1: 100% (100%), 2: 100% (100%) |" in (
         projected_table([rate]))
+
+
+def test_the_spread_of_partition_statistics_is_their_mean_sd_and_one_sample_t() -> None:
+    labelled = [(_verdict("option_order_reference", f"P{i}", z), "filler", "multiple choice")
+                for i, z in enumerate([-1.0, 0.0, 2.0, 3.0])]
+    labelled.append((_verdict("option_order_reference", "Q", 5.0), "sibling", "multiple choice"))  # alone: no spread
+    [spread] = partition_spreads(labelled, ["option_order_reference"])
+    # Mean 1, SD sqrt(10 / 3), t = 1 / (SD / 2).
+    assert (spread.role, spread.partitions, spread.mean, spread.slope) == ("filler", 4, 1.0, None)
+    assert spread.sd == pytest.approx(math.sqrt(10 / 3)) and spread.t == pytest.approx(2 / math.sqrt(10 / 3))
+    assert spread.pvalue == pytest.approx(2 * stats.t.sf(spread.t, 3))
+    assert "| `option_order_reference` | filler | multiple choice | 4 | +1.00 | 1.83 | +1.10 |" in spread_table([spread])

@@ -104,6 +104,9 @@ def test_on_u_the_fine_tune_on_the_items_is_flagged_and_the_one_on_other_items_o
     assert injected["option_order_reference_fixed_answer"].pvalue < 0.05
     assert injected["option_order_reference_fixed_answer"].evidence.per_unit == 6  # 3! orders keep the answer
     assert injected["option_order_reference_residualised"].pvalue < 0.01
+    # The slope it took out is on its evidence (the report's facts); the other tests on u take none.
+    assert injected["option_order_reference_residualised"].evidence.slope is not None
+    assert injected["option_order_reference"].evidence.slope is None
     filler = _verdicts(study, "filler", "base")
     assert not any(filler[test].flagged for test in ("option_order_reference", "option_order_reference_fixed_answer",
                                                      "option_order_reference_residualised"))

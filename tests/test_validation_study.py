@@ -155,6 +155,13 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     on_u = document["methods"]["option_order_reference"]
     assert on_u["detection"]["k"] == 1 and on_u["false_positive_filler"]["k"] == 4 and "false_positive_clean" not in on_u
     assert on_u["false_positive_author"]["k"] == 1  # Fresh Arith Quiz b
+    # The most instances each test was tested on (a control test counts both sides), beyond which an audit's verdict says
+    # its rates were not measured; a combined verdict's n counts its tests and gets none.
+    tested_on = max(v.n for v, _, _ in labelled if v.test == "option_order_reference")
+    assert on_u["largest_n"] == tested_on and "largest_n" not in on_u["by_shape"]["multiple choice"]
+    control = max(v.n for v, _, _ in labelled if v.test == "likelihood_control")
+    assert document["methods"]["likelihood_control:control"]["largest_n"] == control > tested_on
+    assert "largest_n" not in entry
     assert "| false positives (filler-only fine-tune) | false positives (author fine-tune) |" in markdown_table(document)
     # What this study did not score keeps the earlier study's entry, with its own command and date.
     carried, earlier = document["methods"]["tt_alg1:completion"], prior["methods"]["tt_alg1:completion"]

@@ -97,16 +97,63 @@ class ProjectedRate:
     shares: tuple[tuple[int, float, float], ...]  # (partitions per pool, share flagged at ALPHA, at HOLM_FIRST_STEP)
 
 
-def _groups(labelled: Iterable[tuple[Verdict, Role, str]],
-            tests: Sequence[str]) -> list[tuple[tuple[str, Role, str], list[RelabellingResult]]]:
-    """Each (test, role, shape, model)'s relabelling results, in partition-label order."""
-    groups: dict[tuple[str, Role, str, str], list[tuple[str, RelabellingResult]]] = {}
+def _evidence_groups(labelled: Iterable[tuple[Verdict, Role, str]],
+                    tests: Sequence[str]) -> list[tuple[tuple[str, Role, str], list[RelabellingEvidence]]]:
+    """Each (test, role, shape, model)'s relabelling evidence, in partition-label order."""
+    groups: dict[tuple[str, Role, str, str], list[tuple[str, RelabellingEvidence]]] = {}
     for verdict, role, shape in labelled:
         if verdict.test in tests and isinstance(verdict.evidence, RelabellingEvidence):
             groups.setdefault((verdict.test, role, shape, verdict.model), []).append(
-                (verdict.partition, verdict.evidence.result))
-    return [((test, role, shape), [result for _, result in sorted(members, key=lambda member: member[0])])
+                (verdict.partition, verdict.evidence))
+    return [((test, role, shape), [evidence for _, evidence in sorted(members, key=lambda member: member[0])])
             for (test, role, shape, _), members in sorted(groups.items())]
+
+
+def _groups(labelled: Iterable[tuple[Verdict, Role, str]],
+            tests: Sequence[str]) -> list[tuple[tuple[str, Role, str], list[RelabellingResult]]]:
+    """Each (test, role, shape, model)'s relabelling results, in partition-label order."""
+    return [(key, [evidence.result for evidence in found]) for key, found in _evidence_groups(labelled, tests)]
+
+
+@dataclass(frozen=True)
+class PartitionSpread:
+    """How one test's standardised statistic spreads over one role and shape's partitions: under its exact null each
+    is about standard normal, so a mean away from 0 (the one-sample t) is a shift the null does not explain."""
+
+    test: str
+    role: Role
+    shape: str
+    partitions: int
+    mean: float
+    sd: float
+    t: float
+    pvalue: float  # two-sided, of the one-sample t
+    slope: float | None  # residualised scores: the mean slope taken out
+
+
+def partition_spreads(labelled: Iterable[tuple[Verdict, Role, str]], tests: Sequence[str]) -> list[PartitionSpread]:
+    """Per test, model role and shape (two partitions or more): the mean, SD and one-sample t of the partitions'
+    standardised statistics."""
+    found = []
+    for (test, role, shape), evidence in _evidence_groups(labelled, tests):
+        z = np.array([item.result.standardised for item in evidence])
+        if len(z) < 2:
+            continue
+        tested = stats.ttest_1samp(z, 0.0)
+        slopes = [item.slope for item in evidence if item.slope is not None]
+        found.append(PartitionSpread(test, role, shape, len(z), float(z.mean()), float(z.std(ddof=1)),
+                                     float(tested.statistic), float(tested.pvalue),
+                                     float(np.mean(slopes)) if slopes else None))
+    return found
+
+
+def spread_table(spreads: Sequence[PartitionSpread]) -> str:
+    lines = ["| test | model: partitions | shape | partitions | mean z | SD | one-sample t | p (two-sided) | mean slope "
+             "taken out |", "|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| `{item.test}` | {item.role} | {item.shape} | {item.partitions} | {item.mean:+.2f} | {item.sd:.2f} | "
+              f"{item.t:+.2f} | {item.pvalue:.3f} | " + ("—" if item.slope is None else f"{item.slope:+.2f}") + " |"
+              for item in spreads]
+    return "\n".join(lines) + "\n"
 
 
 def projected_rates(labelled: Iterable[tuple[Verdict, Role, str]], tests: Sequence[str],

@@ -651,10 +651,18 @@ def _rate_entry(rates: VerdictRates, role: Role) -> dict[str, object] | None:
 
 
 def _method_entries(labelled: Iterable[tuple[Verdict, Role]]) -> dict[str, dict[str, object]]:
+    """Per rate key: its title, its rates per role, and ``largest_n``, the most instances (as the test counts them:
+    a control test counts both sides) it was tested on, beyond which its rates say nothing (an audit's caveat)."""
+    labelled = list(labelled)
+    largest: dict[str, int] = {}
+    for verdict, _ in labelled:
+        if verdict.n is not None and verdict.family != "combined":  # a combined verdict's n counts its tests
+            largest[rate_key(verdict)] = max(largest.get(rate_key(verdict), 0), verdict.n)
     entries = {}
     for rates in tally(labelled):
         found = {name: _rate_entry(rates, role) for name, role in RATE_ROLES.items()}
-        entries[rates.key] = {"title": rates.title, **{name: entry for name, entry in found.items() if entry}}
+        entries[rates.key] = {"title": rates.title, **{name: entry for name, entry in found.items() if entry},
+                              **({"largest_n": largest[rates.key]} if rates.key in largest else {})}
     return entries
 
 
@@ -674,7 +682,8 @@ def rates_document(labelled: Iterable[tuple[Verdict, Role, str]], *, command: st
     methods = _method_entries((verdict, role) for verdict, role, _ in labelled)
     for shape in SHAPES:
         for key, entry in _method_entries((v, role) for v, role, found in labelled if found == shape).items():
-            methods[key].setdefault("by_shape", {})[shape] = {k: v for k, v in entry.items() if k != "title"}
+            methods[key].setdefault("by_shape", {})[shape] = {k: v for k, v in entry.items()
+                                                              if k not in ("title", "largest_n")}
     for key, entry in ((prior or {}).get("methods") or {}).items():  # type: ignore[union-attr]
         if key not in methods:
             methods[key] = {**entry, "command": entry.get("command") or prior["command"],  # type: ignore[index]

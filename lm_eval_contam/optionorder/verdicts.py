@@ -104,10 +104,11 @@ ARRANGEMENT_TESTS = {
 
 
 def _arrangement_verdict(model: ModelResults, task: str, partition: Partition, test: str,
-                         result: RelabellingResult, per_item: int, reference: str | None) -> Verdict:
+                         result: RelabellingResult, per_item: int, reference: str | None,
+                         slope: float | None = None) -> Verdict:
     title, _, null = ARRANGEMENT_TESTS[test]
     scored = "u = log p(model) - log p(reference)" if reference else "log-likelihood"
-    evidence = RelabellingEvidence("option orders", scored, reference, result, per_item)
+    evidence = RelabellingEvidence("option orders", scored, reference, result, per_item, slope=slope)
     caveats = (() if result.min_pvalue <= ALPHA else
                (f"the smallest p this test can give on {result.n} item(s) is {number(result.min_pvalue)} > {ALPHA}, so "
                 "it cannot flag",))
@@ -118,9 +119,11 @@ def _arrangement_verdict(model: ModelResults, task: str, partition: Partition, t
 
 
 def reference_arrangement_results(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]],
-                                  *, seed: int, label: str, source: str) -> dict[str, tuple[RelabellingResult, int]]:
+                                  *, seed: int, label: str,
+                                  source: str) -> dict[str, tuple[RelabellingResult, int, float | None]]:
     """The arrangement tests on u of one task's logged records (``doc_record``) against the reference model's records
-    of the same docs (by ``identity``): Verdict.test -> (its result, the most orders scored per item). Every order;
+    of the same docs (by ``identity``): Verdict.test -> (its result, the most orders scored per item, the slope
+    taken out of residualised scores or None). Every order;
     every order less the reference's own preference (:func:`~lm_eval_contam.relabelling.residualised`); and the orders
     that keep the answer's letter, on items whose answer is known (absent when no item has two).
     Records of the earlier task (no scores logged) have none. The audit's verdicts and ``run --reference-model``
@@ -134,13 +137,14 @@ def reference_arrangement_results(records: Sequence[Mapping[str, Any]], referenc
             continue
         usable = [(record, u) for record, u in zip(records, differenced) if len(record[subset]) >= 2]
         items = [arranged_scores(record, u, subset=subset) for record, u in usable]
+        slope = None
         if items and test == "option_order_reference_residualised":
             own = [arranged_scores(record, reference_record(record, reference, source=source)["scores"],
                                    subset=subset) for record, _ in usable]
-            items, _ = residualised(items, own)
+            items, slope = residualised(items, own)
         if items:
             found[test] = (arrangement_test(items, seed=seed, name=f"{label}:{test}"),
-                             max(len(scores) for scores in items))
+                           max(len(scores) for scores in items), slope)
     return found
 
 
@@ -152,7 +156,7 @@ def reference_tests(samples: Sequence[Mapping[str, Any]], reference_samples: Seq
         return {}
     found = reference_arrangement_results(task.records, task.reference, seed=task.seed, label=task.label,
                                           source=source)
-    return {test: result for test, (result, _) in found.items()}
+    return {test: result for test, (result, _, _) in found.items()}
 
 
 def arrangement_verdicts(model: ModelResults, task: str) -> list[Verdict]:
@@ -174,8 +178,8 @@ def arrangement_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     described = model.reference.model or model.reference.label  # type: ignore[union-attr]
     on_u = reference_arrangement_results(records, reference, seed=seed, label=partition.label,
                                          source=str(model.reference.directory))  # type: ignore[union-attr]
-    return found + [_arrangement_verdict(model, task, partition, test, result, per_item, described)
-                    for test, (result, per_item) in on_u.items()]
+    return found + [_arrangement_verdict(model, task, partition, test, result, per_item, described, slope)
+                    for test, (result, per_item, slope) in on_u.items()]
 
 
 def verdicts(model: ModelResults) -> list[Verdict]:
