@@ -1,24 +1,6 @@
 """lm-eval-contam: data-contamination evidence inside lm-evaluation-harness runs."""
 
-from __future__ import annotations
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.install import TEMPLATE, __version__, task_dir
 
-import importlib.util
-from pathlib import Path
-
-from lm_eval_contam.errors import ContamError
-
-__version__ = "0.3.0"
 __all__ = ["ContamError", "TEMPLATE", "__version__", "task_dir"]
-TEMPLATE = "_template_yaml"  # every method's task template, in task_dir()/<method>/
-
-
-def task_dir() -> Path:
-    """Directory of the project's lm-eval task configs (pass it to ``--include_path``).
-
-    ``task_configs/`` is installed as the package ``lm_eval_contam.task_configs``,
-    so this works for editable and non-editable installs alike.
-    """
-    spec = importlib.util.find_spec("lm_eval_contam.task_configs")
-    if spec is None or not spec.submodule_search_locations:
-        raise ContamError("lm_eval_contam.task_configs is missing from the installation; reinstall lm-eval-contam")
-    return Path(next(iter(spec.submodule_search_locations)))

@@ -23,7 +23,7 @@ from pathlib import Path
 
 def audit_prompts(run_dir: Path) -> list[str]:
     """Every prompt the audit's generation-family tasks sent (Time Travel, DCQ), rebuilt from their logged docs."""
-    from lm_eval_contam.dcq.quiz import build_quizzes, quiz_prompt
+    from lm_eval_contam.methods.dcq.quiz import build_quizzes, quiz_prompt
 
     prompts: list[str] = []
     paths = [*run_dir.rglob("samples_timetravel_*.jsonl"), *run_dir.rglob("samples_dcq_*.jsonl")]
@@ -42,7 +42,7 @@ def plain_generate_seconds(model_args: str, prompts: list[str], max_gen_toks: in
     import lm_eval
     from lm_eval.tasks import TaskManager
 
-    from lm_eval_contam.generation import default_device
+    from lm_eval_contam.lmeval.generation import default_device
 
     data = work / "prompts.jsonl"
     data.write_text("".join(json.dumps({"prompt": p}) + "\n" for p in prompts), encoding="utf-8")
@@ -82,8 +82,8 @@ def family_cost(family: str, model_args: str, tasks: list[str], max_gen_toks: in
     import lm_eval
     from lm_eval.models.huggingface import HFLM
 
-    from lm_eval_contam.evaluation import evaluation_tasks
-    from lm_eval_contam.generation import default_device
+    from lm_eval_contam.harness.evaluation import evaluation_tasks
+    from lm_eval_contam.lmeval.generation import default_device
     from lm_eval_contam.harness import task_manager
 
     counts = {"_model_call": 0, "_model_generate": 0}
@@ -120,10 +120,10 @@ def main() -> None:
     parser.add_argument("--batch_size", type=int, default=8)
     args = parser.parse_args()
 
-    from lm_eval_contam.audit import AuditSettings, partition_tasks, run_model
-    from lm_eval_contam.default_model import default_model_path
-    from lm_eval_contam.generation import ModelSpec
-    from lm_eval_contam.registry import registered_methods
+    from lm_eval_contam.audit.job import AuditSettings, partition_tasks, run_model
+    from lm_eval_contam.models.default_model import default_model_path
+    from lm_eval_contam.lmeval.generation import ModelSpec
+    from lm_eval_contam.core.registry import registered_methods
 
     model = args.model or str(default_model_path())
     model_args = f"pretrained={model}"

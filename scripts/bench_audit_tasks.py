@@ -59,10 +59,10 @@ metadata: {{version: 1.0}}
 
 def write_benchmarks(out: Path, sizes: list[int], generation: int) -> dict[str, tuple[str, int]]:
     """The benchmark tasks' data and YAMLs under ``out/tasks``: task name -> (output type, items)."""
-    from lm_eval_contam.jsonl import write_jsonl
+    from lm_eval_contam.core.jsonl import write_jsonl
     from lm_eval_contam.nullstudy.corpus import make_mc_dataset
     from lm_eval_contam.nullstudy.study import _vocabulary
-    from lm_eval_contam.seeding import stable_hash
+    from lm_eval_contam.core.seeding import stable_hash
 
     nouns, adjectives = _vocabulary()
     tasks_dir = out / "tasks"
@@ -148,7 +148,7 @@ def refuse(message: str) -> None:
 def main() -> None:
     from transformers import AutoTokenizer
 
-    from lm_eval_contam.default_model import default_model_path
+    from lm_eval_contam.models.default_model import default_model_path
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", help="HF folder (default: the embedded SmolLM2-135M-Instruct)")

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from lm_eval_contam.dcr import bootstrap_dcr_factor, dcr_factor_many, dcr_factor_reference
+from lm_eval_contam.methods.dcr import bootstrap_dcr_factor, dcr_factor_many, dcr_factor_reference
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ import time
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from lm_eval_contam.default_model import default_model_path
+from lm_eval_contam.models.default_model import default_model_path
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Write the thin task YAMLs every registered method ships into task_configs/.
 
-The methods come from the registry (``lm_eval_contam.catalogue`` registers the built-in ones and the installed
+The methods come from the registry (``lm_eval_contam.methods.catalogue`` registers the built-in ones and the installed
 plug-ins): each one's ``MethodSpec.shipped_task_configs`` maps a path relative to ``task_configs/<method>/`` to its
 YAML text. ``--check`` exits 1 when a checked-in file differs from what would be generated, or when a generated file
 (its first line says so) is no longer rendered (tests run it); ``--task-dir`` writes elsewhere.
@@ -12,8 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the methods
-from lm_eval_contam.registry import registered_methods, shipped_task_configs
+from lm_eval_contam.methods.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the methods
+from lm_eval_contam.core.registry import registered_methods, shipped_task_configs
 
 REPO_TASK_DIR = Path(__file__).resolve().parent.parent / "task_configs"
 GENERATED_MARK = "# Generated"  # the first line of every file a method renders

@@ -7,7 +7,7 @@ train splits of its sibling datasets (Time Travel's web format, with the dataset
 name); every shipped task family audits its held-out test splits and both splits of
 its unseen datasets through lm-eval. Writes ``rates.json`` and ``rates.md`` under
 ``--out`` (re-running resumes); ``--write-rates`` also updates the rates file the
-package ships (``lm_eval_contam/null_rates.json``), which the report reads.
+package ships (``lm_eval_contam/verdicts/null_rates.json``), which the report reads.
 """
 
 from __future__ import annotations
@@ -33,14 +33,14 @@ def main(argv: list[str] | None = None) -> int:
                             default=None, help=f"default {getattr(defaults, field.name)} ({getattr(QUICK, field.name)} "
                                                "with --quick)")
     parser.add_argument("--write-rates", action="store_true",
-                        help="update the shipped lm_eval_contam/null_rates.json with the measured rates")
+                        help="update the shipped lm_eval_contam/verdicts/null_rates.json with the measured rates")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
 
     from lm_eval_contam.nullstudy import markdown_table, rates_document, run_study, tally
     from lm_eval_contam.nullstudy.configs import left_out
     from lm_eval_contam.nullstudy.study import recorded_seconds
-    from lm_eval_contam.verdict import NULL_RATES_FILE
+    from lm_eval_contam.verdicts.verdict import NULL_RATES_FILE
 
     chosen = {field.name: getattr(args, field.name) for field in dataclasses.fields(StudySettings)
               if getattr(args, field.name) is not None}

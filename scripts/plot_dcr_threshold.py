@@ -4,7 +4,7 @@
 
 S = [s, 0, 0, 0] crosses mean 0.02 at s = 0.08, where the factor jumps from 0 to
 about 0.21; S = [s, s, s, s] crosses it at s = 0.02. The aggregator is the
-published one (lm_eval_contam.dcr.dcr_factor_many); nothing here smooths it.
+published one (lm_eval_contam.methods.dcr.dcr_factor_many); nothing here smooths it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lm_eval_contam.dcr import dcr_factor_many
+from lm_eval_contam.methods.dcr import dcr_factor_many
 from lm_eval_contam.reportkit.charts import LineSeries, line_chart
 
 

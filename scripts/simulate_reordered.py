@@ -13,7 +13,7 @@ import argparse
 
 import numpy as np
 
-from lm_eval_contam.reordered.stats import ItemScores, reordered_score
+from lm_eval_contam.methods.reordered.stats import ItemScores, reordered_score
 
 
 def simulated(rng: np.random.Generator, n: int, k: int, boost: float) -> list[ItemScores]:

@@ -41,7 +41,7 @@ REORDERED_PASS = "reordered"  # lm_eval_contam.nullstudy.reordered_validation.RE
 
 
 def parse_strengths(text: str, batch_size: int = 1) -> list[InjectionSettings]:
-    from lm_eval_contam.errors import ContamError
+    from lm_eval_contam.core.errors import ContamError
 
     strengths = []
     for item in text.split(","):
@@ -59,7 +59,7 @@ def strength_label(settings: InjectionSettings) -> str:
 
 def contaminate(base: str, partitions: list[str], out: Path, settings: InjectionSettings) -> Path:
     from lm_eval_contam.contaminate import inject, partition_contaminant, trained_with
-    from lm_eval_contam.partitions import Partition
+    from lm_eval_contam.core.partitions import Partition
 
     texts, sources = partition_contaminant([Partition.parse(name) for name in partitions], "timetravel")
     if not trained_with(out, settings, sources):
@@ -90,7 +90,7 @@ def loglik_probe(model_dir: str, injected: list[str], held_out: list[str], seed:
     """
     import numpy as np
 
-    from lm_eval_contam.partitions import Partition
+    from lm_eval_contam.core.partitions import Partition
 
     def texts(partitions: list[str]) -> list[str]:
         out = []
@@ -111,7 +111,7 @@ def loglik_probe(model_dir: str, injected: list[str], held_out: list[str], seed:
 
 def rates(verdicts, injected: list[str], held_out: list[str]) -> dict[str, dict[str, dict[str, float]]]:
     """{model label: {method: {"detection": .., "false_positive": ..}}} from the report's verdicts."""
-    from lm_eval_contam.partitions import Partition
+    from lm_eval_contam.core.partitions import Partition
 
     injected_keys = {Partition.parse(name).label for name in injected}
     held_keys = {Partition.parse(name).label for name in held_out}
@@ -158,8 +158,8 @@ def run_papers_strength(args) -> None:
     import datetime
     import shlex
 
-    from lm_eval_contam.default_model import default_model_path
-    from lm_eval_contam.detection_rates import VALIDATION_RATES_FILE
+    from lm_eval_contam.models.default_model import default_model_path
+    from lm_eval_contam.verdicts.detection_rates import VALIDATION_RATES_FILE
     from lm_eval_contam.nullstudy.validation import (
         ValidationSettings, collect, compute_seconds, rates_document, run_validation, scored_runs, write_outputs,
     )
@@ -167,7 +167,7 @@ def run_papers_strength(args) -> None:
         POOLED_FILE, partition_spreads, pooled_rates, projected_rates, projected_table, spread_table,
     )
     from lm_eval_contam.nullstudy.pooled_power import markdown_table as pooled_markdown
-    from lm_eval_contam.registry import referenced_tests
+    from lm_eval_contam.core.registry import referenced_tests
 
     settings = ValidationSettings(partitions=args.partitions, mc_partitions=args.partitions,
                                   rows_per_partition=args.rows,
@@ -206,7 +206,7 @@ def carried_rates(args) -> dict:
     """The document whose entries the rates keep where this call measures nothing: with --measure, the shipped file as
     it is now (what --measure promises: an entry measured since the study began, e.g. by another pass, is kept);
     otherwise the rates shipped when the study began."""
-    from lm_eval_contam.detection_rates import VALIDATION_RATES_FILE
+    from lm_eval_contam.verdicts.detection_rates import VALIDATION_RATES_FILE
     from lm_eval_contam.nullstudy.validation import prior_rates
 
     if args.measure and VALIDATION_RATES_FILE.is_file():
@@ -220,7 +220,7 @@ def run_reordered(args, settings, base: str) -> None:
     import datetime
     import shlex
 
-    from lm_eval_contam.detection_rates import VALIDATION_RATES_FILE
+    from lm_eval_contam.verdicts.detection_rates import VALIDATION_RATES_FILE
     from lm_eval_contam.nullstudy.reordered_validation import (
         collect_runs, markdown, rates_entry, run_reordered_pass, ship, study_models,
     )
@@ -266,16 +266,16 @@ def main() -> None:
     parser.add_argument("--collect", action="store_true",
                         help="with --papers: score nothing, write the rates from the runs already done")
     parser.add_argument("--write-rates", action="store_true",
-                        help="with --papers: also update the shipped lm_eval_contam/validation_rates.json")
+                        help="with --papers: also update the shipped lm_eval_contam/verdicts/validation_rates.json")
     args = parser.parse_args()
 
-    from lm_eval_contam.audit import AuditSettings
+    from lm_eval_contam.audit.job import AuditSettings
     from lm_eval_contam.cli.audit import audit_one
-    from lm_eval_contam.default_model import default_model_path
-    from lm_eval_contam.generation import ModelSpec
+    from lm_eval_contam.models.default_model import default_model_path
+    from lm_eval_contam.lmeval.generation import ModelSpec
     from lm_eval_contam.report import write_report
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect
 
     if args.papers:
         from lm_eval_contam.nullstudy.validation import PASSES
@@ -326,7 +326,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    from lm_eval_contam.errors import ContamError
+    from lm_eval_contam.core.errors import ContamError
 
     try:
         main()

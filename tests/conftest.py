@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - registers the built-in methods, as every entry point does
-from lm_eval_contam.tiny_model import build_tiny_model
+from lm_eval_contam.methods.catalogue import BUILTIN_METHODS  # noqa: F401 - registers the built-in methods, as every entry point does
+from lm_eval_contam.models.tiny_model import build_tiny_model
 
 # English-ish text for the tiny tokenizer; the model itself stays untrained.
 TINY_CORPUS = [
@@ -30,7 +30,7 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def default_model_dir() -> Path:
     """The embedded default model (SmolLM2-135M-Instruct), converted once into the cache."""
-    from lm_eval_contam.default_model import default_model_path
+    from lm_eval_contam.models.default_model import default_model_path
 
     return default_model_path()
 

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam import harness
-from lm_eval_contam.audit import AuditSettings, partition_tasks, run_model
+from lm_eval_contam.audit.job import AuditSettings, partition_tasks, run_model
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.contaminate import audited_rows, contaminant_texts
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.generation import ModelSpec
-from lm_eval_contam.tiny_model import build_tiny_model
-from lm_eval_contam.partitions import Partition
-from lm_eval_contam.registry import AuditedModel, registered_methods
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.lmeval.generation import ModelSpec
+from lm_eval_contam.models.tiny_model import build_tiny_model
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.registry import AuditedModel, registered_methods
 
 # The request-count tests count Time Travel and DCQ calls; every other registered method has its own tests.
 SETTINGS = AuditSettings(partitions=("toy_news:train",), max_gen_toks=6, batch_size=1, device="cpu",
@@ -60,8 +60,8 @@ def test_partition_tasks_follow_the_task_naming() -> None:
 
 
 def test_audited_rows_are_the_union_of_both_samples_and_deterministic() -> None:
-    from lm_eval_contam.instances import sample_indices
-    from lm_eval_contam.timetravel.instances import sample_docs
+    from lm_eval_contam.kit.instances import sample_indices
+    from lm_eval_contam.methods.timetravel.instances import sample_docs
 
     partition = Partition.parse("toy_news:train")
     rows = partition.rows()
@@ -164,8 +164,7 @@ def test_the_cli_parses_the_model_spec_once_and_loads_its_tokenizer_once(tiny_mo
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """The CLI's check, the chat-template test, the window before the run and the count of cut docs after it share
     the one spec the CLI parsed, and its one tokenizer."""
-    from lm_eval_contam import generation
-
+    from lm_eval_contam.lmeval import generation
     parsed: list[str] = []
     loads: list[str] = []
     parse, load = ModelSpec.__dict__["parse"].__func__, generation.load_local_tokenizer
@@ -211,8 +210,8 @@ def test_contaminate_writes_a_manifest_of_what_was_injected(toy_news_memoriser: 
 
 
 def test_audit_flags_the_injected_partition_and_not_the_unseen_one(toy_news_memoriser: Path, tmp_path: Path) -> None:
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect
 
     assert cli_main(["audit", "--model", str(toy_news_memoriser), "--label", "contaminated",
                      "--partitions", "toy_news:train,toy_news:test", "--no-chat-template", "--max_gen_toks", "40",
@@ -245,8 +244,8 @@ def test_demo_runs_end_to_end_and_says_what_was_flagged(tiny_model_dir: Path, tm
 def test_chat_model_audit_runs_both_styles_and_flags_only_the_injected_partition(toy_news_memoriser: Path,
                                                                                   tmp_path: Path) -> None:
     """A chat-templated model injected in plain text: the audit's completion style catches what instruct prompts miss."""
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect
 
     assert cli_main(["audit", "--model", str(toy_news_memoriser), "--label", "chat",
                      "--partitions", "toy_news:train,toy_news:test", "--max_gen_toks", "40",

@@ -277,7 +277,7 @@ def test_a_control_that_is_the_audited_task_data_is_refused(tiny_model_dir: Path
 
 def test_a_control_file_overlapping_ones_own_data_is_refused_below_the_share_accepted(
         tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from lm_eval_contam.input_checks import ControlOverlap, check_control_overlap
+    from lm_eval_contam.core.input_checks import ControlOverlap, check_control_overlap
 
     rows = [{"text": f"Release {n} of the exporter fixed the {word} bug in the parser."} for n, word in
             enumerate(["first", "second", "third", "fourth"])]
@@ -346,7 +346,7 @@ def test_an_interrupted_first_run_leaves_its_identity_so_no_other_audit_mixes_wi
 
 def test_a_refused_command_takes_back_the_identity_it_wrote(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture) -> None:
-    from lm_eval_contam.audit_identity import AUDIT_FILE
+    from lm_eval_contam.core.audit_identity import AUDIT_FILE
 
     out = tmp_path / "audit"
     out.mkdir()
@@ -360,8 +360,8 @@ def test_a_refused_command_takes_back_the_identity_it_wrote(tiny_model_dir: Path
 
 def test_a_control_sharing_a_few_rows_with_the_audited_data_says_so_in_the_likelihood_evidence(
         tiny_model_dir: Path, tmp_path: Path) -> None:
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect
 
     notes = [f"Release {n} of the exporter fixed the {word} bug in the parser that reads old files." for n, word in
              enumerate(["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"])]
@@ -401,7 +401,7 @@ def test_a_one_choice_benchmark_carries_its_caveat_beside_its_score(tiny_model_d
 
 
 def test_items_with_one_choice_among_others_are_counted_in_the_caveat() -> None:
-    from lm_eval_contam.benchmark_docs import BenchmarkDoc, single_choice_caveat
+    from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, single_choice_caveat
 
     def doc(choices: tuple[str, ...], output_type: str = "multiple_choice") -> BenchmarkDoc:
         return BenchmarkDoc(task="t", index=0, text="Q?", target=choices[0] if choices else "a", choices=choices,
@@ -419,8 +419,8 @@ def test_a_refusal_before_the_model_answers_takes_back_the_cards_and_task_files(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A refusal once the partition cards and task YAMLs exist (e.g. an API model that cannot score log-likelihoods)
     leaves the directory as it was: new, it is gone; an existing one keeps only its own files."""
-    import lm_eval_contam.audit as audit_module
-    from lm_eval_contam.errors import ContamError
+    import lm_eval_contam.audit.job as audit_module
+    from lm_eval_contam.core.errors import ContamError
 
     written: list[str] = []
 
@@ -447,7 +447,7 @@ def test_another_model_under_the_same_label_after_audit_json_is_lost_gets_its_ow
     model B with model A's log-likelihoods once audit.json was removed. Each model now has a cache of its own."""
     from conftest import TINY_CORPUS
 
-    from lm_eval_contam.tiny_model import build_tiny_model
+    from lm_eval_contam.models.tiny_model import build_tiny_model
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     other = build_tiny_model(tmp_path / "other_model", TINY_CORPUS, seed=1)  # the same shape, other weights
@@ -470,7 +470,7 @@ def test_another_model_under_the_same_label_after_audit_json_is_lost_gets_its_ow
 def test_a_model_fingerprint_follows_the_folders_bytes_not_its_name(tiny_model_dir: Path, tmp_path: Path) -> None:
     import shutil
 
-    from lm_eval_contam.audit_identity import model_fingerprint, request_cache_name
+    from lm_eval_contam.core.audit_identity import model_fingerprint, request_cache_name
 
     copy = tmp_path / "copy"
     shutil.copytree(tiny_model_dir, copy)
@@ -587,7 +587,7 @@ def test_a_relative_include_path_reads_a_tasks_relative_data_files_where_the_use
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 30, item 8: lm-eval records a task YAML's path as the --include_path was written (relative); its
     relative data_files then resolved under the shipped samples folder, a path the user never wrote."""
-    from lm_eval_contam.partitions import Partition
+    from lm_eval_contam.core.partitions import Partition
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mine" / "data").mkdir(parents=True)

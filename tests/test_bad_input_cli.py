@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lm_eval_contam.cli import main
-from lm_eval_contam.dcr import dcr_factor
-from lm_eval_contam.dcr.hook import post_process_results
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.generation import ModelSpec
+from lm_eval_contam.methods.dcr import dcr_factor
+from lm_eval_contam.methods.dcr.hook import post_process_results
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.lmeval.generation import ModelSpec
 
 DATE = "2024-01-01T00-00-00"
 LEVELS = [f"dcr_toy_sentiment_l{n}" for n in (1, 2, 3, 4)]
@@ -335,7 +335,7 @@ def test_report_refuses_an_instance_count_that_is_no_count(run, tmp_path, capsys
 
 
 def test_report_refuses_a_logged_sample_score_out_of_range(run, tmp_path, capsys) -> None:
-    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.core.rundir import load_run
 
     samples = run / f"samples_{LEVELS[0]}_{DATE}.jsonl"
     sample = json.loads(samples.read_text())

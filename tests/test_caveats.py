@@ -52,8 +52,8 @@ def test_a_test_on_more_instances_than_the_study_measured_says_its_rates_are_not
 def test_a_control_test_counts_both_sides_and_is_measured_at_the_size_it_was_tested_on() -> None:
     from dataclasses import replace
 
-    from lm_eval_contam.method_verdict import Verdict
-    from lm_eval_contam.verdict import study_size_caveats
+    from lm_eval_contam.core.method_verdict import Verdict
+    from lm_eval_contam.verdicts.verdict import study_size_caveats
 
     # The validation study tested the likelihood control mode on 24 texts and their 24 controls (n 48).
     control = Verdict(model="m", partition="p", family="likelihood", test="likelihood_control", title="t", task="t",

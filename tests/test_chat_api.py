@@ -24,10 +24,10 @@ import pytest
 from lm_eval_contam import harness
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.cli.run import _with_hook
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.generation import ModelSpec
-from lm_eval_contam.request_parts import API_STOP, with_api_stop
-from lm_eval_contam.timetravel.judge import MATCH_CLASSES, parse_judge_b_match
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.lmeval.generation import ModelSpec
+from lm_eval_contam.lmeval.request_parts import API_STOP, with_api_stop
+from lm_eval_contam.methods.timetravel.judge import MATCH_CLASSES, parse_judge_b_match
 
 SERVER_LIFETIME_S = 900
 READY_TIMEOUT_S = 180

@@ -116,7 +116,7 @@ def test_task_dir_survives_non_editable_install(tmp_path: Path) -> None:
     assert "absent from the `packages` configuration" not in built.stdout + built.stderr
     shipped = set(zipfile.ZipFile(wheel).namelist())
     sources = _package_files(repo)
-    assert {"lm_eval_contam/dcr/twins.py", "lm_eval_contam/task_configs/dcr/_template_yaml",
+    assert {"lm_eval_contam/methods/dcr/twins.py", "lm_eval_contam/task_configs/dcr/_template_yaml",
             "lm_eval_contam/task_configs/dcr/dcr_threshold.svg", "lm_eval_contam/nullstudy/fresh/mc_geo_a.jsonl"} <= sources
     assert sources - shipped == set()
     subprocess.run(
@@ -137,7 +137,7 @@ def test_task_dir_survives_non_editable_install(tmp_path: Path) -> None:
     assert (installed / "probe" / "contam_probe.yaml").is_file()
     assert (installed / "probe" / "probe.jsonl").is_file()
     # The shipped sample partitions load from the installed package, and their task YAMLs and options ship too.
-    count_rows = ("from lm_eval_contam.partitions import sample_partitions; "
+    count_rows = ("from lm_eval_contam.core.partitions import sample_partitions; "
                   "print(sum(len(partition.rows()) for partition in sample_partitions()))")
     rows = subprocess.run(
         [sys.executable, "-c", count_rows],

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_contam.context_window import TRUNCATED_METRIC, count_truncation, model_window, truncated_docs
-from lm_eval_contam.generation import ModelSpec
-from lm_eval_contam.tiny_model import build_tiny_model
+from lm_eval_contam.lmeval.context_window import TRUNCATED_METRIC, count_truncation, model_window, truncated_docs
+from lm_eval_contam.lmeval.generation import ModelSpec
+from lm_eval_contam.models.tiny_model import build_tiny_model
 
 from conftest import TINY_CORPUS
 
@@ -58,9 +58,9 @@ def test_a_quiz_cut_to_a_short_window_is_counted(tmp_path: Path, task_manager_fo
 
 
 def test_the_audit_marks_verdicts_on_cut_docs(tmp_path: Path) -> None:
-    from lm_eval_contam.audit import AuditSettings, run_model
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect
+    from lm_eval_contam.audit.job import AuditSettings, run_model
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect
 
     short = build_tiny_model(tmp_path / "short", TINY_CORPUS, n_positions=96)
     settings = AuditSettings(partitions=("toy_news:train",), max_gen_toks=2, batch_size=12, device="cpu",
@@ -72,7 +72,7 @@ def test_the_audit_marks_verdicts_on_cut_docs(tmp_path: Path) -> None:
 
 
 def test_a_continuation_over_the_window_names_the_longest_row_and_how_many_are_over() -> None:
-    from lm_eval_contam.context_window import ModelWindow
+    from lm_eval_contam.lmeval.context_window import ModelWindow
 
     window = ModelWindow(4, lambda text: text.split())
     assert window.continuation_tokens("a b ", "c d e") == 3
@@ -115,7 +115,7 @@ def test_the_audited_models_tokenizer_and_window_load_once(tiny_model_dir: Path,
 
 def test_a_run_of_lm_evals_own_tasks_loads_no_tokenizer(monkeypatch) -> None:
     """Nothing to count: the spec's tokenizer is never loaded (an API-less plain benchmark run stays cheap)."""
-    from lm_eval_contam import generation
+    from lm_eval_contam.lmeval import generation
     from lm_eval_contam.harness import post_process
 
     monkeypatch.setattr(generation, "load_local_tokenizer", lambda *args: pytest.fail("loaded a tokenizer"))

@@ -50,8 +50,8 @@ def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_audit_tasks_without_a_control_runs_the_control_free_tests(
         tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect, partition_verdicts
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect, partition_verdicts
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     out = tmp_path / "audit"
@@ -112,8 +112,8 @@ def test_a_random_weight_model_on_templated_mc_partitions_is_not_flagged(
     'Question'/'Answer' and the template's words), so the in-context test's differences share one swap's effect and
     its sign-flip null cannot hold: an untrained model gave p <= 0.05 on 6 of 7 such partitions. The test says "not
     tested" there before the run, and no test flags the untrained model on any of them."""
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect, partition_verdicts
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect, partition_verdicts
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     tasks = tmp_path / "tasks"

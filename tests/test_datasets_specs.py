@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.partitions import DATASETS, HubRequest, Partition, dataset_spec
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.partitions import DATASETS, HubRequest, Partition, dataset_spec
 
 FACTS = json.loads((Path(__file__).parent / "data" / "hub_dataset_facts.json").read_text())
 REPOSITORIES: dict[str, Any] = FACTS["repositories"]

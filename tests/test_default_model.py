@@ -9,7 +9,7 @@ import sys
 import lm_eval
 import pytest
 
-from lm_eval_contam.default_model import cache_home, default_model_path
+from lm_eval_contam.models.default_model import cache_home, default_model_path
 
 
 @pytest.mark.model

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.generation import ModelSpec, generate
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.lmeval.generation import ModelSpec, generate
 
 
 @pytest.fixture

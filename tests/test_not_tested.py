@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam.cli import main as cli_main
-from lm_eval_contam.method_verdict import NotRun, not_run_verdict, sample_size_caveats, single_instance_caveats
-from lm_eval_contam.own_data import OwnData, write_card, write_task_configs
-from lm_eval_contam.partitions import Partition
+from lm_eval_contam.core.method_verdict import NotRun, not_run_verdict, sample_size_caveats, single_instance_caveats
+from lm_eval_contam.audit.own_data import OwnData, write_card, write_task_configs
+from lm_eval_contam.core.partitions import Partition
 
 # One-line questions with one replaceable word: the offline perturber cannot make four distinct options of them.
 PLANETS = ["Mars", "Venus", "Earth", "Jupiter"]
@@ -46,8 +46,8 @@ def write_planets_task(root: Path) -> Path:
 
 def test_audit_tasks_on_one_line_questions_says_dcq_not_tested_and_scores_the_benchmark(
         tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     tasks = write_planets_task(tmp_path / "tasks")
@@ -81,7 +81,7 @@ def _words_card(tmp_path: Path, words: list[str]) -> Partition:
 
 
 def test_time_travel_cannot_run_on_texts_too_short_to_cut(tmp_path: Path) -> None:
-    from lm_eval_contam.timetravel.method import cannot_run
+    from lm_eval_contam.methods.timetravel.method import cannot_run
 
     one_word = _words_card(tmp_path / "one", ["alpha", "beta", "gamma"])
     config = {"test_split": "test", "metadata": one_word.dataset.task_metadata()}
@@ -128,8 +128,8 @@ def _write_tt_run(directory: Path, *, asked: int, effective: int, limit: int | N
 
 
 def _tt_caveats(directory: Path) -> dict[str, tuple[str, ...]]:
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect
 
     return {verdict.test: verdict.caveats for verdict in collect(load_run(directory))}
 
@@ -155,8 +155,8 @@ def test_one_instance_is_a_caveat_on_every_verdict_not_a_confident_not_flagged(t
 
 
 def test_a_one_row_partition_is_audited_with_the_caveat_on_its_verdicts(tiny_model_dir: Path, tmp_path: Path) -> None:
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect
 
     source = tmp_path / "one.jsonl"
     source.write_text(json.dumps({"text": "The harbour bridge was rebuilt after the storm. Workers finished it in "
@@ -219,8 +219,8 @@ def test_a_row_over_the_models_window_is_not_tested_where_it_would_be_a_continua
                                                                                       ) -> None:
     """lm-eval's local backends stop on a continuation longer than the window (an AssertionError, before this): the
     lift and in-context tests say so on the partition; the rolling modes score the long row whole, the rest runs."""
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect
 
     source = tmp_path / "mine.jsonl"
     source.write_text("".join(json.dumps({"text": text}) + "\n" for text in _long_row_rows()))
@@ -251,9 +251,9 @@ def test_option_order_is_not_tested_when_no_sampled_item_is_usable(tmp_path: Pat
     """The plan counts usable items over every row; the test samples. A big partition with two usable items among
     300 can sample none: "not tested" on that partition, not a task without docs that stops the audit."""
     from lm_eval_contam.nullstudy.validation import render_question
-    from lm_eval_contam.optionorder.method import cannot_run, task_names
-    from lm_eval_contam.partitions import dataset_from_task_metadata
-    from lm_eval_contam.registry import AuditedModel
+    from lm_eval_contam.methods.optionorder.method import cannot_run, task_names
+    from lm_eval_contam.core.partitions import dataset_from_task_metadata
+    from lm_eval_contam.core.registry import AuditedModel
 
     rows = [{"text": render_question(f"Which number is number {i}?", ["10", "20", "30", "40"]), "answer": "A",
              "choices": list("ABCD")} for i in range(298)]  # sorted options: left out on purpose
@@ -277,9 +277,9 @@ def test_option_order_is_not_tested_on_an_item_with_more_choices_than_letters(tm
     """Issue 30, item 5: an item with 30 choices (options listed after the prompt, lettered A-Z) was an IndexError
     mid-audit, after the cards, data, quiz options and YAMLs were written; every rerun failed the same way. Now the
     test says "not tested" on the partition before the run and the audit goes on."""
-    from lm_eval_contam.optionorder.method import cannot_run, task_names
-    from lm_eval_contam.partitions import dataset_from_task_metadata
-    from lm_eval_contam.registry import AuditedModel
+    from lm_eval_contam.methods.optionorder.method import cannot_run, task_names
+    from lm_eval_contam.core.partitions import dataset_from_task_metadata
+    from lm_eval_contam.core.registry import AuditedModel
 
     rows = [{"text": f"Question: Which {tree} is number 7?\nAnswer:", "answer": f"{tree} 7",
              "choices": [f"{tree} {n * 7 % 30}" for n in range(30)]}  # each item its own options, in no sorted order

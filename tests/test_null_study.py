@@ -19,7 +19,7 @@ from lm_eval_contam.nullstudy.study import (
     write_task_configs,
     write_world_data,
 )
-from lm_eval_contam.verdict import (
+from lm_eval_contam.verdicts.verdict import (
     NULL_RATES_FILE,
     Verdict,
     holm,
@@ -82,7 +82,7 @@ def test_generated_data_is_seeded_and_the_held_out_text_never_reaches_training(w
 
 
 def test_every_instance_gets_offline_quiz_options(world) -> None:
-    from lm_eval_contam.quiz_options import read_options
+    from lm_eval_contam.kit.quiz_options import read_options
 
     _, found = world
     write_task_configs(found)
@@ -94,9 +94,9 @@ def test_every_instance_gets_offline_quiz_options(world) -> None:
 def test_every_instance_a_quiz_samples_has_options_at_another_study_seed(tmp_path: Path) -> None:
     """The options follow the tasks' own seed (the retargeted YAMLs carry the pattern's, 0), not the study's: with
     more rows than a quiz samples (100) and study seed 3, every instance each DCQ task samples has options."""
-    from lm_eval_contam.instances import sample_instances
-    from lm_eval_contam.quiz_options import read_options
-    from lm_eval_contam.dcq.task import DCQSettings
+    from lm_eval_contam.kit.instances import sample_instances
+    from lm_eval_contam.kit.quiz_options import read_options
+    from lm_eval_contam.methods.dcq.task import DCQSettings
 
     found = write_world_data(replace(QUICK, seed=3, rows_per_split=130), 0, tmp_path)
     tasks = write_task_configs(found)
@@ -111,8 +111,8 @@ def test_every_instance_a_quiz_samples_has_options_at_another_study_seed(tmp_pat
 
 
 def test_an_instance_without_valid_options_stops_the_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lm_eval_contam import quiz_options as options
-    from lm_eval_contam.errors import ContamError
+    from lm_eval_contam.kit import quiz_options as options
+    from lm_eval_contam.core.errors import ContamError
 
     found = write_world_data(QUICK, 0, tmp_path)
     monkeypatch.setattr(options, "offline_proposer", lambda seed: lambda instances, attempt: [None] * len(instances))
@@ -292,7 +292,7 @@ def test_partition_verdict_lines_read_small_p_values_as_inequalities() -> None:
 def test_a_test_over_its_level_leaves_another_test_of_the_same_task_driving() -> None:
     """The option-order task gives the rank test and the arrangement test: the second over its level on authored orders
     takes only itself out of the verdict."""
-    from lm_eval_contam.verdict import clean_model_rates
+    from lm_eval_contam.verdicts.verdict import clean_model_rates
 
     rates = clean_model_rates({"command": "c", "date": "d", "methods": {
         "option_order": {"false_positive_clean": {"k": 24, "flagged": 0, "rate": 0.0, "ci": [0.0, 0.1425]}},
@@ -310,7 +310,7 @@ def test_a_test_over_its_level_on_one_shape_drives_no_verdict_on_that_shape() ->
     (3/8): it drives a free-text partition's verdict and not a multiple-choice one's; a verdict whose shape is not
     known is checked against the pooled rate alone."""
     from lm_eval_contam.nullstudy.validation import over_level_here
-    from lm_eval_contam.verdict import over_level, validation_false_positives
+    from lm_eval_contam.verdicts.verdict import over_level, validation_false_positives
 
     document = {"date": "2026-11-25", "command": "study", "methods": {"likelihood_lift": {
         "false_positive_clean": {"k": 48, "flagged": 5, "rate": 0.1042, "ci": [0.0347, 0.2266]},

@@ -10,10 +10,10 @@ import yaml
 
 from lm_eval_contam import task_dir
 from lm_eval_contam.cli import main as cli_main
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.own_data import OwnData, write_card, write_task_configs
-from lm_eval_contam.partitions import Partition, resolve_partition
-from lm_eval_contam.registry import AuditedModel, registered_methods
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.audit.own_data import OwnData, write_card, write_task_configs
+from lm_eval_contam.core.partitions import Partition, resolve_partition
+from lm_eval_contam.core.registry import AuditedModel, registered_methods
 
 RELEASE_NOTES = task_dir() / "examples" / "release_notes.jsonl"
 # The families whose task names the tests spell out; a method added later has tests of its own.
@@ -105,8 +105,8 @@ def test_a_hub_dataset_card_names_its_path_and_split(tmp_path: Path) -> None:
 
 def test_audit_data_runs_every_method_and_lists_instances_left_out_of_the_quiz(tiny_model_dir: Path,
                                                                                tmp_path: Path) -> None:
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect
 
     fresh = tmp_path / "fresh.csv"  # the likelihood modes' control: notes of the same kind the model never saw
     fresh.write_text("text,label\n" + "".join(

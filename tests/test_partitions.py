@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.partitions import Partition, dataset_spec, resolve_path, sample_partitions
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.partitions import Partition, dataset_spec, resolve_path, sample_partitions
 
 
 @pytest.mark.parametrize(
@@ -122,7 +122,7 @@ def test_from_task_metadata_with_ones_own_data(tmp_path: Path) -> None:
 
 
 def test_a_sample_cap_keeps_the_first_instances_of_the_same_seeded_draw(tmp_path: Path) -> None:
-    from lm_eval_contam.instances import sample_indices
+    from lm_eval_contam.kit.instances import sample_indices
 
     yaml_file = tmp_path / "my_bench.yaml"
     rows = [{"sentence": f"Row number {i}.", "label": i % 2} for i in range(40)]
@@ -193,8 +193,8 @@ def test_sample_partitions_are_the_shipped_ones_in_registry_order() -> None:
     (2.5, "expected an integer >= 1, got 2.5"), (True, "expected an integer >= 1, got True"),
 ])
 def test_numeric_task_settings_name_the_yaml_field_and_value(value, message) -> None:
-    from lm_eval_contam.dcq.task import DCQSettings
-    from lm_eval_contam.likelihood.task import LikelihoodSettings
+    from lm_eval_contam.methods.dcq.task import DCQSettings
+    from lm_eval_contam.methods.likelihood.task import LikelihoodSettings
 
     metadata = {"dataset": "toy_news", "num_instances": value, "config_source": "/tasks/dcq_x.yaml"}
     for settings in (DCQSettings, LikelihoodSettings):
@@ -204,7 +204,7 @@ def test_numeric_task_settings_name_the_yaml_field_and_value(value, message) -> 
 
 
 def test_a_true_or_false_setting_is_checked_and_names_the_yaml() -> None:
-    from lm_eval_contam.partitions import metadata_flag
+    from lm_eval_contam.core.partitions import metadata_flag
 
     assert metadata_flag({}, "all_orders") is False and metadata_flag({"all_orders": True}, "all_orders") is True
     with pytest.raises(ContamError, match=r"^/x/task\.yaml: field 'all_orders': expected true or false, got 'yes'$"):

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_contam.catalogue import PLUGIN_GROUP, plugin_method, register_plugins
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.registry import method_of, registered_methods, unregister_method
+from lm_eval_contam.methods.catalogue import PLUGIN_GROUP, plugin_method, register_plugins
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.registry import method_of, registered_methods, unregister_method
 
 REPO = Path(__file__).resolve().parent.parent
 
 PLUGIN_MODULE = '''
-from lm_eval_contam.registry import MethodSpec
+from lm_eval_contam.core.registry import MethodSpec
 
 
 def method():
@@ -35,8 +35,8 @@ def method():
 
 PLAN = '''
 import json
-from lm_eval_contam.audit import plan_audit
-from lm_eval_contam.catalogue import PLUGIN_METHODS
+from lm_eval_contam.audit.job import plan_audit
+from lm_eval_contam.methods.catalogue import PLUGIN_METHODS
 from lm_eval_contam.cli import build_parser
 from lm_eval_contam.cli.audit import settings_from_args
 from lm_eval_contam.cli.tasks import task_rows
@@ -87,10 +87,10 @@ def entry(value: str, name: str = "broken") -> importlib.metadata.EntryPoint:
 @pytest.mark.parametrize(("value", "message"), [
     ("no_such_plugin_module:SPEC", r"the method plug-in 'broken' \(no_such_plugin_module:SPEC\) does not load: "
                                    r"ModuleNotFoundError: No module named 'no_such_plugin_module'"),
-    ("lm_eval_contam.catalogue:PLUGIN_GROUP", r"the method plug-in 'broken' \(lm_eval_contam.catalogue:PLUGIN_GROUP\) "
+    ("lm_eval_contam.methods.catalogue:PLUGIN_GROUP", r"the method plug-in 'broken' \(lm_eval_contam.methods.catalogue:PLUGIN_GROUP\) "
                                               r"gives str, not a MethodSpec"),
-    ("lm_eval_contam.registry:registered_methods", r"gives list, not a MethodSpec"),
-    ("lm_eval_contam.catalogue:TIMETRAVEL", r"is named 'timetravel', a method that is already registered"),
+    ("lm_eval_contam.core.registry:registered_methods", r"gives list, not a MethodSpec"),
+    ("lm_eval_contam.methods.catalogue:TIMETRAVEL", r"is named 'timetravel', a method that is already registered"),
 ])
 def test_a_broken_plugin_is_one_error_naming_its_entry_point(value: str, message: str) -> None:
     with pytest.raises(ContamError, match=r"^field 'entry point lm_eval_contam.methods': .*" + message):

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam.cli import main as cli_main
-from lm_eval_contam.optionorder.orders import item_from_row, render
-from lm_eval_contam.training import train_on_texts
+from lm_eval_contam.methods.optionorder.orders import item_from_row, render
+from lm_eval_contam.models.training import train_on_texts
 from question_mc_task import TASK_YAML
 
 EPOCHS = 40  # the tiny model memorises the twelve items' option orders (12 epochs left p near 0.05)
@@ -49,9 +49,9 @@ def study(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dic
     from lm_eval_contam import task_dir
     from lm_eval_contam.nullstudy.design import StudySettings
     from lm_eval_contam.nullstudy.study import evaluate
-    from lm_eval_contam.optionorder.method import render_task_configs
-    from lm_eval_contam.partitions import Partition
-    from lm_eval_contam.registry import RenderTarget
+    from lm_eval_contam.methods.optionorder.method import render_task_configs
+    from lm_eval_contam.core.partitions import Partition
+    from lm_eval_contam.core.registry import RenderTarget
 
     root = tmp_path_factory.mktemp("reference_models")
     audited, others = items(0), items(100)
@@ -85,8 +85,8 @@ def study(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dic
 
 
 def _verdicts(study: dict[str, Path], model: str, reference: str | None) -> dict[str, object]:
-    from lm_eval_contam.optionorder.verdicts import verdicts
-    from lm_eval_contam.rundir import load_model_dir
+    from lm_eval_contam.methods.optionorder.verdicts import verdicts
+    from lm_eval_contam.core.rundir import load_model_dir
 
     base = load_model_dir(study[f"run_{reference}"], label=reference) if reference else None
     return {v.test: v for v in verdicts(load_model_dir(study[f"run_{model}"], label=model, reference=base))}
@@ -119,8 +119,8 @@ def test_on_u_the_fine_tune_on_the_items_is_flagged_and_the_one_on_other_items_o
 
 def test_audit_with_a_reference_model_runs_it_on_the_referenced_tasks_and_reports_it(
         study: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     out = tmp_path / "audit"

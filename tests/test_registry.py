@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_contam.audit import AuditSettings, plan_audit
-from lm_eval_contam.catalogue import BUILTIN_METHODS
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.method_verdict import Verdict
-from lm_eval_contam.own_data import write_task_configs
-from lm_eval_contam.partitions import Partition, registered_partitions, resolve_partition
-from lm_eval_contam.registry import (
+from lm_eval_contam.audit.job import AuditSettings, plan_audit
+from lm_eval_contam.methods.catalogue import BUILTIN_METHODS
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.method_verdict import Verdict
+from lm_eval_contam.audit.own_data import write_task_configs
+from lm_eval_contam.core.partitions import Partition, registered_partitions, resolve_partition
+from lm_eval_contam.core.registry import (
     AuditedModel,
     ExplicitInput,
     MethodSpec,
@@ -28,9 +28,9 @@ from lm_eval_contam.registry import (
     unregister_method,
 )
 from lm_eval_contam.report import write_report
-from lm_eval_contam.rundir import ModelResults, load_run
-from lm_eval_contam.task_yaml import thin_task_yaml
-from lm_eval_contam.verdict import collect
+from lm_eval_contam.core.rundir import ModelResults, load_run
+from lm_eval_contam.lmeval.task_yaml import thin_task_yaml
+from lm_eval_contam.verdicts.verdict import collect
 
 TOY = "toymethod"
 TEMPLATE = Path(__file__).with_name("toy_method") / "_template_yaml"
@@ -126,7 +126,7 @@ def test_builtin_methods_registered_in_report_order() -> None:
 
 
 def test_every_shipped_rate_belongs_to_a_registered_method() -> None:
-    from lm_eval_contam.verdict import (
+    from lm_eval_contam.verdicts.verdict import (
         COMBINED_TEST,
         COMBINED_WITH_CONTROL_AND_REFERENCE,
         COMBINED_WITH_REFERENCE,
@@ -215,10 +215,10 @@ def test_an_audit_leaves_out_the_methods_none_of_whose_tests_can_make_a_call() -
     """Pairing and sentence order: every test measured over its level (the shipped rates), so by default an audit
     does not pay for their texts; --methods still runs them. A method with a test no study measured, or a paper's own
     decision, stays in."""
-    from lm_eval_contam.audit import AuditSettings
+    from lm_eval_contam.audit.job import AuditSettings
     from lm_eval_contam.cli.audit import skipped_methods
-    from lm_eval_contam.stats import ConfidenceInterval
-    from lm_eval_contam.verdict import MeasuredRate, methods_without_a_call
+    from lm_eval_contam.core.stats import ConfidenceInterval
+    from lm_eval_contam.verdicts.verdict import MeasuredRate, methods_without_a_call
 
     assert methods_without_a_call() == ("pairing", "sentenceorder") == AuditSettings(partitions=()).skip_methods
     assert skipped_methods(None, no_likelihood=False) == ("pairing", "sentenceorder")

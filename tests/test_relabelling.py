@@ -1,4 +1,4 @@
-"""Within-item relabelling tests (lm_eval_contam.relabelling): exact small cases, level under exchangeable scores
+"""Within-item relabelling tests (lm_eval_contam.core.relabelling): exact small cases, level under exchangeable scores
 (simulated), power when the true arrangement is preferred, and u against a reference."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.relabelling import (
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.relabelling import (
     arrangement_test,
     double_centred,
     pairing_test,

@@ -13,22 +13,22 @@ import lm_eval
 import pytest
 
 from lm_eval_contam.cli import main as cli_main
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.dcr.hook import post_process_results
-from lm_eval_contam.jsonl import read_jsonl_objects as read_samples
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.methods.dcr.hook import post_process_results
+from lm_eval_contam.core.jsonl import read_jsonl_objects as read_samples
 from lm_eval_contam.report import build_report, write_report
 from lm_eval_contam.reportkit import charts
 from lm_eval_contam.report.html import render_html
 from lm_eval_contam.report.markdown import render_markdown
 from lm_eval_contam.reportkit.mdkit import md
-from lm_eval_contam.rundir import load_run
-from lm_eval_contam.verdict import Verdict
-from lm_eval_contam.timetravel.judge_b import (
+from lm_eval_contam.core.rundir import load_run
+from lm_eval_contam.verdicts.verdict import Verdict
+from lm_eval_contam.methods.timetravel.judge_b import (
     judge_samples,
     timetravel_rows,
     write_verdicts,
 )
-from lm_eval_contam.verdict import collect as verdicts
+from lm_eval_contam.verdicts.verdict import collect as verdicts
 
 TT_TASK = "timetravel_toy_news_train"
 DCQ_TASK = "dcq_toy_news_train_ll"
@@ -39,8 +39,7 @@ SCRIPT = "<script>alert(1)</script>"
 @pytest.fixture(autouse=True)
 def null_study_rates_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests give the report its rates; the validation study's clean-model rates stay out of them."""
-    from lm_eval_contam import verdict as verdict_module
-
+    from lm_eval_contam.verdicts import verdict as verdict_module
     monkeypatch.setattr(verdict_module, "shipped_clean_model_rates", lambda: {})
     monkeypatch.setattr(verdict_module, "shipped_sibling_rates", lambda: {})
 
@@ -354,9 +353,9 @@ PARTITION_VERDICTS = [
 def measured(monkeypatch):
     """Shipped rates for the tests that drive (a test with no measured rate does not; the others read "not
     measured"); no detection rates."""
-    from lm_eval_contam import detection_rates
-    from lm_eval_contam import verdict as verdict_module
-    from lm_eval_contam.stats import ConfidenceInterval
+    from lm_eval_contam.verdicts import detection_rates
+    from lm_eval_contam.verdicts import verdict as verdict_module
+    from lm_eval_contam.core.stats import ConfidenceInterval
 
     rates = {key: verdict_module.MeasuredRate(key, k, fp, fp / k, ConfidenceInterval(low, high), "unseen",
                                               "python scripts/null_study.py", "2026-11-23")
@@ -416,7 +415,7 @@ def test_a_test_flagged_alone_but_not_after_holm_says_so_in_the_compact_table(me
 
 
 def test_each_test_is_stated_once_with_its_role(measured, monkeypatch) -> None:
-    from lm_eval_contam import detection_rates
+    from lm_eval_contam.verdicts import detection_rates
     from lm_eval_contam.report import markdown as markdown_report
     from lm_eval_contam.report.model import Report
 
@@ -448,10 +447,10 @@ def test_each_test_is_stated_once_with_its_role(measured, monkeypatch) -> None:
 
 
 def test_a_test_over_its_level_is_shown_beside_and_says_why(measured, monkeypatch) -> None:
-    from lm_eval_contam import verdict as verdict_module
+    from lm_eval_contam.verdicts import verdict as verdict_module
     from lm_eval_contam.report import layout
     from lm_eval_contam.report.model import Report
-    from lm_eval_contam.stats import ConfidenceInterval
+    from lm_eval_contam.core.stats import ConfidenceInterval
 
     over = verdict_module.MeasuredRate("tt_alg1_permutation:completion", 56, 8, 8 / 56, ConfidenceInterval(0.064, 0.262),
                                        "unseen", "python scripts/null_study.py", "2026-11-23")
@@ -476,13 +475,13 @@ def test_a_test_over_its_level_is_shown_beside_and_says_why(measured, monkeypatc
 def test_a_p_from_a_test_that_cannot_drive_is_never_stated_as_contaminated(measured, monkeypatch, tmp_path) -> None:
     """A test over its measured level (the completion style here) or with no measured rate (the lift) keeps its p,
     but no line of the report, nor the demo's console, reads "contaminated" or "flagged by" for it."""
-    from lm_eval_contam import verdict as verdict_module
+    from lm_eval_contam.verdicts import verdict as verdict_module
     from lm_eval_contam.cli import demo
     from lm_eval_contam.report import layout
     from lm_eval_contam.report import markdown as markdown_report
     from lm_eval_contam.report.model import Report
     from lm_eval_contam.reportkit import htmlkit, mdkit
-    from lm_eval_contam.stats import ConfidenceInterval
+    from lm_eval_contam.core.stats import ConfidenceInterval
 
     over = verdict_module.MeasuredRate("tt_alg1_permutation:completion", 56, 8, 8 / 56, ConfidenceInterval(0.064, 0.262),
                                        "unseen", "python scripts/null_study.py", "2026-11-23")
@@ -547,8 +546,8 @@ def test_each_measured_rate_is_stated_once_per_test(run_dir, measured, tmp_path)
 
 
 def test_a_partition_whose_option_order_test_is_over_its_level_is_still_multiple_choice() -> None:
-    from lm_eval_contam.detection_rates import partition_shape
-    from lm_eval_contam.verdict import PartitionVerdict
+    from lm_eval_contam.verdicts.detection_rates import partition_shape
+    from lm_eval_contam.verdicts.verdict import PartitionVerdict
 
     lift = _verdict("likelihood_lift", "likelihood", "lk", 0.5, False, "lift", "Lift")
     order = _verdict("option_order", "optionorder", "oo", 0.5, False, None, "Option order")

@@ -10,11 +10,11 @@ import pytest
 
 import lm_eval_contam
 from lm_eval_contam.cli import main as cli_main
-from lm_eval_contam.dcq.configs import sample_options_file
-from lm_eval_contam.instances import sample_instances
-from lm_eval_contam.quiz_options import options_for, read_options
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.partitions import (
+from lm_eval_contam.methods.dcq.configs import sample_options_file
+from lm_eval_contam.kit.instances import sample_instances
+from lm_eval_contam.kit.quiz_options import options_for, read_options
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.partitions import (
     DATASETS,
     SAMPLE_DATASETS,
     Partition,

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from lm_eval_contam import harness
-from lm_eval_contam.benchmark_docs import BenchmarkDoc, benchmark_docs, load_tasks
+from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, benchmark_docs, load_tasks
 from lm_eval_contam.cli import main as cli_main
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.partitions import Partition
-from lm_eval_contam.registry import AuditedModel, registered_methods
-from lm_eval_contam.verdict import FREE_TEXT, MULTIPLE_CHOICE, methods_without_a_call
-from lm_eval_contam.benchmark_partitions import BenchmarkControl, derive_partitions
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.registry import AuditedModel, registered_methods
+from lm_eval_contam.verdicts.verdict import FREE_TEXT, MULTIPLE_CHOICE, methods_without_a_call
+from lm_eval_contam.audit.benchmark_partitions import BenchmarkControl, derive_partitions
 
 # The families whose task names the tests spell out; a method added later has tests of its own.
 NAMED = ("timetravel", "dcq", "dcr", "likelihood", "incontext", "optionorder")
@@ -128,8 +128,8 @@ def _rendered_rows(docs: list[BenchmarkDoc]) -> list[dict]:
 
 
 def test_a_partition_and_its_control_split_are_the_tasks_rendered_docs(loaded: dict, tmp_path: Path) -> None:
-    from lm_eval_contam.benchmark_docs import split_docs
-    from lm_eval_contam.benchmark_partitions import write_partition
+    from lm_eval_contam.lmeval.benchmark_docs import split_docs
+    from lm_eval_contam.audit.benchmark_partitions import write_partition
 
     task = loaded["quiz_mc"]["quiz_mc"]
     [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, BenchmarkControl(split="validation"))
@@ -160,8 +160,8 @@ def test_a_card_with_an_unknown_benchmark_output_type_is_refused_naming_the_fiel
 
 
 def test_the_card_names_its_control_kind_and_source(loaded: dict, tmp_path: Path) -> None:
-    from lm_eval_contam.partitions import Control
-    from lm_eval_contam.benchmark_partitions import write_partition
+    from lm_eval_contam.core.partitions import Control
+    from lm_eval_contam.audit.benchmark_partitions import write_partition
 
     fresh = tmp_path / "fresh.jsonl"
     fresh.write_text(json.dumps(_question(7, "orchard")) + "\n")
@@ -202,8 +202,8 @@ def _audit(tmp_path: Path, tiny_model_dir: Path, task_dir: Path, *extra: str) ->
 
 def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: Path, loaded: dict, tmp_path: Path,
                                                 capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect, partition_verdicts
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect, partition_verdicts
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))  # where the benchmarks' DCR sheets are written
     assert _audit(tmp_path, tiny_model_dir, task_dir, "--tasks", "quiz_group") == 0
@@ -276,8 +276,8 @@ def test_a_negative_sample_is_refused_before_anything_is_written(tmp_path: Path,
 
 def test_audit_tasks_with_a_control_split_runs_the_controlled_likelihood_modes(
         tiny_model_dir: Path, task_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lm_eval_contam.rundir import load_run
-    from lm_eval_contam.verdict import collect
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     assert _audit(tmp_path, tiny_model_dir, task_dir, "--tasks", "quiz_mc", "--control-split", "validation",
@@ -318,8 +318,7 @@ def test_audit_tasks_builds_each_subtask_once_and_renders_each_doc_once(
     import datasets
     from lm_eval.tasks import TaskManager
 
-    from lm_eval_contam import benchmark_docs as rendering
-
+    from lm_eval_contam.lmeval import benchmark_docs as rendering
     managers, builds, renders = Counter[str](), Counter[str](), Counter[str]()
     make_manager, load_dataset, render_doc = TaskManager.__init__, datasets.load_dataset, rendering.render_doc
 

@@ -27,8 +27,8 @@ def test_a_fresh_render_is_the_shipped_generated_tree_byte_for_byte(tmp_path: Pa
 
 
 def test_the_one_renderer_quotes_metadata_unless_verbatim_and_writes_both_tag_forms() -> None:
-    from lm_eval_contam.partitions import Partition
-    from lm_eval_contam.task_yaml import Verbatim, shipped_include, shipped_path, thin_task_yaml
+    from lm_eval_contam.core.partitions import Partition
+    from lm_eval_contam.lmeval.task_yaml import Verbatim, shipped_include, shipped_path, thin_task_yaml
 
     sample, hub = Partition.parse("toy_news:train"), Partition.parse("ag_news:test")
     assert (shipped_include(sample), shipped_path(sample, "x")) == ("../_template_yaml", "samples/x.yaml")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.registry import registered_methods
-from lm_eval_contam.verdict import Verdict
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.registry import registered_methods
+from lm_eval_contam.verdicts.verdict import Verdict
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "validation_study.py"
 spec = importlib.util.spec_from_file_location("validation_study", SCRIPT)
@@ -53,12 +53,12 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     reference, loaded as shipped."""
     import json
 
-    from lm_eval_contam.detection_rates import clean_bill, measured_detection, parse_detection
+    from lm_eval_contam.verdicts.detection_rates import clean_bill, measured_detection, parse_detection
     from lm_eval_contam.nullstudy.validation import (
         PRIOR_RATES_FILE, ValidationSettings, collect, compute_seconds, expected_runs, markdown_table, prepare,
         rates_document, run_validation, scored_runs,
     )
-    from lm_eval_contam.verdict import partition_verdicts
+    from lm_eval_contam.verdicts.verdict import partition_verdicts
 
     settings = ValidationSettings(partitions=1, mc_partitions=1, rows_per_partition=10, epochs=1, learning_rate=1e-3,
                                   share=0.5, max_gen_toks=2, batch_size=10, mixed_precision="no", fresh_per_shape=1)
@@ -190,7 +190,7 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
 
 def test_a_study_folder_refuses_other_settings(tmp_path: Path) -> None:
     """Runs are named by position: a rerun of other settings on the same folder would reuse them for other partitions."""
-    from lm_eval_contam.errors import ContamError
+    from lm_eval_contam.core.errors import ContamError
     from lm_eval_contam.nullstudy.validation import ValidationSettings, check_same_study
 
     check_same_study(ValidationSettings(), tmp_path)
@@ -202,7 +202,7 @@ def test_a_study_folder_refuses_other_settings(tmp_path: Path) -> None:
 
 
 def test_detection_rate_text_and_bad_document() -> None:
-    from lm_eval_contam.detection_rates import parse_detection
+    from lm_eval_contam.verdicts.detection_rates import parse_detection
 
     document = {"design": {"learning_rate": 5e-5, "epochs": 3, "share": 0.15}, "command": "c", "date": "d",
                 "methods": {"m": {"detection": {"k": 8, "flagged": 5, "rate": 0.625, "ci": [0.2449, 0.9148]}}}}
@@ -217,8 +217,8 @@ def test_detection_rate_text_and_bad_document() -> None:
 def test_a_clean_bill_quotes_the_partitions_shape_and_no_other_shapes_number() -> None:
     """The verdict with a reference was measured on multiple choice only (3/8): a free-text partition's "not flagged"
     must not quote it."""
-    from lm_eval_contam.detection_rates import clean_bill, parse_detection
-    from lm_eval_contam.verdict import PartitionVerdict
+    from lm_eval_contam.verdicts.detection_rates import clean_bill, parse_detection
+    from lm_eval_contam.verdicts.verdict import PartitionVerdict
 
     counted = {"k": 8, "flagged": 3, "rate": 0.375, "ci": [0.0852, 0.7551]}
     rates = parse_detection({"design": {"learning_rate": 5e-5, "epochs": 3, "share": 0.15}, "command": "c",
@@ -237,7 +237,7 @@ def test_a_clean_bill_quotes_the_partitions_shape_and_no_other_shapes_number() -
                                                         "on free text")
     # A test on u that does not drive (the shipped rates measure the sentence-order test on u over its level) leaves
     # the verdict the one without a control: its measured detection is the one to quote.
-    from lm_eval_contam.verdict import partition_verdicts
+    from lm_eval_contam.verdicts.verdict import partition_verdicts
 
     (row,) = partition_verdicts([lift, on_u])
     assert not row.referenced and row.test == "partition_combined_without_control"
@@ -258,7 +258,7 @@ def test_wordnet_glosses_make_english_filler(tmp_path: Path) -> None:
 
 def test_clean_model_false_positives_take_a_test_out_of_the_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
     """A test the validation study saw flagging never-seen partitions on the clean default model stops driving."""
-    from lm_eval_contam import verdict as verdict_module
+    from lm_eval_contam.verdicts import verdict as verdict_module
     from lm_eval_contam.report.layout import over_level_line
 
     document = {"command": "c", "date": "d", "methods": {
@@ -346,7 +346,7 @@ def test_a_registered_method_joins_the_passes_without_an_edit(study_setup) -> No
     from lm_eval_contam import task_dir
     from lm_eval_contam.nullstudy import configs
     from lm_eval_contam.nullstudy.validation import likelihood_pass_configs, scoring_pass
-    from lm_eval_contam.registry import (
+    from lm_eval_contam.core.registry import (
         MethodSpec,
         Quiz,
         QuizSample,
@@ -413,8 +413,8 @@ def test_a_candidate_the_study_measures_over_its_level_does_not_drive_its_combin
 def test_a_verdict_with_a_control_and_a_reference_quotes_its_own_measured_detection() -> None:
     """An audit with both options computes its own verdict (rate key partition_combined_with_control_and_reference);
     its "not flagged" quotes that verdict's detection on the partition's shape (the shipped study: 3/8 free text)."""
-    from lm_eval_contam.detection_rates import clean_bill
-    from lm_eval_contam.verdict import partition_verdicts
+    from lm_eval_contam.verdicts.detection_rates import clean_bill
+    from lm_eval_contam.verdicts.verdict import partition_verdicts
 
     def test(name: str, pvalue: float) -> Verdict:
         return Verdict(model="m", partition="p", family="likelihood", test=name, title=name, task=name,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import lm_eval
 
-from lm_eval_contam.probe import contains_answer
+from lm_eval_contam.lmeval.probe import contains_answer
 
 
 def test_contains_answer_whole_word_case_insensitive() -> None:

@@ -14,8 +14,8 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from lm_eval_contam import __version__
-from lm_eval_contam.errors import ContamError
+from lm_eval_contam.core.install import __version__
+from lm_eval_contam.core.errors import ContamError
 
 # Module names under lm_eval_contam.cli, in the order `--help` lists them.
 SUBCOMMANDS = ["run", "tasks", "default_model", "audit", "demo", "contaminate", "judge", "adjust", "dcr_export", "dcq_options", "report"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from lm_eval_contam.default_model import DEFAULT_MODEL_NAME, default_model_path
+from lm_eval_contam.models.default_model import DEFAULT_MODEL_NAME, default_model_path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

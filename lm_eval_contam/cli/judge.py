@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lm_eval_contam.timetravel.judge_b import judge_output_path
+from lm_eval_contam.methods.timetravel.judge_b import judge_output_path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -13,7 +13,7 @@ from ``simple_evaluate`` and are left alone, so only rank 0 post-processes.
 
 One flag is ours: ``--reference-model SPEC`` (taken out before lm-eval's parser sees the rest), the checkpoint the
 model was fine-tuned from. It scores the run's option-order and pairing tasks too, and their rows get the audit's
-tests on u = log p(model) - log p(reference) (:mod:`lm_eval_contam.reference_scoring`).
+tests on u = log p(model) - log p(reference) (:mod:`lm_eval_contam.audit.reference_scoring`).
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.generation import ModelSpec
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.lmeval.generation import ModelSpec
 from lm_eval_contam.harness import adjustment_tasks, check_model_can_run, include_paths, post_process, tasks_not_run
-from lm_eval_contam.input_checks import check_run_metadata
-from lm_eval_contam.lm_eval_compat import selected_task_configs
-from lm_eval_contam.reference_scoring import (
+from lm_eval_contam.core.input_checks import check_run_metadata
+from lm_eval_contam.lmeval.lm_eval_compat import selected_task_configs
+from lm_eval_contam.audit.reference_scoring import (
     REFERENCE_FLAG,
     add_reference_tests,
     plan_reference,
@@ -63,7 +63,7 @@ def lm_eval_run_parser() -> argparse.ArgumentParser:
 def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook, reference: str | None = None) -> Callable[..., Any]:
     """``simple_evaluate`` with the run's checks before it and ``hook`` on its results; with ``reference`` (a model
     spec: ``--reference-model``), that model scores the run's reference-differenced tasks too and their rows get the
-    tests on u (:mod:`lm_eval_contam.reference_scoring`)."""
+    tests on u (:mod:`lm_eval_contam.audit.reference_scoring`)."""
     @functools.wraps(simple_evaluate)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         model = kwargs.get("model")

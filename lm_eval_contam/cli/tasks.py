@@ -6,9 +6,9 @@ import argparse
 import json
 from dataclasses import asdict, dataclass
 
-from lm_eval_contam import task_dir
+from lm_eval_contam.core.install import task_dir
 from lm_eval_contam.harness import task_manager
-from lm_eval_contam.lm_eval_compat import task_index
+from lm_eval_contam.lmeval.lm_eval_compat import task_index
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.seeding import rng_for
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.seeding import rng_for
 
 
 @functools.lru_cache(maxsize=1)

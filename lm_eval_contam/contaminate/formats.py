@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.partitions import Partition
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.partitions import Partition
 
 INJECTION_FORMATS = ("timetravel", "dcr-l3", "dcr-l4")
 # DCR's level-3/4 injection lines per task type: the task named in the block header.

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lm_eval_contam import instances as dcq
+from lm_eval_contam.kit import instances as dcq
 from lm_eval_contam.contaminate.formats import contaminant_texts
-from lm_eval_contam.partitions import Partition
-from lm_eval_contam.timetravel import instances as timetravel
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.methods.timetravel import instances as timetravel
 
 
 def audited_rows(partition: Partition, rows: Sequence[Mapping[str, Any]]) -> list[int]:

@@ -5,7 +5,7 @@ Tiny models trained from scratch on seeded synthetic English datasets
 datasets whose sibling split (and name) the model learned (:mod:`~.design`). Every
 shipped task family runs on them through lm-eval (:mod:`~.configs`, :mod:`~.study`),
 and :mod:`~.rates` turns the verdicts into false-positive rates with exact
-Clopper–Pearson intervals, shipped as ``lm_eval_contam/null_rates.json``.
+Clopper–Pearson intervals, shipped as ``lm_eval_contam/verdicts/null_rates.json``.
 """
 
 from lm_eval_contam.nullstudy.design import QUICK, StudySettings

@@ -5,7 +5,7 @@ Each dataset has its own name, label names, sentence templates and word pools
 and past-tense verbs. The nouns and adjectives are words WordNet lists with
 synonyms, so the offline quiz-option maker (WordNet synonym swaps) can build quiz
 options from every instance. Everything is a pure function of the seed
-and the dataset's index (:func:`lm_eval_contam.seeding.rng_for`).
+and the dataset's index (:func:`lm_eval_contam.core.seeding.rng_for`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lm_eval_contam.seeding import rng_for
+from lm_eval_contam.core.seeding import rng_for
 
 NOUNS = tuple("""
 harbor river valley garden market village castle island forest meadow bridge tower road street station

@@ -2,7 +2,7 @@
 validation study's partitions pooled, ``size`` at a time (ours; a power analysis, not a verdict).
 
 A relabelling test's statistic is a sum over items, independent across items under its null
-(:mod:`lm_eval_contam.relabelling`), so the test over a pool of partitions has statistic ``sum(T_i)``, null mean
+(:mod:`lm_eval_contam.core.relabelling`), so the test over a pool of partitions has statistic ``sum(T_i)``, null mean
 ``sum(E_i)`` and null variance ``sum(sd_i ** 2)``. The pooled p-value is the normal tail of that standardised sum
 (pools of two or more partitions hold at least 40 items, where the sum of independent bounded terms is close to
 normal); a single partition keeps its Monte-Carlo p, the one the study's rates count.
@@ -24,11 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from lm_eval_contam.method_verdict import Verdict
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.nullstudy.design import Role
-from lm_eval_contam.relabelling import RelabellingEvidence, RelabellingResult
-from lm_eval_contam.seeding import rng_for
-from lm_eval_contam.stats import ALPHA, TestResult
+from lm_eval_contam.core.relabelling import RelabellingEvidence, RelabellingResult
+from lm_eval_contam.core.seeding import rng_for
+from lm_eval_contam.core.stats import ALPHA, TestResult
 
 POOL_SIZES = (1, 2, 4, 8)
 POOLED_FILE = "pooled_power.md"  # in the study folder, beside validation_rates.md

@@ -4,8 +4,8 @@ Every multiple-choice partition of the study (the injected train splits and thei
 the fresh authored-order datasets written for the study) becomes an MMLU-style lm-eval ``multiple_choice`` benchmark
 (the prompt lists the options, the choices are the letters; the study's items rendered exactly as they were injected),
 and its reordered task is built as ``audit --tasks`` / ``run --tasks`` build it
-(:func:`lm_eval_contam.reordered.benchmark_tasks.adjustment_tasks`, K stated explicitly) and scored with it in one
-lm-eval call, the rows copied as the live hook copies them (:func:`lm_eval_contam.reordered.hook.post_process_results`).
+(:func:`lm_eval_contam.methods.reordered.benchmark_tasks.adjustment_tasks`, K stated explicitly) and scored with it in one
+lm-eval call, the rows copied as the live hook copies them (:func:`lm_eval_contam.methods.reordered.hook.post_process_results`).
 Each model x partition run is kept as one JSON file (the benchmark's row and every form's 0/1 score), so a stopped pass
 resumes where it stopped.
 
@@ -13,7 +13,7 @@ Models: the clean default model (every partition is unseen by it), the filler-on
 recipe with the contaminant left out: every partition unseen) and the injected fine-tune (train splits injected, test
 splits held-out siblings; the fresh datasets are not run on it, as in the other passes). A partition is flagged when
 its gap's 95 % interval lies above 0 (also counted: the exact p below ALPHA); on the fine-tunes the gap less the clean
-model's gap on the same items (:func:`lm_eval_contam.reordered.stats.reference_gap_score`) is counted too.
+model's gap on the same items (:func:`lm_eval_contam.methods.reordered.stats.reference_gap_score`) is counted too.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.jsonl import read_jsonl_objects, write_jsonl
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
 from lm_eval_contam.nullstudy.corpus import MC_LETTERS, render_mc
 from lm_eval_contam.nullstudy.design import Role
 from lm_eval_contam.nullstudy.rates import flag_rate
@@ -45,8 +45,8 @@ from lm_eval_contam.nullstudy.validation import (
     train_injected_model,
     write_mc_data,
 )
-from lm_eval_contam.reordered.stats import ItemScores, item_scores, reference_gap_score, reordered_score
-from lm_eval_contam.stats import ALPHA
+from lm_eval_contam.methods.reordered.stats import ItemScores, item_scores, reference_gap_score, reordered_score
+from lm_eval_contam.core.stats import ALPHA
 
 REORDERED_PASS = "reordered"
 REORDERINGS = 4  # stated, not the package default (which may change): the measured rates are for K = 4
@@ -131,8 +131,8 @@ def evaluate_partition(lm: Any, label: str, partition: McPartition, study_dir: P
     import lm_eval
 
     from lm_eval_contam import harness
-    from lm_eval_contam.reordered.benchmark_tasks import adjustment_tasks, task_name
-    from lm_eval_contam.reordered.hook import post_process_results
+    from lm_eval_contam.methods.reordered.benchmark_tasks import adjustment_tasks, task_name
+    from lm_eval_contam.methods.reordered.hook import post_process_results
 
     folder = study_dir / "reordered_benchmarks"
     write_benchmark(partition, folder)

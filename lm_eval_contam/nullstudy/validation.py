@@ -10,7 +10,7 @@ the clean default model audited on all 2K partitions is the null (none of them c
 be in its training data: the text is drawn for the study from a seeded grammar).
 
 Everything resumes: training checkpoints after every epoch
-(:func:`lm_eval_contam.training.train_on_texts`), scoring runs one partition at a
+(:func:`lm_eval_contam.models.training.train_on_texts`), scoring runs one partition at a
 time and keeps each partition's results once written (with lm-eval's request cache
 beside them), so a long run can be started in the background and collected later.
 """
@@ -23,11 +23,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam import task_dir as templates_dir
+from lm_eval_contam.core.install import task_dir as templates_dir
 from lm_eval_contam.contaminate import MANIFEST_FILE, InjectionSettings, inject, trained_with
 from lm_eval_contam.contaminate.corpus import default_filler
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.jsonl import read_jsonl_objects, write_jsonl
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
 from lm_eval_contam.nullstudy import configs
 from lm_eval_contam.nullstudy.corpus import MC_LETTERS, SyntheticDataset, make_mc_dataset, render_mc
 from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings
@@ -41,8 +41,8 @@ from lm_eval_contam.nullstudy.study import (
     write_task_configs,
     write_world_data,
 )
-from lm_eval_contam.partitions import DatasetSpec, Partition, dataset_from_task_metadata, with_sibling_controls
-from lm_eval_contam.registry import (
+from lm_eval_contam.core.partitions import DatasetSpec, Partition, dataset_from_task_metadata, with_sibling_controls
+from lm_eval_contam.core.registry import (
     MethodSpec,
     RenderTarget,
     controlled_tests,
@@ -52,9 +52,9 @@ from lm_eval_contam.registry import (
     scored_by_reference,
     task_quiz_samples,
 )
-from lm_eval_contam.rundir import ModelResults, load_model_dir
-from lm_eval_contam.stats import ALPHA
-from lm_eval_contam.verdict import (
+from lm_eval_contam.core.rundir import ModelResults, load_model_dir
+from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.verdicts.verdict import (
     FREE_TEXT,
     MULTIPLE_CHOICE,
     VALIDATION_RATES_FILE,
@@ -70,7 +70,7 @@ from lm_eval_contam.verdict import (
     sibling_rates,
     validation_false_positives,
 )
-from lm_eval_contam.wordnet import glosses, wordnet_dir
+from lm_eval_contam.core.wordnet import glosses, wordnet_dir
 
 VALIDATION_VERSION = 1
 # The clean (reference) model first: the fine-tunes' reference-differenced verdicts read its runs.

@@ -2,7 +2,7 @@
 
 ``build_report(path)`` reads an audit directory or lm-eval output path(s) into a
 :class:`Report` whose verdicts each method decided
-(:func:`lm_eval_contam.verdict.collect`); ``write_report(path, out_dir=None)``
+(:func:`lm_eval_contam.verdicts.verdict.collect`); ``write_report(path, out_dir=None)``
 writes both files (into ``path`` by default).
 """
 

@@ -10,13 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lm_eval_contam.detection_rates import clean_bill, measured_detection, reordered_gap_note
-from lm_eval_contam.formatting import p_equals, pvalue
-from lm_eval_contam.registry import papers_own_tests, registered_methods
+from lm_eval_contam.verdicts.detection_rates import clean_bill, measured_detection, reordered_gap_note
+from lm_eval_contam.core.formatting import p_equals, pvalue
+from lm_eval_contam.core.registry import papers_own_tests, registered_methods
 from lm_eval_contam.reportkit.facts import test_anchor
-from lm_eval_contam.rundir import ModelResults
-from lm_eval_contam.stats import ALPHA
-from lm_eval_contam.verdict import (
+from lm_eval_contam.core.rundir import ModelResults
+from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.verdicts.verdict import (
     PARTITION_NULL,
     PARTITION_RULE,
     PartitionVerdict,

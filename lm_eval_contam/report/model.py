@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.rundir import ModelResults
-from lm_eval_contam.verdict import PartitionVerdict, Verdict, partition_verdicts
+from lm_eval_contam.core.rundir import ModelResults
+from lm_eval_contam.verdicts.verdict import PartitionVerdict, Verdict, partition_verdicts
 
 
 @dataclass(frozen=True)

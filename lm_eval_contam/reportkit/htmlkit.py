@@ -6,7 +6,7 @@ import html
 from collections.abc import Iterable, Sequence
 
 from lm_eval_contam.reportkit.facts import test_anchor, verdict_facts
-from lm_eval_contam.verdict import Verdict, no_call_reason, stated_decision
+from lm_eval_contam.verdicts.verdict import Verdict, no_call_reason, stated_decision
 
 
 def e(value: object) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from lm_eval_contam.reportkit.facts import verdict_facts
-from lm_eval_contam.verdict import Verdict, no_call_reason, stated_decision
+from lm_eval_contam.verdicts.verdict import Verdict, no_call_reason, stated_decision
 
 
 def md(value: object) -> str:

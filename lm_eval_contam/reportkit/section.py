@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from lm_eval_contam.method_verdict import Verdict
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.reportkit import htmlkit, mdkit
 from lm_eval_contam.reportkit.htmlkit import e
 from lm_eval_contam.reportkit.mdkit import md

@@ -34,12 +34,12 @@ import lm_eval
 import pytest
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.instances import sample_instances
-from lm_eval_contam.partitions import dataset_from_task_metadata
-from lm_eval_contam.quiz_options import OptionsEntry, append_options, collect_options
-from lm_eval_contam.perturb import offline_proposer
-from lm_eval_contam.dcq.quiz import LETTERS, build_quizzes, quiz_prompt
-from lm_eval_contam.tiny_model import build_tiny_model
+from lm_eval_contam.kit.instances import sample_instances
+from lm_eval_contam.core.partitions import dataset_from_task_metadata
+from lm_eval_contam.kit.quiz_options import OptionsEntry, append_options, collect_options
+from lm_eval_contam.kit.perturb import offline_proposer
+from lm_eval_contam.methods.dcq.quiz import LETTERS, build_quizzes, quiz_prompt
+from lm_eval_contam.models.tiny_model import build_tiny_model
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 PARTITIONS = ("skill", "memorised", "unseen")
@@ -51,7 +51,7 @@ SKILL_OPTION_SEEDS = (0, 1, 2)  # three perturbation sets per skill instance: th
 TRAIN_STEPS = 400
 TASK_YAML = """include: {template}
 task: dcq_recall_{name}_ll
-custom_dataset: !function lm_eval_contam.datafiles.load_partitions
+custom_dataset: !function lm_eval_contam.lmeval.datafiles.load_partitions
 test_split: {split}
 output_type: loglikelihood
 generation_kwargs: null

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lm_eval_contam.dcq.chance import chance_test
-from lm_eval_contam.dcq.estimate import InstanceAnswers
-from lm_eval_contam.dcq.quiz import LETTERS, POSITIONS
+from lm_eval_contam.methods.dcq.chance import chance_test
+from lm_eval_contam.methods.dcq.estimate import InstanceAnswers
+from lm_eval_contam.methods.dcq.quiz import LETTERS, POSITIONS
 
 GUESSERS = {"uniform": [0.2] * 5, "A/E-biased": [0.4, 0.1, 0.05, 0.05, 0.4], "B-biased": [0.1, 0.6, 0.1, 0.1, 0.1]}
 

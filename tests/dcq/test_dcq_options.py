@@ -7,9 +7,9 @@ import json
 import pytest
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.instances import QuizInstance, quiz_instance, sample_indices, sample_instances
-from lm_eval_contam.partitions import Partition
-from lm_eval_contam.quiz_options import (
+from lm_eval_contam.kit.instances import QuizInstance, quiz_instance, sample_indices, sample_instances
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.kit.quiz_options import (
     collect_options,
     generation_prompt,
     model_proposer,
@@ -18,9 +18,9 @@ from lm_eval_contam.quiz_options import (
     read_options,
     validate_options,
 )
-from lm_eval_contam.perturb import perturb
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.wordnet import WORDNET_INSTALL_COMMAND, WordNet, load_wordnet
+from lm_eval_contam.kit.perturb import perturb
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.wordnet import WORDNET_INSTALL_COMMAND, WordNet, load_wordnet
 
 ORIGINAL = QuizInstance("text: The team won the final match on Sunday.\nlabel: 1 (Sports)", "label")
 GOOD = (
@@ -129,7 +129,7 @@ def test_retries_then_reports_failures() -> None:
 
 
 def test_cache_roundtrip_and_missing_entry(tmp_path) -> None:
-    from lm_eval_contam.quiz_options import append_options
+    from lm_eval_contam.kit.quiz_options import append_options
 
     run = collect_options([ORIGINAL], lambda insts, attempt: [GOOD], generator="fake", progress=False)
     path = tmp_path / "options.jsonl"
@@ -181,7 +181,7 @@ def test_instance_string_and_sampling() -> None:
 def test_sampling_without_duplicates_is_the_seeded_shuffle_as_before() -> None:
     """A shipped sample partition has no identical rows: every sample is the first n of the seeded order, exactly the
     rows sampled before identical rows were merged, so the measured numbers stay as they were."""
-    from lm_eval_contam.seeding import rng_for
+    from lm_eval_contam.core.seeding import rng_for
 
     for name in ("toy_news:train", "toy_reviews:test", "toy_pairs:train", "toy_dialogues:test"):
         partition = Partition.parse(name)
@@ -241,7 +241,7 @@ def test_shipped_toy_news_options_cover_its_partitions() -> None:
 
 
 def test_instances_with_recorded_failures_are_left_out_not_fatal(tmp_path) -> None:
-    from lm_eval_contam.quiz_options import make_options, read_failures
+    from lm_eval_contam.kit.quiz_options import make_options, read_failures
 
     other = QuizInstance("text: v1.2 fix")
     path = tmp_path / "options.jsonl"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lm_eval_contam.dcq import parse_answer
-from lm_eval_contam.dcq.quiz import QUIZ_NAMES, build_quizzes, letter_continuations, quiz_prompt
+from lm_eval_contam.methods.dcq import parse_answer
+from lm_eval_contam.methods.dcq.quiz import QUIZ_NAMES, build_quizzes, letter_continuations, quiz_prompt
 
 EXPECTED_PROMPT = (
     "You are provided with a five-choice quiz. Your task is to CORRECTLY select the option that EXACTLY "

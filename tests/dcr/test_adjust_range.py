@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lm_eval_contam.dcr.bootstrap import METRIC_RANGES, adjusted_accuracy, bootstrap_dcr_factor
-from lm_eval_contam.dcr.fuzzy import dcr_factor
-from lm_eval_contam.dcr.hook import apply_dcr, without_small_levels
-from lm_eval_contam.dcr.level_score import MIN_LEVEL_ITEMS
-from lm_eval_contam.dcr.results import SheetScores
-from lm_eval_contam.dcr.verdicts import too_few_items_caveats
+from lm_eval_contam.methods.dcr.bootstrap import METRIC_RANGES, adjusted_accuracy, bootstrap_dcr_factor
+from lm_eval_contam.methods.dcr.fuzzy import dcr_factor
+from lm_eval_contam.methods.dcr.hook import apply_dcr, without_small_levels
+from lm_eval_contam.methods.dcr.level_score import MIN_LEVEL_ITEMS
+from lm_eval_contam.methods.dcr.results import SheetScores
+from lm_eval_contam.methods.dcr.verdicts import too_few_items_caveats
 
 TASK, GROUP = "contam_toy_sentiment", "dcr_toy_sentiment"  # the shipped toy sheet adjusts this task's acc
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lm_eval_contam.dcr import (
+from lm_eval_contam.methods.dcr import (
     adjust,
     adjusted_accuracy,
     bootstrap_dcr_factor,
@@ -13,7 +13,7 @@ from lm_eval_contam.dcr import (
     dcr_factor_many,
     dcr_factor_reference,
 )
-from lm_eval_contam.errors import ContamError
+from lm_eval_contam.core.errors import ContamError
 
 
 @pytest.mark.parametrize(

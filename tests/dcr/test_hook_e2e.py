@@ -10,9 +10,9 @@ import lm_eval
 import pytest
 
 from lm_eval_contam.cli import main
-from lm_eval_contam.dcr import dcr_factor
-from lm_eval_contam.dcr.hook import apply_dcr
-from lm_eval_contam.dcr.results import scores_from_results
+from lm_eval_contam.methods.dcr import dcr_factor
+from lm_eval_contam.methods.dcr.hook import apply_dcr
+from lm_eval_contam.methods.dcr.results import scores_from_results
 from lm_eval_contam.harness import post_process
 
 LEVEL_TASKS = [f"dcr_toy_sentiment_l{n}" for n in (1, 2, 3, 4)]
@@ -67,7 +67,7 @@ def test_missing_pieces_are_messages_not_crashes(caplog) -> None:
     assert not evidence and "dcr-export" in messages[0]
 
     plain = {"results": {"x": {"acc,none": 0.5}}, "configs": {"x": {"metadata": {}}}}
-    with caplog.at_level("INFO", logger="lm_eval_contam.dcr"):
+    with caplog.at_level("INFO", logger="lm_eval_contam.methods.dcr"):
         assert post_process(plain) == {"results": {"x": {"acc,none": 0.5}}, "configs": {"x": {"metadata": {}}}}
     assert "no DCR test sheet in this run" in caplog.text
 

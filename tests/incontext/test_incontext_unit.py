@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.incontext import context_for, gain, incontext_docs, incontext_test
-from lm_eval_contam.stats import ALPHA
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.methods.incontext import context_for, gain, incontext_docs, incontext_test
+from lm_eval_contam.core.stats import ALPHA
 
 TEXTS = [f"Instance number {i} of the toy dataset." for i in range(6)]
 
@@ -72,7 +72,7 @@ def test_detects_instances_that_gain_less_than_their_twins() -> None:
 def test_swaps_repeated_across_items_are_measured_by_their_design_effect() -> None:
     """Issue 30, item 3: twins that swap the same word in many items share its effect (templated items); twins that
     each swap words of their own do not."""
-    from lm_eval_contam.incontext.docs import MAX_DESIGN_EFFECT, swap_clustering, swapped_words
+    from lm_eval_contam.methods.incontext.docs import MAX_DESIGN_EFFECT, swap_clustering, swapped_words
 
     assert swapped_words("Question: Which hen lays eggs?\nAnswer:", "Query: Which hen lays eggs?\nAnswer:") == {
         "question"}
@@ -90,11 +90,11 @@ def test_the_in_context_test_is_not_tested_on_a_templated_partition(tmp_path) ->
     partitions, whose twins each swap words of their own, run as before."""
     import json
 
-    from lm_eval_contam.catalogue import BUILTIN_METHODS  # noqa: F401 - registers the built-in methods
-    from lm_eval_contam.incontext.method import why_not_run
-    from lm_eval_contam.incontext.task import InContextSettings
-    from lm_eval_contam.own_data import OwnData, write_card
-    from lm_eval_contam.partitions import Partition, sample_partitions
+    from lm_eval_contam.methods.catalogue import BUILTIN_METHODS  # noqa: F401 - registers the built-in methods
+    from lm_eval_contam.methods.incontext.method import why_not_run
+    from lm_eval_contam.methods.incontext.task import InContextSettings
+    from lm_eval_contam.audit.own_data import OwnData, write_card
+    from lm_eval_contam.core.partitions import Partition, sample_partitions
 
     source = tmp_path / "templated.jsonl"
     source.write_text("".join(json.dumps({"text": f"In which year did the {noun} open?"}) + "\n" for noun in (

@@ -13,13 +13,13 @@ from lm_eval.loggers import EvaluationTracker
 
 from lm_eval_contam import harness
 from lm_eval_contam.contaminate import contaminant_texts
-from lm_eval_contam.likelihood.configs import task_names
-from lm_eval_contam.scoring import per_byte, zlib_ratio
-from lm_eval_contam.partitions import Partition
-from lm_eval_contam.rundir import load_run
-from lm_eval_contam.tiny_model import build_tiny_model
-from lm_eval_contam.training import train_on_texts
-from lm_eval_contam.verdict import collect
+from lm_eval_contam.methods.likelihood.configs import task_names
+from lm_eval_contam.kit.scoring import per_byte, zlib_ratio
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.rundir import load_run
+from lm_eval_contam.models.tiny_model import build_tiny_model
+from lm_eval_contam.models.training import train_on_texts
+from lm_eval_contam.verdicts.verdict import collect
 
 TRAIN, TEST = Partition.parse("toy_news:train"), Partition.parse("toy_news:test")
 TASKS = task_names(TRAIN)  # control, lift, options
@@ -184,9 +184,9 @@ def test_run_with_a_reference_writes_the_test_on_u_into_the_control_tasks_row(
     task's row in lm-eval's results gets the test on u's p-value and standardised difference."""
     import json
 
-    from lm_eval_contam.audit import check_reference
+    from lm_eval_contam.audit.job import check_reference
     from lm_eval_contam.cli import main as cli_main
-    from lm_eval_contam.generation import ModelSpec
+    from lm_eval_contam.lmeval.generation import ModelSpec
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     assert check_reference(ModelSpec.parse(str(base_model)), "hf", TASKS, harness.task_manager()) == [TASKS[0]]

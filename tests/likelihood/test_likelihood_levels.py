@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lm_eval_contam.likelihood import lift_test, two_sample_test
-from lm_eval_contam.stats import ALPHA
+from lm_eval_contam.methods.likelihood import lift_test, two_sample_test
+from lm_eval_contam.core.stats import ALPHA
 
 SIMULATIONS = 400
 # Monte-Carlo allowance: three standard errors of a 5 % rate over SIMULATIONS runs.
@@ -60,7 +60,7 @@ def test_two_sample_test_detects_a_shift() -> None:
 
 
 def test_partition_and_control_docs_alternate_so_a_limit_keeps_both_sides() -> None:
-    from lm_eval_contam.likelihood.task import interleave
+    from lm_eval_contam.methods.likelihood.task import interleave
 
     partition = [{"group": "partition", "i": i} for i in range(3)]
     control = [{"group": "control", "i": i} for i in range(2)]

@@ -7,10 +7,10 @@ import itertools
 import numpy as np
 import pytest
 
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.optionorder import comparator_orders, item_from_row, original_rank, rank_test, render
-from lm_eval_contam.optionorder.orders import deliberate, positional_reason
-from lm_eval_contam.stats import ALPHA
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.methods.optionorder import comparator_orders, item_from_row, original_rank, rank_test, render
+from lm_eval_contam.methods.optionorder.orders import deliberate, positional_reason
+from lm_eval_contam.core.stats import ALPHA
 
 SIMULATIONS = 1000
 MMLU_STYLE = {"text": "Which gas do plants take in?\nA. Oxygen\nB. Carbon dioxide\nC. Helium\nD. Neon\nAnswer:",
@@ -76,7 +76,7 @@ def test_rank_test_exact_values() -> None:
 
 
 def test_the_cannot_flag_caveat_uses_each_items_own_number_of_orders() -> None:
-    from lm_eval_contam.optionorder.verdicts import smallest_pvalue
+    from lm_eval_contam.methods.optionorder.verdicts import smallest_pvalue
 
     # Items of 2, 2 and 3 orders, every original first: the test's smallest p is 1/12 > 0.05 (not 3 ** -3 < 0.05).
     assert smallest_pvalue([2, 2, 3]) == pytest.approx(rank_test([1, 1, 1], [2, 2, 3]).pvalue) == pytest.approx(1 / 12)
@@ -118,7 +118,7 @@ def test_rank_test_detects_an_original_order_the_model_prefers() -> None:
 
 
 def test_arrangement_orders_are_every_admissible_order_of_four_options() -> None:
-    from lm_eval_contam.optionorder.orders import arrangement_orders
+    from lm_eval_contam.methods.optionorder.orders import arrangement_orders
 
     item = item_from_row(MMLU_STYLE)
     orders = arrangement_orders(item, arrangements=24, seed=0, identity="Quiz test:7")
@@ -132,7 +132,7 @@ def test_arrangement_orders_are_every_admissible_order_of_four_options() -> None
 
 
 def test_the_gold_answer_is_found_as_an_index_a_letter_or_an_option_text() -> None:
-    from lm_eval_contam.optionorder.orders import answer_index, keeps_answer
+    from lm_eval_contam.methods.optionorder.orders import answer_index, keeps_answer
 
     item = item_from_row(MMLU_STYLE)
     assert answer_index(item, "B") == 1 == answer_index(item, 1) == answer_index(item, "carbon dioxide ")
@@ -143,8 +143,8 @@ def test_the_gold_answer_is_found_as_an_index_a_letter_or_an_option_text() -> No
 def test_order_docs_carry_the_rank_tests_orders_first_then_every_arrangement(tmp_path) -> None:
     import json
 
-    from lm_eval_contam.optionorder.task import OptionOrderSettings, order_docs
-    from lm_eval_contam.partitions import Partition
+    from lm_eval_contam.methods.optionorder.task import OptionOrderSettings, order_docs
+    from lm_eval_contam.core.partitions import Partition
 
     rows = [{"text": f"Which word is number {i}?\nA. kiwi{i}\nB. fig\nC. lime\nD. date\nAnswer:", "answer": "C",
              "choices": ["A", "B", "C", "D"]} for i in range(3)]

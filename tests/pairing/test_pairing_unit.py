@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_contam.pairing.halves import halves, paired_texts, pairing_groups
-from lm_eval_contam.pairing.task import PairingSettings, pairing_docs, score_matrix
-from lm_eval_contam.partitions import Partition
+from lm_eval_contam.methods.pairing.halves import halves, paired_texts, pairing_groups
+from lm_eval_contam.methods.pairing.task import PairingSettings, pairing_docs, score_matrix
+from lm_eval_contam.core.partitions import Partition
 
 
 def test_an_instance_is_cut_at_the_sentence_boundary_nearest_its_middle() -> None:
@@ -57,8 +57,8 @@ def test_the_tests_on_u_read_both_models_samples_of_a_task_paired_by_the_groups_
     the true pairings over its reference is far out, a model equal to its reference is not."""
     import numpy as np
 
-    from lm_eval_contam.errors import ContamError
-    from lm_eval_contam.pairing.method import SPEC as spec
+    from lm_eval_contam.core.errors import ContamError
+    from lm_eval_contam.methods.pairing.method import SPEC as spec
     data = tmp_path / "free_test.jsonl"
     data.write_text(json.dumps({"text": "One plain sentence here. And another one after it."}) + "\n")
     config = {"test_split": "test", "metadata": {"method": "pairing", "dataset_name": "Free", "seed": 0,

@@ -50,8 +50,8 @@ def _task_dir(tmp_path: Path) -> Path:
 def test_audit_tasks_writes_acc_reordered_beside_acc(tiny_model_dir: Path, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from lm_eval_contam.reordered.stats import item_scores, reordered_score
-    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.methods.reordered.stats import item_scores, reordered_score
+    from lm_eval_contam.core.rundir import load_run
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     tasks = _task_dir(tmp_path)
@@ -127,7 +127,7 @@ def test_audit_refuses_a_bad_reorderings_before_writing(tmp_path: Path, capsys: 
 
 def test_audit_methods_runs_only_the_methods_named(tiny_model_dir: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.core.rundir import load_run
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     out = tmp_path / "audit"
@@ -170,7 +170,7 @@ def test_the_original_order_costs_no_forward_pass_beside_the_benchmark(counted_h
 
 def test_audit_with_a_reference_model_subtracts_its_gap_item_by_item(tiny_model_dir: Path, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from lm_eval_contam.rundir import load_run
+    from lm_eval_contam.core.rundir import load_run
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     tasks = _task_dir(tmp_path)

@@ -10,13 +10,13 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.input_checks import check_run_metadata
-from lm_eval_contam.reordered.benchmark_tasks import adjustment_tasks
-from lm_eval_contam.reordered.hook import post_process_results
-from lm_eval_contam.reordered.orders import check_reorderings, default_reorderings, reordered_docs, why_not_reordered
-from lm_eval_contam.reordered.stats import ItemScores, exchangeable_pvalue, item_scores, reordered_score
-from lm_eval_contam.reordered.task import aggregate
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.input_checks import check_run_metadata
+from lm_eval_contam.methods.reordered.benchmark_tasks import adjustment_tasks
+from lm_eval_contam.methods.reordered.hook import post_process_results
+from lm_eval_contam.methods.reordered.orders import check_reorderings, default_reorderings, reordered_docs, why_not_reordered
+from lm_eval_contam.methods.reordered.stats import ItemScores, exchangeable_pvalue, item_scores, reordered_score
+from lm_eval_contam.methods.reordered.task import aggregate
 
 LISTED = "Which tool cuts wood?\nA. saw\nB. spoon\nC. pillow\nD. kettle\nAnswer:"
 
@@ -198,7 +198,7 @@ def test_the_aggregations_and_the_hook_put_the_rows_beside_the_benchmark(caplog:
                            "orphan": {"metadata": {"method": "reordered", "reordered_benchmark": "gone"}}},
                "higher_is_better": {"reordered_bench": {"acc_reordered": True}}}
     results["results"]["orphan"] = {"acc_reordered,none": 0.1}
-    with caplog.at_level(logging.WARNING, logger="lm_eval_contam.reordered"):
+    with caplog.at_level(logging.WARNING, logger="lm_eval_contam.methods.reordered"):
         post_process_results(results)
     assert results["results"]["bench"] == {"alias": "bench", "acc,none": 1.0, "acc_stderr,none": 0.0,
                                            "acc_reordered,none": 0.5, "acc_reordered_p,none": 0.5}
@@ -233,8 +233,8 @@ def test_the_first_screen_shows_the_reordered_score_beside_acc_and_acc_adj() -> 
 def test_a_task_whose_options_are_not_in_its_prompt_gets_no_reordered_task() -> None:
     from types import SimpleNamespace
 
-    from lm_eval_contam.benchmark_docs import BenchmarkDoc
-    from lm_eval_contam.reordered.benchmark_tasks import task_rows
+    from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc
+    from lm_eval_contam.methods.reordered.benchmark_tasks import task_rows
 
     def task(docs: list[dict], multiple_input: int = 0) -> SimpleNamespace:
         return SimpleNamespace(multiple_input=multiple_input, eval_docs=docs,
@@ -283,7 +283,7 @@ def test_a_group_gets_its_subtasks_items_pooled(caplog: pytest.LogCaptureFixture
         assert row["acc_reordered_p,none"] == pytest.approx(pooled.pvalue)
         assert done["results"][group]["acc_reordered,none"] == pytest.approx(2 / 3)
     assert done["higher_is_better"]["grp"] == {"acc_reordered": True}
-    with caplog.at_level(logging.INFO, logger="lm_eval_contam.reordered"):
+    with caplog.at_level(logging.INFO, logger="lm_eval_contam.methods.reordered"):
         bare = post_process_results(results(None))
     assert "acc_reordered,none" not in bare["groups"]["grp"]
     assert "group grp: no pooled reordered score without the subtasks' samples (--log_samples)" in caplog.text

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_contam.errors import ContamError
+from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.nullstudy.reordered_validation import (
     FRESH_SHAPE,
     STUDY_SHAPE,
@@ -18,7 +18,7 @@ from lm_eval_contam.nullstudy.reordered_validation import (
     ship,
 )
 from lm_eval_contam.nullstudy.validation import RATES_KEY, ValidationSettings, write_outputs
-from lm_eval_contam.reordered.stats import ItemScores, reference_gap_score
+from lm_eval_contam.methods.reordered.stats import ItemScores, reference_gap_score
 
 
 def _run(model: str, partition: str, role: str, shape: str, gap: tuple[float, float, float], p: float,
@@ -132,7 +132,7 @@ def test_shipping_merges_only_its_key_and_a_verdict_pass_keeps_it(tmp_path: Path
 
 
 def test_the_report_note_states_the_measured_rates() -> None:
-    from lm_eval_contam.detection_rates import reordered_gap_note
+    from lm_eval_contam.verdicts.detection_rates import reordered_gap_note
 
     entry = reordered_rates(RUNS)["acc_reordered_gap"]
     document = {RATES_KEY: {"acc_reordered_gap": {**entry, "date": "2026-11-27", "design": {"reorderings": 4}}}}

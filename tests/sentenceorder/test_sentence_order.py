@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.partitions import Partition
-from lm_eval_contam.sentenceorder.orders import sentence_orders, sentences
-from lm_eval_contam.sentenceorder.task import SentenceOrderSettings, sentence_order_docs
-from lm_eval_contam.training import train_on_texts
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.methods.sentenceorder.orders import sentence_orders, sentences
+from lm_eval_contam.methods.sentenceorder.task import SentenceOrderSettings, sentence_order_docs
+from lm_eval_contam.models.training import train_on_texts
 
 
 def test_sentences_split_at_ends_before_a_capital_digit_or_quote_and_keep_closing_quotes() -> None:
@@ -85,8 +85,8 @@ def grammar_study(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
     from lm_eval_contam import task_dir
     from lm_eval_contam.nullstudy.design import StudySettings
     from lm_eval_contam.nullstudy.study import evaluate
-    from lm_eval_contam.registry import RenderTarget
-    from lm_eval_contam.sentenceorder.method import render_task_configs
+    from lm_eval_contam.core.registry import RenderTarget
+    from lm_eval_contam.methods.sentenceorder.method import render_task_configs
 
     root = tmp_path_factory.mktemp("sentence_order")
     audited, others = grammar_items(0, 24), grammar_items(24, 12)
@@ -109,8 +109,8 @@ def grammar_study(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
 
 
 def _verdicts(study: dict[str, Path], model: str, reference: str | None) -> dict[str, object]:
-    from lm_eval_contam.rundir import load_model_dir
-    from lm_eval_contam.sentenceorder.verdicts import verdicts
+    from lm_eval_contam.core.rundir import load_model_dir
+    from lm_eval_contam.methods.sentenceorder.verdicts import verdicts
 
     base = load_model_dir(study[f"run_{reference}"], label=reference) if reference else None
     return {v.test: v for v in verdicts(load_model_dir(study[f"run_{model}"], label=model, reference=base))}
@@ -145,7 +145,7 @@ def test_run_with_a_reference_model_writes_the_test_on_u_into_the_tasks_row(
 
 
 def test_the_audit_plans_the_task_only_with_a_reference_model() -> None:
-    from lm_eval_contam.audit import partition_tasks
+    from lm_eval_contam.audit.job import partition_tasks
 
     assert "sentenceorder_toy_news_test" in partition_tasks("toy_news:test", ["loglikelihood"], reference=True)
     assert not any(task.startswith("sentenceorder_") for task in partition_tasks("toy_news:test", ["loglikelihood"]))

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from lm_eval_contam.cli import main as cli_main
-from lm_eval_contam.tiny_model import build_tiny_model
-from lm_eval_contam.training import train_on_texts
-from lm_eval_contam.timetravel.task import METRICS
+from lm_eval_contam.models.tiny_model import build_tiny_model
+from lm_eval_contam.models.training import train_on_texts
+from lm_eval_contam.methods.timetravel.task import METRICS
 
 DATASET = "Orchard"
 WORDS = ("apple pear plum fig lime kiwi grape melon berry cherry mango peach olive lemon date guava "
@@ -37,8 +37,8 @@ def _write_partition(task_dir: Path, split: str, rows: list[dict], style: str, m
     task = f"tt_orchard_{split}_{style}"
     (task_dir / f"{task}.yaml").write_text(
         f"""task: {task}
-class: !function lm_eval_contam.timetravel.task.TimeTravelTask
-custom_dataset: !function lm_eval_contam.datafiles.load_partitions
+class: !function lm_eval_contam.methods.timetravel.task.TimeTravelTask
+custom_dataset: !function lm_eval_contam.lmeval.datafiles.load_partitions
 test_split: {split}
 output_type: generate_until
 doc_to_text: "{{{{guided_prompt}}}}"

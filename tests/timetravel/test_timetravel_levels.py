@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lm_eval_contam.timetravel import bootstrap_test, permutation_test
+from lm_eval_contam.methods.timetravel import bootstrap_test, permutation_test
 
 
 def level_bound(simulations: int, alpha: float = 0.05) -> float:
@@ -49,7 +49,7 @@ def test_permutation_test_on_one_pair_enumerates_its_two_sign_flips() -> None:
 
 
 def test_too_few_pairs_for_the_sign_flip_test_is_said_on_the_verdict() -> None:
-    from lm_eval_contam.stats import sign_flip_caveats
+    from lm_eval_contam.core.stats import sign_flip_caveats
 
     assert sign_flip_caveats(4) == ("4 instance(s): the smallest p a sign-flip test can give is 1/16 > 0.05, so it "
                                     "cannot flag; audit more instances",)

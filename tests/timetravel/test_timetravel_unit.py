@@ -10,20 +10,20 @@ import numpy as np
 import pytest
 from rouge_score import rouge_scorer
 
-from lm_eval_contam.errors import ContamError
-from lm_eval_contam.guided_prompts import render_prompt
-from lm_eval_contam.pieces import split_text
-from lm_eval_contam.text import rouge_l_f
-from lm_eval_contam.timetravel import (
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.kit.guided_prompts import render_prompt
+from lm_eval_contam.kit.pieces import split_text
+from lm_eval_contam.core.text import rouge_l_f
+from lm_eval_contam.methods.timetravel import (
     algorithm2_verdict,
     bootstrap_test,
     classify_match,
     parse_judge_b_match,
     render_judge_prompt,
 )
-from lm_eval_contam.partitions import Partition, dataset_from_task_metadata
-from lm_eval_contam.timetravel.instances import sample_docs
-from lm_eval_contam.request_parts import swap_prompt
+from lm_eval_contam.core.partitions import Partition, dataset_from_task_metadata
+from lm_eval_contam.methods.timetravel.instances import sample_docs
+from lm_eval_contam.lmeval.request_parts import swap_prompt
 
 FIELDS = {"split_name": "train", "dataset_name": "AG News", "first_piece": "FP text", "label": "2 (Business)"}
 
@@ -244,8 +244,8 @@ def test_shipped_configs_are_indexed(task_manager_for) -> None:
 def test_sentences_keep_common_english_abbreviations_whole() -> None:
     from nltk.tokenize.punkt import PunktSentenceTokenizer
 
-    from lm_eval_contam.partitions import sample_partitions
-    from lm_eval_contam.pieces import sentences
+    from lm_eval_contam.core.partitions import sample_partitions
+    from lm_eval_contam.kit.pieces import sentences
 
     text = "Mr. Smith went to the U.S. Senate on Jan. 5. He spoke for an hour. No. 10 Downing St. was quiet."
     assert sentences(text) == ["Mr. Smith went to the U.S. Senate on Jan. 5.", "He spoke for an hour.",

@@ -1,0 +1,203 @@
+"""Checks of command-line input that need nothing loaded or written: each bad value is one :class:`ContamError`.
+
+The audit (and ``run``) call these before the first file is written, so a typo never leaves a half-made audit
+directory behind. Each message names the flag (the field), the value and what is expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.partitions import Partition
+
+
+def name_list(text: str | None, flag: str) -> tuple[str, ...] | None:
+    """The comma-separated names of ``flag``; None when the flag was not given.
+
+    An empty value is refused: ``--tasks ""`` would otherwise fall back to the defaults (the shipped toy partitions)
+    and audit something the user never asked for.
+    """
+    if text is None:
+        return None
+    names = tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    if not names:
+        raise ContamError(f"got {text!r}; expected one or more comma-separated names", field=flag)
+    return names
+
+
+def check_label(label: str) -> None:
+    """A model's label names its folder under ``runs/``: one plain folder name."""
+    if not label or "/" in label or label.startswith("."):
+        raise ContamError(f"got {label!r}; expected a plain folder name", field="--label")
+
+
+def check_limit(limit: int | None) -> None:
+    """lm-eval's ``--limit`` takes the first N docs of each task; 0 or less would audit nothing."""
+    if limit is not None and limit < 1:
+        raise ContamError(f"got {limit}; expected a whole number of docs per task >= 1 (or leave it out)",
+                          field="--limit")
+
+
+def check_output_dir(path: Path) -> None:
+    """The audit directory is a folder (new or existing), never an existing file."""
+    if path.exists() and not path.is_dir():
+        raise ContamError("exists and is not a directory; expected an audit directory (new or existing)",
+                          source=str(path), field="--output_path")
+
+
+def check_include_paths(paths: Sequence[str]) -> None:
+    """Every ``--include_path`` is an existing directory (lm-eval would skip a missing one without a word)."""
+    for path in paths:
+        if not Path(path).is_dir():
+            raise ContamError("no such directory; expected a folder of lm-eval task YAMLs", source=str(path),
+                              field="--include_path")
+
+
+def check_control_flags(*, control_split: str | None, control_data: str | None, tasks: bool, data: bool) -> None:
+    """A control belongs to ``--tasks`` or ``--data``; a registered partition's control is its own sibling split."""
+    given = "--control-split" if control_split is not None else "--control-data" if control_data is not None else None
+    if given and not (tasks or data):
+        raise ContamError("a control goes with --tasks or --data; a --partitions partition's control is its "
+                          "registered sibling split, so this flag would be ignored", field=given)
+
+
+# Run-metadata keys the project's tasks read, with the type each must have (lm-eval merges --metadata into every
+# task's metadata; a wrong type would fail deep inside a task, or, for a bool, silently count as true).
+METADATA_TYPES: dict[str, tuple[type, str]] = {
+    "seed": (int, "a whole number"),
+    "num_instances": (int, "a whole number >= 1"),
+    "dcr_adjust": (bool, "true or false (JSON booleans, not strings)"),
+    # The methods' own settings, with the bounds their tasks check when lm-eval builds them (partitions.metadata_number):
+    # checked here too, or a bad value is refused only after the DCR sheets were written under the cache home.
+    "orders": (int, "a whole number from 2 to 24"),
+    "context_instances": (int, "a whole number from 1 to 16"),
+    "n_resamples": (int, "a whole number >= 1"),
+    "reorderings": (int, "a whole number from 0 (off) to 23"),
+}
+METADATA_BOUNDS: dict[str, tuple[int, int | None]] = {
+    "num_instances": (1, None), "orders": (2, 24), "context_instances": (1, 16), "n_resamples": (1, None),
+    "reorderings": (0, 23)}
+
+
+def check_run_metadata(metadata: Mapping[str, Any] | None) -> None:
+    """The keys of ``--metadata`` the project reads have the type (and range) each needs."""
+    for key, (kind, expected) in METADATA_TYPES.items():
+        if not metadata or key not in metadata:
+            continue
+        value = metadata[key]
+        wrong_kind = not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+        low, high = METADATA_BOUNDS.get(key, (None, None))
+        if wrong_kind or (low is not None and value < low) or (high is not None and value > high):
+            raise ContamError(f"{key!r} is {value!r}; expected {expected}", field="--metadata")
+
+
+def check_tasks_named_once(loaded: Mapping[str, Mapping[str, Any]]) -> None:
+    """No ``--tasks`` name is also a subtask of another name given: lm-eval refuses a task twice in one run."""
+    for name in loaded:
+        for group, subtasks in loaded.items():
+            if group != name and name in subtasks:
+                raise ContamError(f"is already a subtask of group {group!r}; give the group or the task, not both",
+                                  source=name, field="--tasks")
+
+
+class _TolerantLoader(yaml.SafeLoader):
+    """lm-eval task YAMLs use ``!function`` tags; their values do not matter for a syntax check."""
+
+
+_TolerantLoader.add_multi_constructor("!", lambda loader, suffix, node: None)
+
+
+def broken_task_yaml(name: str, include_path: Sequence[str]) -> str | None:
+    """Why a YAML under ``include_path`` that defines task/group ``name`` cannot be read, or None.
+
+    lm-eval's task index skips a YAML it cannot parse, so the task then looks unknown; this finds the YAML's own error.
+    """
+    needles = (f"task: {name}", f"group: {name}")
+    for folder in include_path:
+        for path in sorted(Path(folder).rglob("*.yaml")):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            if path.stem != name and not any(line.strip() in needles for line in text.splitlines()):
+                continue
+            try:
+                yaml.load(text, Loader=_TolerantLoader)
+            except yaml.YAMLError as error:
+                return f"{path}: not valid YAML ({' '.join(str(error).split())})"
+    return None
+
+
+# A control sharing this share of its rows with the audited rows is the audited data: the likelihood modes compare
+# the two, so the difference is ~0 and the test can never flag.
+CONTROL_OVERLAP_LIMIT = 0.5
+
+
+@dataclass(frozen=True)
+class ControlOverlap:
+    """How many of a control's rows are also audited rows (texts compared with whitespace collapsed, case folded)."""
+
+    shared: int
+    rows: int  # the control's rows
+
+    @property
+    def share(self) -> float:
+        return self.shared / self.rows if self.rows else 0.0
+
+    def describe(self) -> str:
+        return f"control shares {self.shared} of {self.rows} rows ({self.share:.0%}) with the audited data"
+
+
+def _comparable(text: str) -> str:
+    """A row's text as the overlap check compares it: whitespace collapsed and case folded (a lower-cased copy of the
+    audited data is the audited data)."""
+    return " ".join(text.casefold().split())
+
+
+def check_control_overlap(audited: Sequence[str], control: Sequence[str], *, source: str,
+                          field: str) -> ControlOverlap:
+    """The control's texts that are also audited texts; refused at or above the limit (below it, the likelihood
+    verdicts show it in their evidence)."""
+    seen = {_comparable(text) for text in audited}
+    overlap = ControlOverlap(sum(_comparable(text) in seen for text in control), len(control))
+    if overlap.share >= CONTROL_OVERLAP_LIMIT:
+        raise ContamError(f"{overlap.shared} of the control's {overlap.rows} rows ({overlap.share:.0%}) are audited "
+                          f"rows; expected a control the model cannot have seen, sharing under "
+                          f"{CONTROL_OVERLAP_LIMIT:.0%} of its rows with the audited data (the same data can never "
+                          f"differ from itself)", source=source, field=field)
+    return overlap
+
+
+def partition_control_overlap(partition: Partition) -> ControlOverlap | None:
+    """A card partition's control overlap (its card's ``control`` field); None without a control.
+
+    A registered partition's control is its dataset's own sibling split (the registry's): not read.
+    """
+    control = partition.control
+    if control.kind == "none" or partition.dataset.registered:
+        return None
+    field = partition.dataset.text_field
+    texts = {split: [str(row.get(field)) for row in partition.dataset.partition(split).rows()]
+             for split in (partition.split, str(control.split))}
+    return check_control_overlap(texts[partition.split], texts[str(control.split)], source=control.source or "",
+                                 field="control")
+
+
+def check_control_source(partition: Partition) -> None:
+    """A card's file control names the file its split reads: a JSONL ``control.source`` that is another file than the
+    split's ``data_files`` entry would be named in the verdicts while the scores come from the split's file. (A CSV
+    source is read through its converted JSONL, so only a JSONL source is compared.)"""
+    control = partition.control
+    if control.kind != "file" or partition.dataset.registered or not control.source:
+        return
+    given = Path(control.source).expanduser()
+    read = partition.dataset.partition(str(control.split)).data_file
+    if given.suffix != ".jsonl" or not given.is_file() or read is None or not read.is_file():
+        return
+    if not given.samefile(read):
+        raise ContamError(f"names {control.source} but its split {control.split!r} reads {read}: the verdicts would "
+                          f"name one file and score the other; give the same file in both", source=control.source,
+                          field="control.source")

@@ -1,0 +1,372 @@
+"""The one reader of lm-eval output directories, for the report, the verdicts, ``adjust``, ``dcr-export`` and ``judge``.
+
+A run directory is an audit (``audit.json`` names each model's label, injection
+manifest and ``run_dir``) or one or more lm-eval ``--output_path`` directories,
+every directory holding ``results_*.json`` files being one model. Several results
+files of one model are merged, the latest file winning per task; each task is
+paired with its ``samples_<task>_<date>.jsonl``. Files derived from a run sit
+beside its originals with a suffix (``.dcr_adjusted``, ``.judge_b``) and never
+replace them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from lm_eval_contam.core.audit_identity import AUDIT_FILE
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.jsonl import read_jsonl_objects
+
+ADJUSTED_SUFFIX = ".dcr_adjusted"
+FILTER = "none"  # the project's tasks define no filters
+# lm-eval's date ids ("2024-05-01T12-00-00.123456") hold no underscore, so the task is
+# everything between "samples_" and the last underscore.
+_SAMPLES_NAME = re.compile(r"^samples_(?P<task>.+)_(?P<date>[^_]+)\.jsonl$")
+_RESULTS_NAME = re.compile(r"^results_(?P<date>[^_]+?)(?P<adjusted>" + re.escape(ADJUSTED_SUFFIX) + r"(?:\.(?P<copy>\d+))?)?\.json$")
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ContamError(f"cannot read: {error.strerror or error}", source=str(path)) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ContamError(f"not valid JSON ({error})", source=str(path)) from None
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    """One lm-eval ``results_*.json``, its numbers checked against what the project's tasks write
+    (:func:`check_results_numbers`)."""
+    results = read_json(path)
+    if not isinstance(results, dict) or not isinstance(results.get("results"), dict):
+        raise ContamError("not an lm-eval results file (no 'results' object)", source=str(path), field="results")
+    check_results_numbers(results, path)
+    return results
+
+
+# The ranges of the numbers the project's tasks write, by metric name. A number read back outside its range (a p of
+# -0.2 would flag a partition, one of 1.7 be printed) is a damaged or edited file: refused, never rendered. Values
+# that are no number at all are left to the reader that needs them (ModelResults.number refuses them there).
+_PVALUE = re.compile(r"(?:^|_)pvalue(?:_|$)")  # alg1_pvalue, dcq_pvalue_null, order_pvalue, advantage_pvalue...
+_SHARE = re.compile(r"dcq_(?:max|min|max_ci_low|max_ci_high|chance_max|unparseable|bdq_.+|bcq_.+|non_preferred_.+)"
+                    r"|order_(?:top_share|u_mean)|codec_score|rougeL_(?:guided|general)|alg[12]_contaminated")
+_COUNT = frozenset({"order_items", "exact_matches", "near_exact_matches"})
+_KAPPA = frozenset({"dcq_kappa"})
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+
+
+def number_problem(metric: str, value: Any) -> str | None:
+    """Why ``value`` cannot be the project's ``metric`` (None when it can, or when it is no number to check)."""
+    if not _is_number(value) or metric.endswith("_stderr"):
+        return None
+    if _PVALUE.search(metric) and not 0.0 <= value <= 1.0:
+        return f"{value!r} is not a p-value (expected a number in [0, 1])"
+    if _SHARE.fullmatch(metric) and not 0.0 <= value <= 1.0:
+        return f"{value!r} is not a share (expected a number in [0, 1])"
+    if metric in _KAPPA and not -1.0 <= value <= 1.0:
+        return f"{value!r} is not a kappa (expected a number in [-1, 1])"
+    if metric in _COUNT and (value < 0 or value != int(value)):
+        return f"{value!r} is not a count (expected a non-negative whole number)"
+    return None
+
+
+def check_results_numbers(results: Mapping[str, Any], path: Path) -> None:
+    """Refuse a results file whose metrics or instance counts are out of their range, naming file, task and field."""
+    for task, row in results["results"].items():
+        for key, value in (row.items() if isinstance(row, dict) else ()):
+            problem = number_problem(str(key).partition(",")[0], value)
+            if problem:
+                raise ContamError(f"task {task}: {problem}", source=str(path), field=str(key))
+    for task, counts in (results.get("n-samples") or {}).items():
+        for key, value in (counts.items() if isinstance(counts, dict) else ()):
+            if not _is_number(value) or value < 0 or value != int(value):
+                raise ContamError(f"task {task}: {value!r} is not a count (expected a non-negative whole number)",
+                                  source=str(path), field=f"n-samples.{key}")
+
+
+def results_files(output_path: str | Path) -> list[Path]:
+    """lm-eval's original ``results_<date>.json`` files under ``output_path`` (a file is taken as is)."""
+    path = Path(output_path)
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise ContamError("no such file or directory", source=str(path), field="output_path")
+    found = sorted(p for p in path.rglob("results_*.json") if ADJUSTED_SUFFIX not in p.name)
+    if not found:
+        raise ContamError("no lm-eval results_*.json under this path", source=str(path), field="output_path")
+    return found
+
+
+def samples_files(path: Path) -> list[Path]:
+    """Logged-sample files under ``path`` (an output directory or one file)."""
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise ContamError("no such file or directory", source=str(path))
+    return sorted(path.rglob("samples_*.jsonl"))
+
+
+def samples_file(results_file: Path, task: str) -> Path:
+    """lm-eval's ``samples_<task>_<date>.jsonl`` written with ``results_<date>.json``."""
+    date = results_file.stem.removeprefix("results_")
+    path = results_file.with_name(f"samples_{task}_{date}.jsonl")
+    if not path.is_file():
+        raise ContamError(f"no samples file for {task}; rerun with --log_samples", source=str(path))
+    return path
+
+
+def derived_path(original: Path, suffix: str, extension: str = ".json") -> Path:
+    """``<stem><suffix><extension>`` beside ``original``; numbered ``.1``, ``.2``… so nothing is overwritten."""
+    stem = original.name.removesuffix(original.suffix)
+    candidate = original.with_name(f"{stem}{suffix}{extension}")
+    number = 1
+    while candidate.exists():
+        candidate = original.with_name(f"{stem}{suffix}.{number}{extension}")
+        number += 1
+    return candidate
+
+
+def adjusted_path(results_file: Path) -> Path:
+    """``results_<date>.dcr_adjusted.json`` beside the original; numbered, never overwriting."""
+    return derived_path(results_file, ADJUSTED_SUFFIX)
+
+
+def number_or_none(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        return None
+    return float(value)
+
+
+@dataclass(frozen=True)
+class TaskFiles:
+    """Where one task's numbers and logged samples came from."""
+
+    results_file: Path
+    samples_file: Path | None
+
+
+@dataclass(frozen=True)
+class ModelResults:
+    """One model's merged lm-eval results (the shape of one ``results_*.json``) and its files per task."""
+
+    label: str
+    model: str  # lm-eval backend and model_args, as the results record them
+    directory: Path
+    results: Mapping[str, Any]  # "results", "configs", "n-samples", "group_subtasks", "higher_is_better"
+    files: Mapping[str, TaskFiles]
+    injection: Mapping[str, Any] | None = None  # the contamination manifest, when an audit injected this model
+    # The checkpoint the model was fine-tuned from, run on the same tasks (audit --reference-model): its per-text
+    # scores difference the model's (u = log p(model) - log p(reference)).
+    reference: ModelResults | None = None
+
+    def config(self, task: str) -> dict[str, Any]:
+        return dict((self.results.get("configs") or {}).get(task) or {})
+
+    def metadata(self, task: str) -> dict[str, Any]:
+        return dict(self.config(task).get("metadata") or {})
+
+    def row(self, task: str) -> dict[str, Any]:
+        return dict((self.results.get("results") or {}).get(task) or {})
+
+    def n_instances(self, task: str) -> int | None:
+        count = ((self.results.get("n-samples") or {}).get(task) or {}).get("effective")
+        return int(count) if isinstance(count, (int, float)) else None
+
+    def number(self, task: str, metric: str) -> float:
+        """A task's metric under the project's filter; a missing or non-numeric value is an error naming the file."""
+        value = number_or_none(self.row(task).get(f"{metric},{FILTER}"))
+        if value is None:
+            raise ContamError(f"{task} has no number for {metric!r} (got {self.row(task).get(f'{metric},{FILTER}')!r})",
+                              source=str(self.files[task].results_file), field=f"{metric},{FILTER}")
+        return value
+
+    def samples(self, task: str) -> list[dict[str, Any]]:
+        """The task's logged samples (empty when the run did not log them); a per-sample metric out of its range (see
+        :func:`number_problem`) is refused, naming the file, the line and the field."""
+        path = self.files[task].samples_file
+        samples = read_jsonl_objects(path) if path is not None else []
+        for line, sample in enumerate(samples, start=1):
+            for key, value in sample.items():
+                problem = number_problem(key, value)
+                if problem:
+                    raise ContamError(f"task {task}: {problem}", source=f"{path}:{line}", field=key)
+        return samples
+
+    @property
+    def limit(self) -> int | float | None:
+        """lm-eval's ``--limit`` of the run (None for a full run): then the instances are not the method's sample."""
+        limit = (self.results.get("config") or {}).get("limit")
+        return limit if isinstance(limit, (int, float)) and not isinstance(limit, bool) else None
+
+    def reference_records(self, task: str, metric: str) -> dict[str, dict[str, Any]] | None:
+        """The reference model's logged record of each doc of ``task`` (under ``metric``), by the record's
+        ``identity``; None without a reference run of the task. A record the reference lacks, or one of another
+        identity, is the caller's to refuse."""
+        if self.reference is None or task not in (self.reference.results.get("results") or {}):
+            return None
+        records = [sample.get(metric) or {} for sample in self.reference.samples(task)]
+        return {str(record.get("identity")): record for record in records}
+
+    def tasks_of(self, family: str) -> list[str]:
+        """The run's tasks whose ``metadata.method`` is ``family``, sorted."""
+        return sorted(task for task in (self.results.get("results") or {})
+                      if self.metadata(task).get("method") == family)
+
+
+@dataclass(frozen=True)
+class Run:
+    path: Path
+    models: tuple[ModelResults, ...]
+    audit: Mapping[str, Any] | None = None  # audit.json's settings/partitions, when it is an audit
+
+
+def _results_date(path: Path) -> str:
+    match = _RESULTS_NAME.match(path.name)
+    return match["date"] if match else path.stem
+
+
+def _adjusted_copy_number(path: Path) -> int:
+    match = _RESULTS_NAME.match(path.name)
+    return -1 if not match or not match["adjusted"] else int(match["copy"] or 0)
+
+
+def results_by_date(directory: Path) -> list[Path]:
+    """The directory's results files, oldest first; a ``dcr_adjusted`` copy (the latest) stands in for its original.
+
+    ``lm-eval-contam adjust`` writes the original's numbers plus the DCR rows into
+    the copy, so reading it shows the adjusted accuracy the user asked for.
+    """
+    by_date: dict[str, Path] = {}
+    for path in directory.glob("results_*.json"):
+        date = _results_date(path)
+        if date not in by_date or _adjusted_copy_number(path) > _adjusted_copy_number(by_date[date]):
+            by_date[date] = path
+    return [by_date[date] for date in sorted(by_date)]
+
+
+def _samples_by_task(directory: Path) -> dict[str, dict[str, Path]]:
+    """task → {date → samples file}."""
+    found: dict[str, dict[str, Path]] = {}
+    for path in directory.glob("samples_*.jsonl"):
+        match = _SAMPLES_NAME.match(path.name)
+        if match:
+            found.setdefault(match["task"], {})[match["date"]] = path
+    return found
+
+
+def _task_files(results_file: Path, task: str, samples: Mapping[str, Mapping[str, Path]]) -> TaskFiles:
+    by_date = samples.get(task, {})
+    # The samples written with this results file; else the task's latest.
+    chosen = by_date.get(_results_date(results_file)) or (by_date[max(by_date)] if by_date else None)
+    return TaskFiles(results_file, chosen)
+
+
+def _model_description(results: Mapping[str, Any]) -> str:
+    config = results.get("config") or {}
+    model, args = config.get("model"), config.get("model_args")
+    if isinstance(args, dict):
+        args = ",".join(f"{key}={value}" for key, value in args.items())
+    return " ".join(str(part) for part in (model, args) if part) or str(results.get("model_name", ""))
+
+
+def load_model_dir(directory: Path, *, label: str | None = None, model: str | None = None,
+                   injection: Mapping[str, Any] | None = None, reference: ModelResults | None = None) -> ModelResults:
+    """One model's results files merged, the latest file winning per task."""
+    files = results_by_date(directory)
+    if not files:
+        raise ContamError("no lm-eval results_*.json here", source=str(directory))
+    samples = _samples_by_task(directory)
+    merged: dict[str, dict[str, Any]] = {
+        "results": {}, "configs": {}, "n-samples": {}, "group_subtasks": {}, "higher_is_better": {}, "config": {},
+        "benchmark_scoring": {},  # how an audit scored its benchmark tasks (audit.benchmark_scoring)
+        "not_run": {}}  # the tasks an audit left out, their method unable to run on the partition (registry.NOT_RUN_KEY)
+    task_files: dict[str, TaskFiles] = {}
+    latest: dict[str, Any] = {}
+    for path in files:
+        latest = read_results(path)
+        for section, entries in merged.items():
+            entries.update(latest.get(section) or {})
+        for task in latest["results"]:
+            task_files[task] = _task_files(path, task, samples)
+    return ModelResults(
+        label=label or str(latest.get("model_name") or directory.name),
+        model=model or _model_description(latest),
+        directory=directory,
+        results=merged,
+        files=task_files,
+        injection=injection,
+        reference=reference,
+    )
+
+
+def _model_dirs(root: Path) -> list[Path]:
+    return sorted({path.parent for path in root.rglob("results_*.json")})
+
+
+def _load_audit(path: Path) -> Run:
+    audit_file = path / AUDIT_FILE
+    audit = read_json(audit_file)
+    models = audit.get("models") if isinstance(audit, dict) else None
+    if not isinstance(models, list) or not models:
+        raise ContamError("expected a non-empty list of models", source=str(audit_file), field="models")
+    runs = []
+    for number, entry in enumerate(models):
+        where = f"models[{number}]"
+        if not isinstance(entry, dict) or not entry.get("label") or not entry.get("run_dir"):
+            raise ContamError("each model needs a label and a run_dir", source=str(audit_file), field=where)
+        run_dir = path / str(entry["run_dir"])
+        if not run_dir.is_dir():
+            raise ContamError(f"run_dir {run_dir} does not exist", source=str(audit_file), field=f"{where}.run_dir")
+        directories = _model_dirs(run_dir)
+        if not directories:
+            raise ContamError("no lm-eval results_*.json under this model's run_dir", source=str(run_dir))
+        for directory in directories:
+            # One model per run_dir by contract; extra subdirectories keep their name in the label.
+            label = str(entry["label"]) if len(directories) == 1 else f"{entry['label']}/{directory.name}"
+            model = " ".join(str(entry[key]) for key in ("model", "model_args") if entry.get(key)) or None
+            runs.append(load_model_dir(directory, label=label, model=model, injection=entry.get("injection"),
+                                       reference=_reference_run(path, audit_file, entry, where)))
+    return Run(path=path, models=tuple(runs), audit={k: v for k, v in audit.items() if k != "models"})
+
+
+def _reference_run(path: Path, audit_file: Path, entry: Mapping[str, Any], where: str) -> ModelResults | None:
+    """The reference model's run recorded beside a model's (``audit --reference-model``), if any."""
+    reference = entry.get("reference")
+    if reference is None:
+        return None
+    if not isinstance(reference, dict) or not reference.get("run_dir"):
+        raise ContamError("a reference needs its run_dir", source=str(audit_file), field=f"{where}.reference")
+    directories = _model_dirs(path / str(reference["run_dir"]))
+    if len(directories) != 1:
+        raise ContamError(f"expected one lm-eval results folder under {reference['run_dir']}, found {len(directories)}",
+                          source=str(audit_file), field=f"{where}.reference.run_dir")
+    model = " ".join(str(reference[key]) for key in ("model", "model_args") if reference.get(key)) or None
+    return load_model_dir(directories[0], label=f"{entry['label']} (reference)", model=model)
+
+
+def load_run(path: str | Path) -> Run:
+    """An audit directory, or lm-eval output path(s) with one model per results directory."""
+    path = Path(path)
+    if not path.is_dir():
+        raise ContamError("no such directory", source=str(path), field="output_path")
+    if (path / AUDIT_FILE).is_file():
+        return _load_audit(path)
+    directories = _model_dirs(path)
+    if not directories:
+        raise ContamError("no lm-eval results_*.json under this path (run lm-eval with --output_path)",
+                          source=str(path), field="output_path")
+    models = [load_model_dir(directory) for directory in directories]
+    labels = [model.label for model in models]
+    if len(set(labels)) < len(labels):
+        # The same model in several output paths: tell them apart by where they sit.
+        models = [replace(model, label=str(model.directory.relative_to(path))) for model in models]
+    return Run(path=path, models=tuple(models))

@@ -1,0 +1,94 @@
+"""DCQ's verdict per task from a run: the contamination range, decided by our chance test.
+
+The published McNemar p at p* is shown as a fact only: p* is chosen after seeing
+the hits, so that p is uncorrected for the choice (anti-conservative). The
+decision uses ``dcq_pvalue_null``, the whole procedure simulated under no memory
+(:mod:`lm_eval_contam.methods.dcq.chance`).
+
+Read from the task's own metrics in lm-eval's results; the report only renders
+it (``lm_eval_contam.report.methods.dcq``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lm_eval_contam.methods.dcq.quiz import LETTERS, POSITIONS
+from lm_eval_contam.core.formatting import interval, number, p_equals, pvalue
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.kit.quiz_options import LEFT_OUT_KEY
+from lm_eval_contam.core.rundir import ModelResults
+from lm_eval_contam.core.stats import ALPHA, ConfidenceInterval
+from lm_eval_contam.verdicts.verdict import Verdict
+
+FAMILY = "dcq"
+MODES = {"loglikelihood": "DCQ (loglikelihood)", "generate_until": "DCQ (generate)"}
+
+
+@dataclass(frozen=True)
+class DCQEvidence:
+    dcq_max: float
+    dcq_min: float
+    dcq_max_ci: ConfidenceInterval
+    dcq_kappa: float
+    pvalue: float  # ours: the chance test of the whole procedure
+    mcnemar_pvalue: float  # published: McNemar at p* as if p* were fixed in advance
+    chance_max: float  # mean max of memory-free partitions with the same BDQ picks
+    bdq_pick_rates: tuple[float, ...]  # options A..E (E: "none of the provided options")
+    bcq_hit_rates: tuple[float, ...]  # original in slot A..D
+    unparseable: float
+
+    def facts(self) -> list[tuple[str, str]]:
+        return [("dcq_max (upper bound)", f"{number(self.dcq_max)} {interval(self.dcq_max_ci)}"),
+                ("dcq_min (lower bound)", number(self.dcq_min)),
+                ("Cohen's kappa (BCQ positions)", number(self.dcq_kappa)),
+                ("chance level of dcq_max (memory-free, same BDQ picks)", number(self.chance_max)),
+                ("dcq_max above chance by", number(self.dcq_max - self.chance_max)),
+                ("p-value against no memory (whole procedure simulated)", pvalue(self.pvalue)),
+                ("McNemar p-value at p* (uncorrected for the choice of p*)", pvalue(self.mcnemar_pvalue)),
+                ("unparseable replies", number(self.unparseable))]
+
+    def summary(self) -> str:
+        return f"{p_equals(self.pvalue)}, max {number(self.dcq_max)} (chance {number(self.chance_max)})"
+
+
+def task_verdict(model: ModelResults, task: str) -> Verdict:
+    """Flagged when our chance test of the whole procedure gives p <= 0.05."""
+    config, metadata = model.config(task), model.metadata(task)
+    output_type = str(config.get("output_type", "generate_until"))
+    p = model.number(task, "dcq_pvalue_null")
+    level = float(metadata.get("confidence_level", 0.95))
+    ci = ConfidenceInterval(model.number(task, "dcq_max_ci_low"), model.number(task, "dcq_max_ci_high"), level)
+    evidence = DCQEvidence(
+        dcq_max=model.number(task, "dcq_max"), dcq_min=model.number(task, "dcq_min"), dcq_max_ci=ci,
+        dcq_kappa=model.number(task, "dcq_kappa"), pvalue=p, mcnemar_pvalue=model.number(task, "dcq_pvalue"),
+        chance_max=model.number(task, "dcq_chance_max"),
+        bdq_pick_rates=tuple(model.number(task, f"dcq_bdq_{letter}") for letter in LETTERS),
+        bcq_hit_rates=tuple(model.number(task, f"dcq_bcq_{position}") for position in POSITIONS),
+        unparseable=model.number(task, "dcq_unparseable"),
+    )
+    return Verdict(
+        model=model.label, partition=Partition.from_task_metadata(metadata, str(config.get("test_split"))).label,
+        family=FAMILY, test="dcq_" + output_type.removesuffix("_until"), title=MODES.get(output_type, "DCQ"),
+        task=task, flagged=p <= ALPHA, statistic=evidence.dcq_max, pvalue=p, confidence_interval=ci,
+        n=model.n_instances(task),
+        null=("no memory: every quiz is answered from the same letter distribution, whichever slot holds the "
+              "original (dcq_max no higher than a memory-free model with the same BDQ picks would score)"),
+        rule=f"flagged when the Monte-Carlo p of the whole procedure (p* chosen as published) <= {ALPHA}",
+        evidence=evidence,
+        caveats=left_out_caveats(metadata),
+    )
+
+
+def left_out_caveats(metadata: dict) -> tuple[str, ...]:
+    """The sampled instances the quiz left out (no valid options could be made), each with why."""
+    left_out = metadata.get(LEFT_OUT_KEY) or []
+    if not left_out:
+        return ()
+    listed = "; ".join(f"{entry['instance'][:60]!r} ({'; '.join(entry['problems'])})" for entry in left_out[:3])
+    more = f"; and {len(left_out) - 3} more" if len(left_out) > 3 else ""
+    return (f"{len(left_out)} sampled instance(s) left out of the quiz, no valid options could be made: {listed}{more}",)
+
+
+def verdicts(model: ModelResults) -> list[Verdict]:
+    return [task_verdict(model, task) for task in model.tasks_of(FAMILY)]

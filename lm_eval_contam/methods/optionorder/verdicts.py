@@ -1,0 +1,187 @@
+"""The option-order test's verdicts from a run (read from each task's metrics and logged records)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lm_eval_contam.core.formatting import number, p_equals, pvalue
+from lm_eval_contam.core.method_verdict import Verdict
+from lm_eval_contam.methods.optionorder.configs import METHOD
+from lm_eval_contam.methods.optionorder.orders import DEFAULT_ORDERS
+from lm_eval_contam.methods.optionorder.stats import arranged_scores
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.relabelling import (
+    RelabellingEvidence,
+    RelabellingResult,
+    arrangement_test,
+    reference_differenced,
+    reference_record,
+    referenced_task,
+    residualised,
+)
+from lm_eval_contam.core.rundir import ModelResults
+from lm_eval_contam.core.stats import ALPHA
+
+NULL = ("the model never saw these items: each item's original option order is exchangeable with its admissible "
+        "reorderings, so its likelihood rank among them is uniform")
+RECORD_METRIC = "order_pvalue"  # the metric each doc's record is logged under (every metric logs it)
+RULE = f"flagged when the exact one-sided rank-test p <= {ALPHA} (original orders ranked higher than chance)"
+
+
+@dataclass(frozen=True)
+class OrderEvidence:
+    items: int
+    orders: int  # the most orders scored per item
+    top_share: float
+    mean_u: float
+    pvalue: float
+    left_out: int
+    left_out_reason: str
+
+    def facts(self) -> list[tuple[str, str]]:
+        facts = [("items tested", str(self.items)), ("orders scored per item (original + others)", str(self.orders)),
+                 ("original order the most likely", f"{100 * self.top_share:.1f} % (chance {100 / self.orders:.1f} %)"),
+                 ("mean position score of the original (0.5 by chance, 1 = always first)", number(self.mean_u)),
+                 ("p-value (exact rank test)", pvalue(self.pvalue))]
+        if self.left_out:
+            facts.append(("items left out", f"{self.left_out} ({self.left_out_reason})"))
+        return facts
+
+    def summary(self) -> str:
+        return f"{p_equals(self.pvalue)}, original first in {100 * self.top_share:.0f} % (chance {100 / self.orders:.0f} %)"
+
+
+def smallest_pvalue(orders_per_item: Sequence[int]) -> float:
+    """The smallest p the exact rank test can give: every item's original order ranked first, 1/orders each."""
+    return math.prod(1 / orders for orders in orders_per_item)
+
+
+def task_verdict(model: ModelResults, task: str) -> Verdict:
+    partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
+    records = [sample.get(RECORD_METRIC) or {} for sample in model.samples(task)]
+    p = model.number(task, "order_pvalue")
+    items = int(model.number(task, "order_items"))
+    # Each item's orders from its logged record; a run without logged samples has the default for every item.
+    per_item = [int(record["orders"]) for record in records if record.get("orders")] or [DEFAULT_ORDERS] * items
+    orders = max(per_item, default=DEFAULT_ORDERS)
+    first = records[0] if records else {}
+    caveats = []
+    if smallest_pvalue(per_item) > ALPHA:
+        caveats.append(f"{items} item(s) with {min(per_item)}–{orders} orders each: the smallest p this test can give "
+                       f"is {number(smallest_pvalue(per_item))} > {ALPHA}, so it cannot flag")
+    evidence = OrderEvidence(items, orders, model.number(task, "order_top_share"), model.number(task, "order_u_mean"),
+                             p, int(first.get("left_out", 0)), str(first.get("left_out_reason", "")))
+    return Verdict(model=model.label, partition=partition.label, family=METHOD, test="option_order",
+                   title="Option order (ours, after Ni et al.)", task=task, flagged=p <= ALPHA,
+                   statistic=evidence.mean_u, pvalue=p, confidence_interval=None, n=items, null=NULL, rule=RULE,
+                   evidence=evidence, caveats=tuple(caveats))
+
+
+ARRANGEMENT_NULL = ("the model never saw these items: which of each item's scored option orders is the original is "
+                    "exchangeable (uniform over them), independently across items")
+REFERENCE_NULL = ("the fine-tune never saw these items: which of each item's scored option orders is the original is "
+                  "exchangeable in u = log p(model) - log p(reference), independently across items (what the reference "
+                  "shares with the model, e.g. an author's ordering habits, cancels in u)")
+FIXED_ANSWER_NULL = REFERENCE_NULL.replace("scored option orders", "scored orders that keep the answer at its letter")
+RESIDUALISED_NULL = REFERENCE_NULL.replace(
+    "exchangeable in u = log p(model) - log p(reference)",
+    "exchangeable in u = log p(model) - log p(reference) less slope x the reference's own log p (both centred within "
+    "the item; one least-squares slope over every order of every item, the same whichever order is the original)")
+ARRANGEMENT_RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the sum over items of the original "
+                    "order's standardised score is high among the sums with each item's original redrawn)")
+# (Verdict.test, title, the records' index list of the orders it compares, its null)
+ARRANGEMENT_TESTS = {
+    "option_order_arrangement": ("Option order, every order's likelihood (ours)", "arranged", ARRANGEMENT_NULL),
+    "option_order_reference": ("Option order on u, against the reference model (ours)", "arranged", REFERENCE_NULL),
+    "option_order_reference_fixed_answer": ("Option order on u, answer kept at its letter (ours)", "fixed",
+                                            FIXED_ANSWER_NULL),
+    "option_order_reference_residualised": ("Option order on u, less the reference's own preference (ours)",
+                                            "arranged", RESIDUALISED_NULL),
+}
+
+
+def _arrangement_verdict(model: ModelResults, task: str, partition: Partition, test: str,
+                         result: RelabellingResult, per_item: int, reference: str | None,
+                         slope: float | None = None) -> Verdict:
+    title, _, null = ARRANGEMENT_TESTS[test]
+    scored = "u = log p(model) - log p(reference)" if reference else "log-likelihood"
+    evidence = RelabellingEvidence("option orders", scored, reference, result, per_item, slope=slope)
+    caveats = (() if result.min_pvalue <= ALPHA else
+               (f"the smallest p this test can give on {result.n} item(s) is {number(result.min_pvalue)} > {ALPHA}, so "
+                "it cannot flag",))
+    return Verdict(model=model.label, partition=partition.label, family=METHOD, test=test, title=title, task=task,
+                   flagged=result.pvalue <= ALPHA, statistic=result.standardised, pvalue=result.pvalue,
+                   confidence_interval=None, n=result.n, null=null, rule=ARRANGEMENT_RULE, evidence=evidence,
+                   caveats=caveats)
+
+
+def reference_arrangement_results(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]],
+                                  *, seed: int, label: str,
+                                  source: str) -> dict[str, tuple[RelabellingResult, int, float | None]]:
+    """The arrangement tests on u of one task's logged records (``doc_record``) against the reference model's records
+    of the same docs (by ``identity``): Verdict.test -> (its result, the most orders scored per item, the slope
+    taken out of residualised scores or None). Every order;
+    every order less the reference's own preference (:func:`~lm_eval_contam.core.relabelling.residualised`); and the orders
+    that keep the answer's letter, on items whose answer is known (absent when no item has two).
+    Records of the earlier task (no scores logged) have none. The audit's verdicts and ``run --reference-model``
+    both read these."""
+    if not records or any("scores" not in record for record in records):
+        return {}
+    differenced = reference_differenced(records, reference, source=source)
+    found = {}
+    for test, (_, subset, _) in ARRANGEMENT_TESTS.items():
+        if test == "option_order_arrangement":
+            continue
+        usable = [(record, u) for record, u in zip(records, differenced) if len(record[subset]) >= 2]
+        items = [arranged_scores(record, u, subset=subset) for record, u in usable]
+        slope = None
+        if items and test == "option_order_reference_residualised":
+            own = [arranged_scores(record, reference_record(record, reference, source=source)["scores"],
+                                   subset=subset) for record, _ in usable]
+            items, slope = residualised(items, own)
+        if items:
+            found[test] = (arrangement_test(items, seed=seed, name=f"{label}:{test}"),
+                           max(len(scores) for scores in items), slope)
+    return found
+
+
+def reference_tests(samples: Sequence[Mapping[str, Any]], reference_samples: Sequence[Mapping[str, Any]],
+                    config: Mapping[str, Any], source: str) -> dict[str, RelabellingResult]:
+    """``MethodSpec.reference_tests``: the tests on u of one task from both models' logged samples and its config."""
+    task = referenced_task(samples, reference_samples, config, RECORD_METRIC)
+    if task is None:
+        return {}
+    found = reference_arrangement_results(task.records, task.reference, seed=task.seed, label=task.label,
+                                          source=source)
+    return {test: result for test, (result, _, _) in found.items()}
+
+
+def arrangement_verdicts(model: ModelResults, task: str) -> list[Verdict]:
+    """The arrangement tests of one task: on the model's own scores, and on u when a reference scored the task too
+    (:func:`reference_arrangement_results`). A run of the earlier task (no scores logged), or one that scored only the
+    rank test's orders (no reference model), has none."""
+    partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
+    records = [sample.get(RECORD_METRIC) or {} for sample in model.samples(task)]
+    if not records or any("scores" not in record for record in records) or not any(r["arranged"] for r in records):
+        return []
+    seed = int(model.metadata(task).get("seed", 0))
+    items = [arranged_scores(record) for record in records]
+    found = [_arrangement_verdict(model, task, partition, "option_order_arrangement",
+                                  arrangement_test(items, seed=seed, name=partition.label),
+                                  max(len(scores) for scores in items), None)]
+    reference = model.reference_records(task, RECORD_METRIC)
+    if reference is None:
+        return found
+    described = model.reference.model or model.reference.label  # type: ignore[union-attr]
+    on_u = reference_arrangement_results(records, reference, seed=seed, label=partition.label,
+                                         source=str(model.reference.directory))  # type: ignore[union-attr]
+    return found + [_arrangement_verdict(model, task, partition, test, result, per_item, described, slope)
+                    for test, (result, per_item, slope) in on_u.items()]
+
+
+def verdicts(model: ModelResults) -> list[Verdict]:
+    return [verdict for task in model.tasks_of(METHOD)
+            for verdict in (task_verdict(model, task), *arrangement_verdicts(model, task))]

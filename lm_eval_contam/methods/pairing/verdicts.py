@@ -1,0 +1,87 @@
+"""The pairing test's verdicts from a run (read from each task's logged records, and its reference's)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lm_eval_contam.core.formatting import number
+from lm_eval_contam.core.method_verdict import Verdict
+from lm_eval_contam.methods.pairing.configs import METHOD
+from lm_eval_contam.methods.pairing.task import pairing_statistics
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.relabelling import (
+    RelabellingEvidence,
+    RelabellingResult,
+    reference_differenced,
+    referenced_task,
+)
+from lm_eval_contam.core.rundir import ModelResults
+from lm_eval_contam.core.stats import ALPHA
+
+NULL = ("the model never saw these instances: within each group, which second half goes with which first half is "
+        "exchangeable in the double-centred log-likelihoods (each half's own level removed)")
+REFERENCE_NULL = ("the fine-tune never saw these instances: within each group, which second half goes with which "
+                  "first half is exchangeable in the double-centred u = log p(model) - log p(reference) (what the "
+                  "reference shares with the model, e.g. a preference for coherent text, cancels in u)")
+RECORD_METRIC = "pairing_pvalue"  # the metric each doc's record is logged under (every metric logs it)
+RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the true pairings' double-centred scores summed "
+        "over groups are high among random pairings within each group)")
+TESTS = {"pairing": ("Pairing of halves (ours)", NULL),
+         "pairing_reference": ("Pairing of halves on u, against the reference model (ours)", REFERENCE_NULL)}
+
+
+def _verdict(model: ModelResults, task: str, partition: Partition, test: str, result: RelabellingResult,
+             size: int, reference: str | None) -> Verdict:
+    title, null = TESTS[test]
+    scored = "u = log p(model) - log p(reference)" if reference else "log-likelihood"
+    evidence = RelabellingEvidence("pairings of first and second halves", scored, reference, result, size,
+                                   unit="group")
+    caveats = (() if result.min_pvalue <= ALPHA else
+               (f"the smallest p this test can give on {result.n} group(s) is {number(result.min_pvalue)} > {ALPHA}, "
+                "so it cannot flag",))
+    return Verdict(model=model.label, partition=partition.label, family=METHOD, test=test, title=title, task=task,
+                   flagged=result.pvalue <= ALPHA, statistic=result.standardised, pvalue=result.pvalue,
+                   confidence_interval=None, n=result.n, null=null, rule=RULE, evidence=evidence, caveats=caveats)
+
+
+def reference_pairing_result(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]], *,
+                             seed: int, label: str, source: str) -> RelabellingResult:
+    """The pairing test on u of one task's logged records (``doc_record``) against the reference model's records of
+    the same groups (by ``identity``). The audit's verdicts and ``run --reference-model`` both read it."""
+    differenced = reference_differenced(records, reference, source=source)
+    return pairing_statistics(differenced, [int(record["size"]) for record in records], seed=seed,
+                              name=f"{label}:reference")
+
+
+def reference_tests(samples: Sequence[Mapping[str, Any]], reference_samples: Sequence[Mapping[str, Any]],
+                    config: Mapping[str, Any], source: str) -> dict[str, RelabellingResult]:
+    """``MethodSpec.reference_tests``: the test on u of one task from both models' logged samples and its config."""
+    task = referenced_task(samples, reference_samples, config, RECORD_METRIC)
+    if task is None:
+        return {}
+    return {"pairing_reference": reference_pairing_result(task.records, task.reference, seed=task.seed,
+                                                          label=task.label, source=source)}
+
+
+def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
+    partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
+    records = [sample.get(RECORD_METRIC) or {} for sample in model.samples(task)]
+    if not records:
+        return []
+    seed = int(model.metadata(task).get("seed", 0))
+    sizes = [int(record["size"]) for record in records]
+    found = [_verdict(model, task, partition, "pairing",
+                      pairing_statistics([r["scores"] for r in records], sizes, seed=seed, name=partition.label),
+                      max(sizes), None)]
+    reference = model.reference_records(task, RECORD_METRIC)
+    if reference is not None:
+        result = reference_pairing_result(records, reference, seed=seed, label=partition.label,
+                                          source=str(model.reference.directory))  # type: ignore[union-attr]
+        found.append(_verdict(model, task, partition, "pairing_reference", result, max(sizes),
+                              model.reference.model or model.reference.label))  # type: ignore[union-attr]
+    return found
+
+
+def verdicts(model: ModelResults) -> list[Verdict]:
+    return [verdict for task in model.tasks_of(METHOD) for verdict in task_verdicts(model, task)]

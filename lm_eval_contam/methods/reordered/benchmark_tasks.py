@@ -1,0 +1,151 @@
+"""A reordered score beside every multiple-choice benchmark a run evaluates: each gets a reordered task built from it.
+
+For every plain lm-eval ``multiple_choice`` task a run names (directly or through a group) that is not one of this
+project's own tasks, :func:`adjustment_tasks` renders the task's docs (:mod:`lm_eval_contam.lmeval.benchmark_docs`), writes
+each item in its original order and in its K reorderings (:mod:`.orders`) as rows, and the reordered task's YAML,
+into a folder of their own under ``$LM_EVAL_CONTAM_HOME/reordered_tasks/`` (named by the task and a hash of the
+content: the same content finds its folder again, different content never overwrites it), and returns the YAML paths
+to add to the run's tasks. After the run :mod:`.hook` copies ``<metric>_reordered`` and its interval, gap and p to the
+benchmark's row.
+
+A task without a reorderable item (its options are not shown in its prompt, e.g. ARC-style continuations; every item
+sorted or positional), a multiple-input task (one context per choice) or one without acc / acc_norm is logged with why
+and evaluated without ``_reordered``; the run goes on. ``--metadata '{"reorderings": 0}'`` (``audit --reorderings 0``)
+turns this off for the run, the same key in a task's own metadata for that task.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from lm_eval_contam.core.install import TEMPLATE, task_dir
+from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, LoadedBenchmark, loaded_subtask
+from lm_eval_contam.models.default_model import cache_home
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.jsonl import write_jsonl
+from lm_eval_contam.lmeval.lm_eval_compat import selected_task_configs
+from lm_eval_contam.methods.reordered.orders import (
+    METADATA_KEY,
+    METHOD,
+    check_reorderings,
+    default_reorderings,
+    reordered_docs,
+    why_not_reordered,
+)
+from lm_eval_contam.methods.reordered.task import SCORED_METRICS
+from lm_eval_contam.core.seeding import stable_hash
+from lm_eval_contam.lmeval.task_yaml import Verbatim, thin_task_yaml
+
+log = logging.getLogger("lm_eval_contam.methods.reordered")
+
+TASKS_FOLDER = "reordered_tasks"
+DOCS_FILE = "docs.jsonl"
+VERSION = 1.0
+
+
+def tasks_home() -> Path:
+    return cache_home() / TASKS_FOLDER
+
+
+def template_path() -> Path:
+    """The YAML every reordered task includes (``task_configs/reordered/_template_yaml``)."""
+    return task_dir() / METHOD / TEMPLATE
+
+
+def task_name(benchmark: str) -> str:
+    return f"{METHOD}_{benchmark}"
+
+
+def benchmark_tasks(configs: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The plain tasks among a run's selected task configs (this project's own tasks, and a task whose metadata says
+    ``reorderings: 0``, left out); only the multiple-choice ones among them get a reordered task."""
+    return [name for name, config in configs.items()
+            if not (metadata := config.get("metadata") or {}).get("method") and metadata.get(METADATA_KEY) != 0]
+
+
+def task_rows(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, reorderings: int,
+              seed: int) -> list[dict[str, Any]]:
+    """Every item of one loaded benchmark task in its original order and its reorderings, as the reordered task's
+    rows; a ContamError says why the task gets no reordered score."""
+    if getattr(task, "multiple_input", False):
+        raise ContamError("one context per choice (multiple input): the options are not listed in one prompt",
+                          source=name, field="doc_to_text")
+    raw_docs = list(task.eval_docs)
+    rows: list[dict[str, Any]] = []
+    for doc, raw in zip(docs, raw_docs):
+        description = task.resolve_field(raw, task.config.description) or ""
+        for form in reordered_docs(doc.index, doc.text, doc.choices, doc.choices.index(doc.target),
+                                   reorderings=reorderings, seed=seed):
+            rows.append({**asdict(form), "choices": list(form.choices), "moved": list(form.moved),
+                         "description": str(description)})
+    if not any(row["order"] for row in rows):
+        why = why_not_reordered(docs[0].text, docs[0].choices) if docs else "no docs"
+        raise ContamError(f"no item can be reordered (the first: {why})", source=name, field="doc_to_choice")
+    return rows
+
+
+def write_task(benchmark: str, rows: Sequence[Mapping[str, Any]], *, metrics: Sequence[str], reorderings: int,
+               seed: int, settings: Mapping[str, str], home: Path) -> Path:
+    """Write the rows and the reordered task's YAML into their own folder; the YAML's path."""
+    digest = stable_hash(benchmark, json.dumps(list(rows), sort_keys=True), list(metrics), reorderings, seed,
+                         sorted(settings.items()))[:12]
+    folder = home / f"{benchmark}-{digest}"
+    folder.mkdir(parents=True, exist_ok=True)
+    docs_path = write_jsonl(folder / DOCS_FILE, rows)
+    name = task_name(benchmark)
+    path = folder / f"{name}.yaml"
+    path.write_text(thin_task_yaml(
+        header=f"# Built from the lm-eval task {benchmark!r} by lm_eval_contam.methods.reordered.benchmark_tasks.",
+        include=str(template_path()), task=name,
+        settings=[f"{key}: {json.dumps(value)}" for key, value in settings.items()],
+        metadata={"version": VERSION, "method": Verbatim(METHOD), "reordered_benchmark": benchmark,
+                  "reordered_docs": str(docs_path), "reordered_metrics": list(metrics), METADATA_KEY: reorderings,
+                  "seed": seed}), encoding="utf-8")
+    return path
+
+
+def task_yaml(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, reorderings: int, seed: int,
+              home: Path) -> Path:
+    """The reordered task's YAML of one loaded benchmark task and its rendered evaluation docs."""
+    metrics = [metric for metric, higher in task.higher_is_better().items() if higher and metric in SCORED_METRICS]
+    if not metrics:
+        raise ContamError(f"it reports none of {', '.join(SCORED_METRICS)}", source=name, field="metric_list")
+    rows = task_rows(name, task, docs, reorderings=reorderings, seed=seed)
+    settings = {"target_delimiter": str(task.config.target_delimiter),
+                "fewshot_delimiter": str(task.config.fewshot_delimiter)}
+    return write_task(name, rows, metrics=metrics, reorderings=reorderings, seed=seed, settings=settings, home=home)
+
+
+def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[str, Any] | None = None,
+                     loaded: Mapping[str, LoadedBenchmark] | None = None, *, home: Path | None = None) -> list[str]:
+    """The reordered-task YAML paths to add to a run of ``tasks`` so every multiple-choice benchmark task gets
+    ``<metric>_reordered``; ``loaded``: benchmarks already built and rendered (``audit --tasks``), used as they are.
+
+    ``metadata``: the run's (``reorderings``: K per item, 0 turns it off; without it each benchmark gets
+    :func:`default_reorderings` of its size; ``seed``). A bad K is refused before anything is written.
+    """
+    metadata = dict(metadata or {})
+    given = metadata.get(METADATA_KEY)
+    reorderings = None if given is None else check_reorderings(given)
+    if reorderings == 0:
+        return []
+    seed = int(metadata.get("seed", 0))
+    names = [task for task in tasks if isinstance(task, str)]
+    added: list[str] = []
+    for name in benchmark_tasks(selected_task_configs(task_manager, names)):
+        try:
+            task, docs = loaded_subtask(name, loaded or {}, task_manager)
+            if task.OUTPUT_TYPE != "multiple_choice":
+                log.info("no reordered score for %s: it is not multiple choice (%s)", name, task.OUTPUT_TYPE)
+                continue
+            per_item = default_reorderings(len(docs)) if reorderings is None else reorderings
+            added.append(str(task_yaml(name, task, docs, reorderings=per_item, seed=seed,
+                                       home=home or tasks_home())))
+        except ContamError as error:
+            log.warning("no reordered score for %s: %s", name, error)
+    return added

@@ -1,0 +1,105 @@
+"""The reorderings of a multiple-choice item (pure): which items can be reordered, and each reordering's text,
+choices and gold index.
+
+An item's K reorderings are K admissible orders of its options other than the original (``option_items``: not
+sorted on purpose), drawn without replacement with a generator seeded by the run's seed and the item's own content
+(its prompt and choices), so every model sees the same reorderings of the same item. The answer moves with its option:
+the prompt's ``A. ...`` lines are rewritten in place (letters fixed) and the gold index becomes the answer's new place.
+
+An item is kept in its original order only (and counts with its original score in ``acc_reordered``) when it cannot
+be reordered: its options are not shown in the prompt (each is scored as a continuation, so their order never reaches
+the model), an option refers to others by position ("all of the above"), or the original order is sorted (an author's
+deliberate order is not exchangeable with the others).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.kit.option_items import LETTERS, deliberate, item_from_row, other_orders, positional_reason, render_listed
+from lm_eval_contam.core.seeding import rng_for, stable_hash
+
+METHOD = "reordered"  # metadata.method of the reordered tasks
+METADATA_KEY = "reorderings"  # run metadata (--metadata '{"reorderings": K}', audit --reorderings K); 0 turns it off
+# K = 4 reorderings per item: the score's item-to-item spread dominates its interval once the per-item mean of the
+# reorderings' 0/1 scores has four terms (its within-item variance falls as 1/K), while each reorderable item costs
+# K more forward passes (its original order is scored again for the paired gap, in the very requests the benchmark
+# makes, which lm-eval's HF backend answers with one pass). With four options an item has 23 other orders, so four are
+# drawn without replacement.
+DEFAULT_REORDERINGS = 4
+MAX_REORDERINGS = 23  # every other order of four options
+# With no K given, a benchmark of more than 250 items gets fewer reorderings per item: as many as keep its reordered
+# forms near 1,000 (at least one each), so a large benchmark's reordered score costs about one more evaluation of it
+# (docs/cost.md), not four; with 1,000 or more items the item-to-item spread already dominates the interval.
+REORDERED_FORMS = 1000
+
+
+def default_reorderings(items: int) -> int:
+    """K per item when none is given: :data:`DEFAULT_REORDERINGS` up to 250 items, then ``REORDERED_FORMS // items``
+    (at least 1)."""
+    return max(1, min(DEFAULT_REORDERINGS, REORDERED_FORMS // max(items, 1)))
+
+
+@dataclass(frozen=True)
+class ReorderedDoc:
+    """One scored form of an item: ``order`` 0 is the original, 1..K its reorderings."""
+
+    item: int  # the doc's index in the benchmark's evaluation docs
+    order: int
+    text: str
+    choices: tuple[str, ...]
+    gold: int
+    moved: tuple[int, ...]  # the original option at each position (identity for the original)
+
+
+def check_reorderings(value: object, source: str = "--metadata") -> int:
+    """The number of reorderings per item, checked: a whole number from 0 (off) to :data:`MAX_REORDERINGS`."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_REORDERINGS:
+        raise ContamError(f"{METADATA_KEY!r} is {value!r}; expected a whole number from 0 (off) to {MAX_REORDERINGS}",
+                          source=source, field=METADATA_KEY)
+    return value
+
+
+def item_identity(text: str, choices: Sequence[str]) -> str:
+    """What seeds an item's reorderings: its content, so the same item gets the same reorderings in every run."""
+    return stable_hash("reordered-item", text, tuple(choices))[:16]
+
+
+def why_not_reordered(text: str, choices: Sequence[str]) -> str | None:
+    """Why an item is scored in its original order only (None: it can be reordered)."""
+    item = item_from_row({"text": text, "choices": list(choices)})
+    if item is None:
+        return "fewer than two distinct options"
+    if not item.listed:
+        return "its options are not shown in the prompt (each is scored as a continuation): their order never " \
+               "reaches the model"
+    positional = positional_reason(item.options)
+    if positional:
+        return positional
+    if deliberate(item.options):
+        return "its options are sorted (an order chosen on purpose is not exchangeable with the others)"
+    return None
+
+
+def reordered_docs(index: int, text: str, choices: Sequence[str], gold: int, *, reorderings: int,
+                   seed: int) -> list[ReorderedDoc]:
+    """The item's original form, then its reorderings (none when :func:`why_not_reordered` says why)."""
+    if not 0 <= gold < len(choices):
+        raise ContamError(f"doc {index}: gold index {gold} is outside its {len(choices)} choices", field="gold")
+    original = ReorderedDoc(index, 0, text, tuple(choices), gold, tuple(range(len(choices))))
+    if reorderings == 0 or why_not_reordered(text, choices) is not None:
+        return [original]
+    item = item_from_row({"text": text, "choices": list(choices)})
+    assert item is not None and item.listed  # why_not_reordered checked both
+    letters = [choice.strip() for choice in choices] == list(LETTERS[: len(choices)])
+    rng = rng_for(seed, "reordered-orders", item_identity(text, choices))
+    found = [original]
+    for number, order in enumerate(other_orders(item.options, reorderings, rng), start=1):
+        # The prompt's lines show the options in the new order; choices that are the letters stay, choices that are
+        # the options' own texts move with them; either way the gold index is the answer's new place.
+        moved_choices = tuple(choices) if letters else tuple(choices[i] for i in order)
+        found.append(ReorderedDoc(index, number, render_listed(item, order), moved_choices, order.index(gold),
+                                  tuple(order)))
+    return found

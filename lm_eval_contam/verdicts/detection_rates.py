@@ -1,0 +1,149 @@
+"""Detection at the papers' injection strength, as the validation study measured it on the default model.
+
+``scripts/validation_study.py --papers --write-rates`` writes the shipped file
+(:mod:`lm_eval_contam.nullstudy.validation`); the report shows each verdict's
+detection rate beside the null study's false-positive rate (:func:`measured_detection`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.stats import ConfidenceInterval
+from lm_eval_contam.verdicts.verdict import VALIDATION_RATES_FILE, PartitionVerdict, Verdict, items_shape, rate_key
+
+
+@dataclass(frozen=True)
+class CountedRate:
+    """``flagged`` of ``k`` partitions, with the exact (Clopper–Pearson) interval of the rate."""
+
+    flagged: int
+    k: int
+    rate: float
+    confidence_interval: ConfidenceInterval
+
+    def text(self) -> str:
+        ci = self.confidence_interval
+        return f"{self.flagged}/{self.k} = {100 * self.rate:.0f} % (95 % CI {100 * ci.low:.0f}–{100 * ci.high:.0f} %)"
+
+
+@dataclass(frozen=True)
+class DetectionRate:
+    """One verdict method's rates in the validation study: detection, and false positives beside it."""
+
+    key: str
+    detection: CountedRate | None
+    false_positive_held_out: CountedRate | None
+    false_positive_clean: CountedRate | None
+    strength: str  # e.g. "lr 5e-05, 3 epochs, 15 % share"
+    command: str
+    date: str
+    detection_by_shape: Mapping[str, CountedRate] = field(default_factory=dict)  # e.g. "multiple choice" -> rate
+
+    def text(self) -> str:
+        """E.g. ``detects 5/8 = 62 % (95 % CI 24–91 %) at the papers' strength (lr 5e-05, 3 epochs, 15 % share)``."""
+        found = f"detects {self.detection.text()}" if self.detection else "detection not measured"
+        return f"{found} at the papers' strength ({self.strength}), on the default model"
+
+
+def _counted(entry: Any, confidence_level: float) -> CountedRate | None:
+    if entry is None:
+        return None
+    low, high = entry["ci"]
+    return CountedRate(int(entry["flagged"]), int(entry["k"]), float(entry["rate"]),
+                       ConfidenceInterval(float(low), float(high), confidence_level))
+
+
+def parse_detection(document: Mapping[str, Any], source: str = "validation rates") -> dict[str, DetectionRate]:
+    """The ``methods`` of a validation rates document, keyed as :func:`lm_eval_contam.verdicts.verdict.rate_key`."""
+    level = float(document.get("confidence_level", 0.95))
+    design = document.get("design") or {}
+    found = {}
+    for key, entry in (document.get("methods") or {}).items():
+        try:
+            strength = (f"lr {float(design['learning_rate']):g}, {int(design['epochs'])} epochs, "
+                        f"{100 * float(design['share']):.0f} % share")
+            shapes = {shape: counted for shape, rates in (entry.get("by_shape") or {}).items()
+                      if (counted := _counted(rates.get("detection"), level)) is not None}
+            found[key] = DetectionRate(key, _counted(entry.get("detection"), level),
+                                       _counted(entry.get("false_positive_held_out"), level),
+                                       _counted(entry.get("false_positive_clean"), level), strength,
+                                       str(entry.get("command") or document["command"]),
+                                       str(entry.get("date") or document["date"]), shapes)
+        except (AttributeError, KeyError, TypeError, ValueError) as error:  # AttributeError: a by_shape no mapping
+            raise ContamError(f"not a validation rate ({type(error).__name__}: {error})", source=source,
+                              field=f"methods.{key}") from None
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_detection() -> dict[str, DetectionRate]:
+    """The rates shipped with the package; empty when the study has not been run."""
+    if not VALIDATION_RATES_FILE.is_file():
+        return {}
+    return parse_detection(json.loads(VALIDATION_RATES_FILE.read_text(encoding="utf-8")), str(VALIDATION_RATES_FILE))
+
+
+def measured_detection(verdict: Verdict, rates: Mapping[str, DetectionRate] | None = None) -> DetectionRate | None:
+    """The validation study's rates for this verdict's method (None: not measured)."""
+    return (shipped_detection() if rates is None else rates).get(rate_key(verdict))
+
+
+def partition_shape(row: PartitionVerdict) -> str:
+    """The study shape a partition verdict's evidence matches: the shape its verdicts carry (the card's, or their
+    tests', :func:`~lm_eval_contam.verdicts.verdict.model_verdicts`), else :func:`~lm_eval_contam.verdicts.verdict.items_shape` over
+    the tests driving it or shown beside it over their level."""
+    evidence = [*(verdict for verdict, _ in row.evidence), *row.over_level]
+    return next((verdict.shape for verdict in evidence if verdict.shape), None) or items_shape(evidence)
+
+
+def clean_bill(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None = None, *,
+               short: bool = False) -> str:
+    """What a "not flagged" is worth: how often the verdict that was computed (with a control, or without one)
+    found contamination put there at the papers' strength, on partitions of the same shape where measured.
+    ``short``: for a table cell."""
+    kind = row.setting
+    found = measured_detection(row.as_verdict(), rates)
+    if found is None or found.detection is None:
+        return (f"detection ({kind}): not measured" if short else
+                f"detection of this verdict ({kind}) at the papers' injection strength not measured")
+    shape = partition_shape(row)
+    detected = found.detection_by_shape.get(shape)
+    if detected is None and found.detection_by_shape:  # measured on other shapes only: their number is not this one's
+        return (f"detection ({kind}): not measured on {shape}" if short else
+                f"detection of this verdict ({kind}) on {shape} partitions at the papers' injection strength not "
+                "measured")
+    counted, where = (detected, f" {shape} partitions") if detected else (found.detection, " partitions")
+    if short:
+        return f"finds {counted.flagged}/{counted.k} at papers' strength ({kind})"
+    return (f"at the papers' injection strength this verdict ({kind}) finds {counted.flagged} of {counted.k} "
+            f"injected{where}")
+
+
+ADJUSTMENTS_KEY = "benchmark_adjustments"  # lm_eval_contam.nullstudy.validation.RATES_KEY (the reordered pass's)
+
+
+def reordered_gap_note(document: Mapping[str, Any] | None = None) -> str | None:
+    """What the gap's interval is worth, as the validation study measured it (``benchmark_adjustments``): how often it
+    lay above 0 on partitions the clean default model and the filler-only fine-tune never saw (false positives), and
+    on injected ones at the papers' strength (detection). None when not measured."""
+    if document is None:
+        document = json.loads(VALIDATION_RATES_FILE.read_text(encoding="utf-8")) if VALIDATION_RATES_FILE.is_file() else {}
+    entry = (document.get(ADJUSTMENTS_KEY) or {}).get("acc_reordered_gap")
+    if not entry:
+        return None
+    level = float(document.get("confidence_level", 0.95))
+    parts = [f"{what} {counted.text()}" for column, what in (
+        ("false_positive_clean", "on never-seen partitions, clean default model:"),
+        ("false_positive_filler", "filler-only fine-tune:"),
+        ("false_positive_held_out", "held-out siblings of injected partitions:"),
+        ("detection", "injected partitions at the papers' strength:"))
+        if (counted := _counted(entry.get(column), level)) is not None]
+    k = (entry.get("design") or {}).get("reorderings")
+    return (f"The gap's 95 % interval lay above 0 in the validation study ({entry.get('date')}"
+            f"{f', K = {k}' if k else ''}): " + "; ".join(parts) + ".")
