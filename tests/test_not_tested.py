@@ -166,7 +166,7 @@ def test_a_one_row_partition_is_audited_with_the_caveat_on_its_verdicts(tiny_mod
                      "--output_path", str(tmp_path / "audit")]) == 0
     verdicts = collect(load_run(tmp_path / "audit"))
     decided = [verdict for verdict in verdicts if verdict.n is not None]
-    assert {verdict.family for verdict in decided} == {"timetravel", "dcq"}
+    assert {verdict.family for verdict in decided} >= {"timetravel", "dcq"}
     assert all(verdict.n == 1 and "no test can flag at n = 1" in verdict.caveats for verdict in decided)
     # The lift mode compares with another instance's second piece: with one row it cannot run, and says so.
     (lift,) = [verdict for verdict in verdicts if verdict.family == "likelihood"]

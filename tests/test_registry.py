@@ -22,6 +22,7 @@ from lm_eval_contam.core.registry import (
     MethodSpec,
     PlannedTasks,
     RenderTarget,
+    Test,
     method_of,
     register_method,
     registered_methods,
@@ -81,12 +82,12 @@ def toy_verdicts(model: ModelResults) -> list[Verdict]:
     return found
 
 
-def toy_html(verdicts: Sequence[Verdict], anchor: Callable[[Verdict], str]) -> str:
-    return "".join(f'<h4 id="{anchor(v)}">Toy section: {v.evidence.summary()}</h4>' for v in verdicts)
+class ToySection:
+    def html(self, verdicts: Sequence[Verdict], anchor: Callable[[Verdict], str]) -> str:
+        return "".join(f'<h4 id="{anchor(v)}">Toy section: {v.evidence.summary()}</h4>' for v in verdicts)
 
-
-def toy_markdown(verdicts: Sequence[Verdict]) -> list[str]:
-    return [f"#### Toy section: {v.evidence.summary()}" for v in verdicts]
+    def markdown(self, verdicts: Sequence[Verdict]) -> list[str]:
+        return [f"#### Toy section: {v.evidence.summary()}" for v in verdicts]
 
 
 def toy_planned(wordlist: str) -> PlannedTasks:
@@ -95,7 +96,7 @@ def toy_planned(wordlist: str) -> PlannedTasks:
 
 TOY_SPEC = MethodSpec(name=TOY, title="Toy method", order=99, needs=frozenset({"logprobs"}),
                       task_names=toy_task_names, render_task_configs=toy_task_configs, verdicts=toy_verdicts,
-                      render_html=toy_html, render_markdown=toy_markdown, rate_keys=("toy_perplexity",),
+                      section=ToySection(), tests=(Test("toy_perplexity"),),
                       shipped_task_configs=toy_shipped_task_configs,
                       explicit_input=ExplicitInput(what="a toy word list", plan=toy_planned))
 
@@ -136,7 +137,7 @@ def test_every_shipped_rate_belongs_to_a_registered_method() -> None:
     keys = ({key for spec in registered_methods() for key in spec.rate_keys}
             | {COMBINED_TEST, COMBINED_WITHOUT_CONTROL, COMBINED_WITH_REFERENCE, COMBINED_WITH_CONTROL_AND_REFERENCE})
     for name in ("null_rates.json", "validation_rates.json"):
-        document = json.loads((Path(__file__).parent.parent / "lm_eval_contam" / name).read_text())
+        document = json.loads((Path(__file__).parent.parent / "lm_eval_contam" / "verdicts" / name).read_text())
         assert set(document["methods"]) <= keys, name
 
 

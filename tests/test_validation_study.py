@@ -347,6 +347,7 @@ def test_a_registered_method_joins_the_passes_without_an_edit(study_setup) -> No
     from lm_eval_contam.nullstudy import configs
     from lm_eval_contam.nullstudy.validation import likelihood_pass_configs, scoring_pass
     from lm_eval_contam.core.registry import (
+        NO_SECTION,
         MethodSpec,
         Quiz,
         QuizSample,
@@ -366,8 +367,7 @@ def test_a_registered_method_joins_the_passes_without_an_edit(study_setup) -> No
                 for variant in ("", "quiz")}
 
         return MethodSpec(name=name, title=name, order=99, needs=frozenset(needs), task_names=lambda p, m: [],
-                          render_task_configs=render, verdicts=lambda model: [], render_html=lambda v, a: "",
-                          render_markdown=lambda v: [],
+                          render_task_configs=render, verdicts=lambda model: [], section=NO_SECTION,
                           quiz=Quiz(samples=lambda metadata, split: [QuizSample(audited, 10, 0, options)]
                                     if metadata.get("mode") == "quiz" else []))
 

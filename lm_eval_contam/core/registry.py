@@ -132,6 +132,55 @@ class BenchmarkAdjustment:
     scored_like_benchmark: bool = False
 
 
+class ReportSection(Protocol):
+    """A method's report section: a module with these two functions, or an object with them."""
+
+    def html(self, verdicts: Sequence[Verdict], anchor: Callable[[Verdict], str]) -> str: ...
+
+    def markdown(self, verdicts: Sequence[Verdict]) -> list[str]: ...
+
+
+class _NoSection:
+    """The section of a method with no verdicts of its own (a score beside the benchmark's): nothing to draw."""
+
+    def html(self, verdicts: Sequence[Verdict], anchor: Callable[[Verdict], str]) -> str:
+        return ""
+
+    def markdown(self, verdicts: Sequence[Verdict]) -> list[str]:
+        return []
+
+
+NO_SECTION: ReportSection = _NoSection()
+
+
+@dataclass(frozen=True)
+class Test:
+    """One test a method runs (``Verdict.test``), declared once beside the method: the verdicts, the report, the
+    studies and the rates files read it from here.
+
+    ``compares``: ``"control"``, a test against a control partition (without one it is not tested, and the
+    partition's verdict is the no-control one); ``"reference"``, a test on u = log p(model) - log p(reference) (run
+    only with --reference-model; a partition whose tests include one gets the verdict with a reference).
+    ``papers_own``: a paper's own decision rule, shown beside the partition's verdict and never driving it (``why``
+    says why). ``rate_keys``: its keys in the rates files when they are not its name alone (a variant's key is
+    ``<name>:<variant>``); ``()`` with ``rated=False`` for a test the studies do not rate.
+    """
+
+    __test__ = False  # a record, not a pytest class, where tests import it
+
+    name: str
+    compares: Literal["control", "reference"] | None = None
+    papers_own: bool = False
+    why: str = ""
+    rate_keys: tuple[str, ...] = ()
+    rated: bool = True
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Its keys in the rates files."""
+        return (self.rate_keys or (self.name,)) if self.rated else ()
+
+
 @dataclass(frozen=True)
 class MethodSpec:
     """Everything the core needs to know about one method family; the functions live in the family's package.
@@ -151,21 +200,11 @@ class MethodSpec:
     # (shipped_task_configs).
     render_task_configs: Callable[[Partition, RenderTarget], Mapping[str, str]]
     verdicts: Callable[[ModelResults], Sequence[Verdict]]  # its verdicts from one model's run
-    render_html: Callable[[Sequence[Verdict], Callable[[Verdict], str]], str]  # one task's verdicts; anchor(verdict)
-    render_markdown: Callable[[Sequence[Verdict]], list[str]]
-    # Keys of its verdicts' rates in null_rates.json / validation_rates.json (verdict.rate_key), for the studies.
-    rate_keys: tuple[str, ...] = ()
+    section: ReportSection  # its report section for one task's verdicts (html and markdown)
+    # Every test it runs, declared once: its name, its rates' keys, what it compares with, whether it may drive.
+    tests: tuple[Test, ...] = ()
     # Benchmark output types (--tasks) it audits; a partition of another type gets none of its tasks.
     output_types: frozenset[str] = frozenset(OUTPUT_TYPES)
-    # Its verdicts (by Verdict.test) that are the papers' own decisions: shown beside the partition's verdict,
-    # never driving it.
-    papers_own_tests: tuple[str, ...] = ()
-    # Its verdicts (by Verdict.test) that compare the partition with a control partition: without a control they
-    # are not tested, and the per-partition verdict is the no-control one.
-    controlled_tests: tuple[str, ...] = ()
-    # Its verdicts (by Verdict.test) that difference the model's scores with the reference model's (given only with
-    # --reference-model): a partition whose tests include one gets the verdict with a reference.
-    referenced_tests: tuple[str, ...] = ()
     # (the model's logged samples of one of its tasks, the reference model's of the same task, the task's config,
     # where the reference's samples come from) -> its reference-differenced tests' results by Verdict.test: what
     # ``run --reference-model`` adds to the task's row (the same functions its verdicts read).
@@ -195,6 +234,23 @@ class MethodSpec:
     @property
     def kind(self) -> str:
         return self.evidence_kind or self.name
+
+    @property
+    def rate_keys(self) -> tuple[str, ...]:
+        """The keys of its tests' rates in null_rates.json / validation_rates.json (``verdict.rate_key``)."""
+        return tuple(key for test in self.tests for key in test.keys)
+
+    @property
+    def papers_own_tests(self) -> tuple[str, ...]:
+        return tuple(test.name for test in self.tests if test.papers_own)
+
+    @property
+    def controlled_tests(self) -> tuple[str, ...]:
+        return tuple(test.name for test in self.tests if test.compares == "control")
+
+    @property
+    def referenced_tests(self) -> tuple[str, ...]:
+        return tuple(test.name for test in self.tests if test.compares == "reference")
 
 
 _REGISTRY: dict[str, MethodSpec] = {}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.partitions import Partition, metadata_number
 from lm_eval_contam.core.seeding import rng_for, stable_hash
 
 DEFAULT_NUM_INSTANCES = 100
@@ -119,3 +119,11 @@ def audited_rows(partition: Partition, rows: Sequence[Mapping[str, object]], *,
                  num_instances: int = DEFAULT_NUM_INSTANCES, seed: int = 0) -> list[int]:
     """The row indices the partition's DCQ task quizzes (its default ``num_instances`` and seed)."""
     return sample_indices(partition, rows, num_instances, seed)
+
+
+def sampled_partition(metadata: Mapping[str, Any], split: str) -> dict[str, Any]:
+    """What every partition-level test reads from its task's metadata: its ``partition`` (of ``split``), how many
+    instances it samples (``num_instances``) and its ``seed``; a test's settings add their own beside them."""
+    return {"partition": Partition.from_task_metadata(metadata, split),
+            "num_instances": metadata_number(metadata, "num_instances", DEFAULT_NUM_INSTANCES, minimum=1),
+            "seed": metadata_number(metadata, "seed", 0)}

@@ -1,7 +1,7 @@
 """The lm-eval task shape of a partition-level test: docs built once, one record per doc, metrics from the test.
 
 A subclass gives ``metrics`` (name -> reader of its test's result; a property where the settings choose them),
-``settings`` (with the ``partition``), ``build_docs(rows)``, ``doc_record(doc, results)`` and
+``settings_type`` (its settings, with the ``partition``), ``build_docs(rows)``, ``doc_record(doc, results)`` and
 ``partition_statistics(records)``; lm-eval logs each doc's record under every metric and each metric reads the test
 over all records, computed once per record list (no bootstrap). A test that reads a second partition too (a control) gets its rows
 from ``partition_rows``.
@@ -27,6 +27,13 @@ from lm_eval_contam.core.partitions import Partition
 
 class PartitionTestTask(ConfigurableTask):
     metrics: Mapping[str, Callable[[Any], float]] = {}
+    # Its settings' class: ``from_metadata(metadata, split)`` reads them from the task YAML's metadata (with the
+    # ``partition`` and the ``seed``).
+    settings_type: type
+
+    @property
+    def settings(self) -> Any:
+        return self.settings_type.from_metadata(self.config.metadata, self.config.test_split)
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         config = {key: value for key, value in (config or {}).items() if key != "class"}

@@ -167,7 +167,7 @@ def details(report: Report) -> str:
         for partition, verdicts in layout.partition_groups(mine).items():
             parts.append(f"<h4>{e(partition)}</h4>")
             for found in by_task(verdicts).values():
-                parts.append(method_of(found[0].family).render_html(found, anchor))
+                parts.append(method_of(found[0].family).section.html(found, anchor))
     return "".join(parts)
 
 

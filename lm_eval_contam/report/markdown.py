@@ -74,7 +74,7 @@ def details(report: Report) -> list[str]:
         for partition, verdicts in layout.partition_groups(mine).items():
             lines += [f"#### {md(partition)}", ""]
             for found in by_task(verdicts).values():
-                lines += method_of(found[0].family).render_markdown(found)
+                lines += method_of(found[0].family).section.markdown(found)
     return lines
 
 

@@ -3,7 +3,7 @@
 Each method decides its own verdicts (:class:`~lm_eval_contam.core.method_verdict.Verdict`) from an lm-eval run
 directory through its registry entry (``MethodSpec.verdicts``); the report only renders them. The common fields say
 what was tested and how; ``evidence`` holds the method's own numbers, which the method's report section
-(``MethodSpec.render_html`` / ``render_markdown``) shows. :func:`collect` sends each task's ``metadata.method`` to
+(``MethodSpec.section``) shows. :func:`collect` sends each task's ``metadata.method`` to
 its registered method, so a new method registers one :class:`~lm_eval_contam.core.registry.MethodSpec` and nothing here
 changes.
 """

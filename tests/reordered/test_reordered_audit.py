@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam.cli import main as cli_main
+from lm_eval_contam.core.registry import registered_methods
 
 ITEMS = [("Which tool cuts wood?", ["saw", "spoon", "pillow", "kettle"], 0),
          ("Which animal lays eggs?", ["horse", "hen", "goat", "cow"], 1),
@@ -138,7 +139,7 @@ def test_audit_methods_runs_only_the_methods_named(tiny_model_dir: Path, tmp_pat
     # sentence-order test runs only with a reference).
     assert sorted(load_run(out).models[0].results["configs"]) == ["listed_mc", "reordered_listed_mc"]
     assert json.loads((out / "audit.json").read_text())["settings"]["skip_methods"] == [
-        "timetravel", "dcq", "dcr", "likelihood", "incontext", "optionorder", "pairing", "sentenceorder"]
+        method.name for method in registered_methods() if method.name != "reordered"]
 
 
 def test_audit_refuses_a_method_that_is_not_registered_before_writing(tmp_path: Path,
@@ -147,7 +148,8 @@ def test_audit_refuses_a_method_that_is_not_registered_before_writing(tmp_path: 
     assert cli_main(["audit", "--tasks", "listed_mc", "--methods", "reordered,optionordr", "--output_path",
                      str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "field '--methods': no registered method 'optionordr' (known: timetravel, " in err
+    known = ", ".join(method.name for method in registered_methods())
+    assert err.count("\n") == 1 and f"field '--methods': no registered method 'optionordr' (known: {known})" in err
     assert not out.exists()
 
 

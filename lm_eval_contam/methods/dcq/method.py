@@ -15,7 +15,7 @@ from lm_eval_contam.kit.instances import sample_instances
 from lm_eval_contam.core.method_verdict import NotRun
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.kit.quiz_options import read_failures, read_options
-from lm_eval_contam.core.registry import AuditedModel, Generation, MethodSpec, Quiz, QuizSample, RenderTarget
+from lm_eval_contam.core.registry import AuditedModel, Generation, MethodSpec, Quiz, QuizSample, RenderTarget, Test
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -79,9 +79,8 @@ SPEC = MethodSpec(
     render_task_configs=render_task_configs,
     shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
-    render_html=report_section.html,
-    render_markdown=report_section.markdown,
-    rate_keys=("dcq_loglikelihood",),
+    section=report_section,
+    tests=(Test("dcq_loglikelihood"),),
     evidence_kind="quiz",
     generation=Generation(alternative=generate_alternative),
     quiz=Quiz(samples=quiz_samples),

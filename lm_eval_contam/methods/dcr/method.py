@@ -44,8 +44,7 @@ SPEC = MethodSpec(
     render_task_configs=render_task_configs,
     shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
-    render_html=report_section.html,
-    render_markdown=report_section.markdown,
+    section=report_section,
     benchmark_adjustment=BenchmarkAdjustment(tasks=adjustment_tasks, post_process=post_process_results),
     explicit_input=ExplicitInput(what="a DCR sheet", plan=planned_sheet),
 )

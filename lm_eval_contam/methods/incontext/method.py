@@ -14,7 +14,7 @@ from lm_eval_contam.methods.incontext.verdicts import verdicts
 from lm_eval_contam.kit.instances import sample_indices
 from lm_eval_contam.core.method_verdict import NotRun
 from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget
+from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget, Test
 
 
 def why_not_run(settings: InContextSettings, rows: Sequence[Mapping[str, Any]],
@@ -67,9 +67,8 @@ SPEC = MethodSpec(
     render_task_configs=render_task_configs,
     shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
-    render_html=report_section.SECTION.html,
-    render_markdown=report_section.SECTION.markdown,
-    rate_keys=("incontext_twin",),
+    section=report_section.SECTION,
+    tests=(Test("incontext_twin"),),
     evidence_kind="in-context",
     cannot_run=cannot_run,
 )

@@ -15,7 +15,7 @@ from lm_eval.api.instance import Instance
 
 from lm_eval_contam.methods.incontext.docs import DEFAULT_CONTEXT_INSTANCES, incontext_docs
 from lm_eval_contam.methods.incontext.stats import gain, incontext_test
-from lm_eval_contam.kit.instances import DEFAULT_NUM_INSTANCES, QuizInstance, instance_text, sample_indices
+from lm_eval_contam.kit.instances import instance_text, QuizInstance, sample_indices, sampled_partition
 from lm_eval_contam.lmeval.lm_eval_compat import (
     rolling_arguments,
     rolling_loglikelihood,
@@ -46,11 +46,9 @@ class InContextSettings:
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, Any] | None, split: str) -> InContextSettings:
         metadata = dict(metadata or {})
-        return cls(partition=Partition.from_task_metadata(metadata, split),
-                   num_instances=metadata_number(metadata, "num_instances", DEFAULT_NUM_INSTANCES, minimum=1),
+        return cls(**sampled_partition(metadata, split),
                    context_instances=metadata_number(metadata, "context_instances", DEFAULT_CONTEXT_INSTANCES,
-                                                     minimum=1, maximum=16),
-                   seed=metadata_number(metadata, "seed", 0))
+                                                     minimum=1, maximum=16))
 
 
 def build_docs(settings: InContextSettings, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -79,10 +77,7 @@ class InContextTask(PartitionTestTask):
     """One partition's in-context test; its YAML's ``metadata`` names the partition."""
 
     metrics = METRICS
-
-    @property
-    def settings(self) -> InContextSettings:
-        return InContextSettings.from_metadata(self.config.metadata, self.config.test_split)
+    settings_type = InContextSettings
 
     def build_docs(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         return build_docs(self.settings, rows)

@@ -21,7 +21,7 @@ from lm_eval_contam.methods.likelihood.task import LikelihoodSettings
 from lm_eval_contam.methods.likelihood.verdicts import REFERENCE_TEST, reference_tests, verdicts
 from lm_eval_contam.core.method_verdict import NotRun
 from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import AuditedModel, MethodSpec, Quiz, QuizSample, RenderTarget
+from lm_eval_contam.core.registry import AuditedModel, MethodSpec, Quiz, QuizSample, RenderTarget, Test
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -90,15 +90,14 @@ SPEC = MethodSpec(
     render_task_configs=render_task_configs,
     shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
-    render_html=report_section.html,
-    render_markdown=report_section.markdown,
-    rate_keys=("likelihood_control:control", "likelihood_control_zlib:control", "likelihood_control_reference:control",
-               "likelihood_lift:lift", "likelihood_options:options"),
+    section=report_section,
+    tests=(Test("likelihood_control", compares="control", rate_keys=("likelihood_control:control",)),
+           Test("likelihood_control_zlib", compares="control", rate_keys=("likelihood_control_zlib:control",)),
+           Test(REFERENCE_TEST, compares="reference", rate_keys=(f"{REFERENCE_TEST}:control",)),
+           Test("likelihood_lift", rate_keys=("likelihood_lift:lift",)),
+           Test("likelihood_options", compares="control", rate_keys=("likelihood_options:options",))),
     quiz=Quiz(samples=quiz_samples),
-    controlled_tests=("likelihood_control", "likelihood_control_zlib", "likelihood_control_reference",
-                      "likelihood_options"),
     cannot_run=cannot_run,
     reference_tests=reference_tests,
-    referenced_tests=(REFERENCE_TEST,),
     reference_scores=reference_scores,
 )

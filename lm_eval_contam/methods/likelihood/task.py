@@ -134,13 +134,11 @@ def doc_record(mode: str, doc: Mapping[str, Any], results: Sequence[Any]) -> dic
 class LikelihoodTask(PartitionTestTask):
     """One partition in one likelihood mode; its YAML's ``metadata`` names the partition, mode and control."""
 
+    settings_type = LikelihoodSettings
+
     @property
     def metrics(self) -> Mapping[str, Callable[[Any], float]]:  # type: ignore[override]
         return METRICS[self.settings.mode]
-
-    @property
-    def settings(self) -> LikelihoodSettings:
-        return LikelihoodSettings.from_metadata(self.config.metadata, self.config.test_split)
 
     def build_docs(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         settings = self.settings

@@ -13,7 +13,7 @@ from lm_eval_contam.methods.optionorder.orders import too_many_options
 from lm_eval_contam.methods.optionorder.task import OptionOrderSettings, order_docs, usable_items
 from lm_eval_contam.methods.optionorder.verdicts import reference_tests, verdicts
 from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget
+from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget, Test
 
 
 def _multiple_choice(partition: Partition) -> bool:
@@ -65,14 +65,13 @@ SPEC = MethodSpec(
     task_names=task_names,
     render_task_configs=render_task_configs,
     verdicts=verdicts,
-    render_html=report_section.SECTION.html,
-    render_markdown=report_section.SECTION.markdown,
-    rate_keys=("option_order", "option_order_arrangement", "option_order_reference",
-               "option_order_reference_fixed_answer", "option_order_reference_residualised"),
+    section=report_section.SECTION,
+    tests=(Test("option_order"), Test("option_order_arrangement"),
+           *(Test(name, compares="reference") for name in ("option_order_reference",
+                                                           "option_order_reference_fixed_answer",
+                                                           "option_order_reference_residualised"))),
     output_types=frozenset({"multiple_choice"}),
     evidence_kind="option order",
     cannot_run=cannot_run,
     reference_tests=reference_tests,
-    referenced_tests=("option_order_reference", "option_order_reference_fixed_answer",
-                      "option_order_reference_residualised"),
 )

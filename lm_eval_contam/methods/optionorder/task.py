@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.kit.instances import DEFAULT_NUM_INSTANCES, sample_indices
+from lm_eval_contam.kit.instances import sample_indices, sampled_partition
 from lm_eval_contam.lmeval.lm_eval_compat import rolling_loglikelihood
 from lm_eval_contam.methods.optionorder.orders import (
     DEFAULT_ARRANGEMENTS,
@@ -62,12 +62,11 @@ class OptionOrderSettings:
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, Any] | None, split: str) -> OptionOrderSettings:
         metadata = dict(metadata or {})
-        return cls(partition=Partition.from_task_metadata(metadata, split),
-                   num_instances=metadata_number(metadata, "num_instances", DEFAULT_NUM_INSTANCES, minimum=1),
+        return cls(**sampled_partition(metadata, split),
                    orders=metadata_number(metadata, "orders", DEFAULT_ORDERS, minimum=2, maximum=24),
                    arrangements=metadata_number(metadata, "arrangements", DEFAULT_ARRANGEMENTS, minimum=2,
                                                 maximum=120),
-                   seed=metadata_number(metadata, "seed", 0), all_orders=metadata_flag(metadata, "all_orders"))
+                   all_orders=metadata_flag(metadata, "all_orders"))
 
 
 def shared_option_sets(items: Sequence[Item | None]) -> set[frozenset[str]]:
@@ -154,10 +153,7 @@ class OptionOrderTask(ScoredTextsTask):
     """One partition's option-order test; its YAML's ``metadata`` names the partition."""
 
     metrics = METRICS
-
-    @property
-    def settings(self) -> OptionOrderSettings:
-        return OptionOrderSettings.from_metadata(self.config.metadata, self.config.test_split)
+    settings_type = OptionOrderSettings
 
     def build_docs(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         return order_docs(self.settings, rows)

@@ -13,7 +13,7 @@ from lm_eval_contam.methods.pairing.configs import METHOD, render_task_config, s
 from lm_eval_contam.methods.pairing.task import PairingSettings, pairing_docs
 from lm_eval_contam.methods.pairing.verdicts import reference_tests, verdicts
 from lm_eval_contam.core.partitions import Partition, local_free_text
-from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget
+from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget, Test
 
 
 def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
@@ -44,13 +44,11 @@ SPEC = MethodSpec(
     task_names=task_names,
     render_task_configs=render_task_configs,
     verdicts=verdicts,
-    render_html=report_section.SECTION.html,
-    render_markdown=report_section.SECTION.markdown,
-    rate_keys=("pairing", "pairing_reference"),
+    section=report_section.SECTION,
+    tests=(Test("pairing"), Test("pairing_reference", compares="reference")),
     output_types=frozenset({"generate_until", "loglikelihood", "loglikelihood_rolling"}),
     evidence_kind="pairing",
     cannot_run=cannot_run,
     reference_tests=reference_tests,
-    referenced_tests=("pairing_reference",),
     shipped_task_configs=lambda: shipped_configs(local_free_text),
 )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.kit.instances import DEFAULT_NUM_INSTANCES, instance_text, sample_indices
+from lm_eval_contam.kit.instances import instance_text, sample_indices, sampled_partition
 from lm_eval_contam.lmeval.lm_eval_compat import rolling_loglikelihood
 from lm_eval_contam.methods.pairing.halves import DEFAULT_GROUP_SIZE, halves, paired_texts, pairing_groups
 from lm_eval_contam.lmeval.partition_task import ScoredTextsTask
@@ -37,10 +37,8 @@ class PairingSettings:
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, Any] | None, split: str) -> PairingSettings:
         metadata = dict(metadata or {})
-        return cls(partition=Partition.from_task_metadata(metadata, split),
-                   num_instances=metadata_number(metadata, "num_instances", DEFAULT_NUM_INSTANCES, minimum=1),
-                   group_size=metadata_number(metadata, "group_size", DEFAULT_GROUP_SIZE, minimum=2, maximum=12),
-                   seed=metadata_number(metadata, "seed", 0))
+        return cls(**sampled_partition(metadata, split),
+                   group_size=metadata_number(metadata, "group_size", DEFAULT_GROUP_SIZE, minimum=2, maximum=12))
 
 
 def pairing_docs(settings: PairingSettings, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -84,10 +82,7 @@ class PairingTask(ScoredTextsTask):
     """One partition's pairing test; its YAML's ``metadata`` names the partition."""
 
     metrics = METRICS
-
-    @property
-    def settings(self) -> PairingSettings:
-        return PairingSettings.from_metadata(self.config.metadata, self.config.test_split)
+    settings_type = PairingSettings
 
     def build_docs(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         return pairing_docs(self.settings, rows)

@@ -4,11 +4,10 @@ run (``audit --tasks``, ``run --tasks``) gets a reordered task, and the post-pro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 
 from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import AuditedModel, BenchmarkAdjustment, MethodSpec, RenderTarget
+from lm_eval_contam.core.registry import NO_SECTION, AuditedModel, BenchmarkAdjustment, MethodSpec, RenderTarget
 from lm_eval_contam.methods.reordered.benchmark_tasks import adjustment_tasks
 from lm_eval_contam.methods.reordered.hook import post_process_results
 from lm_eval_contam.methods.reordered.orders import METHOD
@@ -27,14 +26,6 @@ def verdicts(results: ModelResults) -> list[Verdict]:
     return []  # a score beside the benchmark's, not a detection test: it decides nothing
 
 
-def render_html(verdicts: Sequence[Verdict], anchor: Callable[[Verdict], str]) -> str:
-    return ""
-
-
-def render_markdown(verdicts: Sequence[Verdict]) -> list[str]:
-    return []
-
-
 SPEC = MethodSpec(
     name=METHOD,
     title="options reordered",
@@ -44,8 +35,7 @@ SPEC = MethodSpec(
     task_names=task_names,
     render_task_configs=render_task_configs,
     verdicts=verdicts,
-    render_html=render_html,
-    render_markdown=render_markdown,
+    section=NO_SECTION,
     output_types=frozenset({"multiple_choice"}),
     benchmark_adjustment=BenchmarkAdjustment(tasks=adjustment_tasks, post_process=post_process_results,
                                              scored_like_benchmark=True),

@@ -9,7 +9,7 @@ from typing import Any
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.method_verdict import NotRun
 from lm_eval_contam.core.partitions import Partition, local_free_text
-from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget
+from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget, Test
 from lm_eval_contam.methods.sentenceorder import report_section
 from lm_eval_contam.methods.sentenceorder.configs import METHOD, render_task_config, shipped_task_configs, task_name
 from lm_eval_contam.methods.sentenceorder.task import SentenceOrderSettings, sentence_order_docs
@@ -45,13 +45,11 @@ SPEC = MethodSpec(
     task_names=task_names,
     render_task_configs=render_task_configs,
     verdicts=verdicts,
-    render_html=report_section.SECTION.html,
-    render_markdown=report_section.SECTION.markdown,
-    rate_keys=tuple(TESTS),
+    section=report_section.SECTION,
+    tests=(Test("sentence_order"), Test("sentence_order_reference", compares="reference")),
     output_types=frozenset({"generate_until", "loglikelihood", "loglikelihood_rolling"}),
     evidence_kind="sentence order",
     cannot_run=cannot_run,
     reference_tests=reference_tests,
-    referenced_tests=("sentence_order_reference",),
     shipped_task_configs=shipped_task_configs,
 )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.kit.instances import DEFAULT_NUM_INSTANCES, instance_text, sample_indices
+from lm_eval_contam.kit.instances import instance_text, sample_indices, sampled_partition
 from lm_eval_contam.lmeval.lm_eval_compat import rolling_loglikelihood
 from lm_eval_contam.lmeval.partition_task import ScoredTextsTask
 from lm_eval_contam.core.partitions import Partition, metadata_number
@@ -39,11 +39,9 @@ class SentenceOrderSettings:
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, Any] | None, split: str) -> SentenceOrderSettings:
         metadata = dict(metadata or {})
-        return cls(partition=Partition.from_task_metadata(metadata, split),
-                   num_instances=metadata_number(metadata, "num_instances", DEFAULT_NUM_INSTANCES, minimum=1),
+        return cls(**sampled_partition(metadata, split),
                    arrangements=metadata_number(metadata, "arrangements", DEFAULT_ARRANGEMENTS, minimum=2,
-                                                maximum=120),
-                   seed=metadata_number(metadata, "seed", 0))
+                                                maximum=120))
 
 
 def sentence_order_docs(settings: SentenceOrderSettings, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -78,10 +76,7 @@ class SentenceOrderTask(ScoredTextsTask):
     """One partition's sentence-order test; its YAML's ``metadata`` names the partition."""
 
     metrics = METRICS
-
-    @property
-    def settings(self) -> SentenceOrderSettings:
-        return SentenceOrderSettings.from_metadata(self.config.metadata, self.config.test_split)
+    settings_type = SentenceOrderSettings
 
     def build_docs(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         return sentence_order_docs(self.settings, rows)

@@ -7,7 +7,7 @@ from typing import Any
 
 from lm_eval_contam.core.method_verdict import NotRun
 from lm_eval_contam.core.partitions import Partition, metadata_number
-from lm_eval_contam.core.registry import AuditedModel, Generation, MethodSpec, RenderTarget
+from lm_eval_contam.core.registry import AuditedModel, Generation, MethodSpec, RenderTarget, Test
 from lm_eval_contam.methods.timetravel import report_section
 from lm_eval_contam.methods.timetravel.configs import METHOD, STYLES, render_task_config, shipped_task_configs, task_name
 from lm_eval_contam.methods.timetravel.instances import has_cuttable_row
@@ -43,6 +43,11 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
                   partition=partition.label, reason="texts too short to cut")
 
 
+def styled(rule: str) -> tuple[str, ...]:
+    """A rule's rate keys, one per prompt style."""
+    return tuple(f"{rule}:{style}" for style in STYLES)
+
+
 SPEC = MethodSpec(
     name=METHOD,
     title="Time Travel",
@@ -52,13 +57,14 @@ SPEC = MethodSpec(
     render_task_configs=render_task_configs,
     shipped_task_configs=shipped_task_configs,
     verdicts=verdicts,
-    render_html=report_section.html,
-    render_markdown=report_section.markdown,
-    rate_keys=tuple(f"{rule}:{style}" for style in STYLES for rule in ("tt_alg1", "tt_alg1_permutation", "tt_alg2_judge_a"))
-    + ("tt_styles_combined",),
-    # Alg. 1's bootstrap rejects more often than its level at the paper's 10 instances, and Alg. 2 (Judge A or B)
-    # counts matches without a test, so neither has a level a combination could keep.
-    papers_own_tests=("tt_alg1", "tt_alg2_judge_a", "tt_judge_b"),
+    section=report_section,
+    tests=(Test("tt_alg1", papers_own=True, rate_keys=styled("tt_alg1"),
+                why="Alg. 1's bootstrap rejects more often than its level at the paper's 10 instances"),
+           Test("tt_alg1_permutation", rate_keys=styled("tt_alg1_permutation")),
+           Test("tt_alg2_judge_a", papers_own=True, rate_keys=styled("tt_alg2_judge_a"),
+                why="Alg. 2 counts matches without a test: no level a combination could keep"),
+           Test("tt_judge_b", papers_own=True, rated=False, why="Alg. 2 with Judge B counts matches without a test"),
+           Test("tt_styles_combined")),
     evidence_kind="generation",
     generation=Generation(capped=True),
     cannot_run=cannot_run,
