@@ -163,12 +163,16 @@ class Test:
     only with --reference-model; a partition whose tests include one gets the verdict with a reference).
     ``papers_own``: a paper's own decision rule, shown beside the partition's verdict and never driving it (``why``
     says why). ``rate_keys``: its keys in the rates files when they are not its name alone (a variant's key is
-    ``<name>:<variant>``); ``()`` with ``rated=False`` for a test the studies do not rate.
+    ``<name>:<variant>``); ``()`` with ``rated=False`` for a test the studies do not rate. ``title``, ``null`` and
+    ``rule``: what its verdicts say, where the method states them here (its verdicts module otherwise).
     """
 
     __test__ = False  # a record, not a pytest class, where tests import it
 
     name: str
+    title: str = ""
+    null: str = ""
+    rule: str = ""
     compares: Literal["control", "reference"] | None = None
     papers_own: bool = False
     why: str = ""

@@ -26,7 +26,7 @@ recomputed with the labels redrawn has the statistic's own null distribution: th
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,9 +34,11 @@ import numpy as np
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.registry import Test
 from lm_eval_contam.core.seeding import rng_for
-from lm_eval_contam.core.stats import TestResult
+from lm_eval_contam.core.stats import ALPHA, TestResult
 
 DEFAULT_DRAWS = 9_999
 
@@ -202,6 +204,19 @@ def referenced_task(samples: Sequence[Mapping[str, Any]], reference_samples: Seq
                           Partition.from_task_metadata(metadata, str(config.get("test_split"))).label)
 
 
+def reference_tests_reading(metric: str, results: Callable[[ReferencedTask, str], Mapping[str, RelabellingResult]]
+                            ) -> Callable[[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]], Mapping[str, Any],
+                                           str], dict[str, RelabellingResult]]:
+    """A family's ``MethodSpec.reference_tests``: both models' records of one task (logged under ``metric``), its
+    tests on u by ``results(task, where the reference's samples come from)``; none when the model logged none."""
+    def reference_tests(samples: Sequence[Mapping[str, Any]], reference_samples: Sequence[Mapping[str, Any]],
+                        config: Mapping[str, Any], source: str) -> dict[str, RelabellingResult]:
+        task = referenced_task(samples, reference_samples, config, metric)
+        return {} if task is None else dict(results(task, source))
+
+    return reference_tests
+
+
 @dataclass(frozen=True)
 class RelabellingEvidence:
     """A relabelling test's numbers as the report shows them."""
@@ -231,3 +246,22 @@ class RelabellingEvidence:
 
     def summary(self) -> str:
         return f"{p_equals(self.result.pvalue)}, {number(self.result.standardised)} null SDs out"
+
+
+def scored_as(reference: str | None) -> str:
+    """What a relabelling test's scores are, in words: u with a reference model, else the model's log-likelihood."""
+    return "u = log p(model) - log p(reference)" if reference else "log-likelihood"
+
+
+def relabelling_verdict(test: Test, *, model: str, partition: str, task: str, family: str,
+                        evidence: RelabellingEvidence) -> Verdict:
+    """A relabelling test's verdict: flagged at p <= ALPHA, its title, null and rule from its :class:`Test`, and a
+    caveat when the smallest p it can give is above ALPHA (too few items: it cannot flag)."""
+    result = evidence.result
+    caveats = (() if result.min_pvalue <= ALPHA else
+               (f"the smallest p this test can give on {result.n} {evidence.unit}(s) is {number(result.min_pvalue)} > "
+                f"{ALPHA}, so it cannot flag",))
+    return Verdict(model=model, partition=partition, family=family, test=test.name, title=test.title, task=task,
+                   flagged=result.pvalue <= ALPHA, statistic=result.standardised, pvalue=result.pvalue,
+                   confidence_interval=None, n=result.n, null=test.null, rule=test.rule, evidence=evidence,
+                   caveats=caveats)

@@ -22,6 +22,7 @@ from typing import Any
 from lm_eval_contam.core.audit_identity import AUDIT_FILE
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.jsonl import read_jsonl_objects
+from lm_eval_contam.core.partitions import Partition
 
 ADJUSTED_SUFFIX = ".dcr_adjusted"
 FILTER = "none"  # the project's tasks define no filters
@@ -207,14 +208,24 @@ class ModelResults:
         limit = (self.results.get("config") or {}).get("limit")
         return limit if isinstance(limit, (int, float)) and not isinstance(limit, bool) else None
 
+    def partition(self, task: str) -> Partition:
+        """The partition a task tested, from its YAML's metadata and its split."""
+        return Partition.from_task_metadata(self.metadata(task), str(self.config(task).get("test_split")))
+
+    def seed(self, task: str) -> int:
+        return int(self.metadata(task).get("seed", 0))
+
+    def records(self, task: str, metric: str) -> list[dict[str, Any]]:
+        """Each logged doc's record of ``task`` (under ``metric``), in the samples' order."""
+        return [sample.get(metric) or {} for sample in self.samples(task)]
+
     def reference_records(self, task: str, metric: str) -> dict[str, dict[str, Any]] | None:
         """The reference model's logged record of each doc of ``task`` (under ``metric``), by the record's
         ``identity``; None without a reference run of the task. A record the reference lacks, or one of another
         identity, is the caller's to refuse."""
         if self.reference is None or task not in (self.reference.results.get("results") or {}):
             return None
-        records = [sample.get(metric) or {} for sample in self.reference.samples(task)]
-        return {str(record.get("identity")): record for record in records}
+        return {str(record.get("identity")): record for record in self.reference.records(task, metric)}
 
     def tasks_of(self, family: str) -> list[str]:
         """The run's tasks whose ``metadata.method`` is ``family``, sorted."""

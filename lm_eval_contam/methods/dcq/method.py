@@ -71,15 +71,10 @@ def null_study_exclusion(config: Mapping[str, Any]) -> str | None:
 
 
 SPEC = MethodSpec(
-    name=METHOD,
-    title="Data Contamination Quiz",
-    order=20,
+    name=METHOD, order=20, title="Data Contamination Quiz",
     needs=frozenset({"quiz_options", "logprobs", "generation"}),
-    task_names=task_names,
-    render_task_configs=render_task_configs,
+    task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=report_section,
     shipped_task_configs=shipped_task_configs,
-    verdicts=verdicts,
-    section=report_section,
     tests=(Test("dcq_loglikelihood"),),
     evidence_kind="quiz",
     generation=Generation(alternative=generate_alternative),

@@ -36,15 +36,10 @@ def planned_sheet(sheet: str) -> PlannedTasks:
 
 
 SPEC = MethodSpec(
-    name=METHOD,
-    title="DCR",
-    order=30,
+    name=METHOD, order=30, title="DCR",
     needs=frozenset({"generation"}),
-    task_names=task_names,
-    render_task_configs=render_task_configs,
+    task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=report_section,
     shipped_task_configs=shipped_task_configs,
-    verdicts=verdicts,
-    section=report_section,
     benchmark_adjustment=BenchmarkAdjustment(tasks=adjustment_tasks, post_process=post_process_results),
     explicit_input=ExplicitInput(what="a DCR sheet", plan=planned_sheet),
 )

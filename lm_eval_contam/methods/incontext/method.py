@@ -59,15 +59,10 @@ def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str,
 
 
 SPEC = MethodSpec(
-    name=METHOD,
-    title="In-context test (ours, after CoDeC, NVIDIA 2025)",
-    order=44,
+    name=METHOD, order=44, title="In-context test (ours, after CoDeC, NVIDIA 2025)",
     needs=frozenset({"logprobs"}),
-    task_names=task_names,
-    render_task_configs=render_task_configs,
+    task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=report_section.SECTION,
     shipped_task_configs=shipped_task_configs,
-    verdicts=verdicts,
-    section=report_section.SECTION,
     tests=(Test("incontext_twin"),),
     evidence_kind="in-context",
     cannot_run=cannot_run,

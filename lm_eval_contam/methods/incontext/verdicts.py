@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
 from lm_eval_contam.methods.incontext.configs import METHOD
 from lm_eval_contam.core.method_verdict import Verdict
-from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.stats import ALPHA, sign_flip_caveats
 
@@ -36,7 +35,7 @@ class InContextEvidence:
 
 
 def task_verdict(model: ModelResults, task: str) -> Verdict:
-    partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
+    partition = model.partition(task)
     p = model.number(task, "incontext_pvalue")
     n = model.n_instances(task)
     evidence = InContextEvidence(model.number(task, "incontext_instance_gain"), model.number(task, "incontext_twin_gain"),

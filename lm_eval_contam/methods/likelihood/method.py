@@ -82,15 +82,10 @@ def reference_scores(metadata: Mapping[str, Any]) -> bool:
 
 
 SPEC = MethodSpec(
-    name=METHOD,
-    title="Likelihood modes (ours)",
-    order=40,
+    name=METHOD, order=40, title="Likelihood modes (ours)",
     needs=frozenset({"logprobs", "control", "quiz_options", "reference"}),
-    task_names=task_names,
-    render_task_configs=render_task_configs,
+    task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=report_section,
     shipped_task_configs=shipped_task_configs,
-    verdicts=verdicts,
-    section=report_section,
     tests=(Test("likelihood_control", compares="control", rate_keys=("likelihood_control:control",)),
            Test("likelihood_control_zlib", compares="control", rate_keys=("likelihood_control_zlib:control",)),
            Test(REFERENCE_TEST, compares="reference", rate_keys=(f"{REFERENCE_TEST}:control",)),

@@ -196,7 +196,7 @@ def _reference_verdict(model: ModelResults, task: str, common: dict, *, partitio
     if reference is None or model.reference is None:
         return []
     result = reference_result([sample.get(RECORD_METRIC) or {} for sample in model.samples(task)], reference,
-                              seed=int(model.metadata(task).get("seed", 0)), source=str(model.reference.directory))
+                              seed=model.seed(task), source=str(model.reference.directory))
     if result is None:
         return []
     evidence = ComparisonEvidence(REFERENCE_SCORE, result.partition_mean, result.control_mean, f"control ({control})",

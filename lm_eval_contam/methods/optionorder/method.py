@@ -11,7 +11,7 @@ from lm_eval_contam.methods.optionorder import report_section
 from lm_eval_contam.methods.optionorder.configs import METHOD, render_task_config, task_name
 from lm_eval_contam.methods.optionorder.orders import too_many_options
 from lm_eval_contam.methods.optionorder.task import OptionOrderSettings, order_docs, usable_items
-from lm_eval_contam.methods.optionorder.verdicts import reference_tests, verdicts
+from lm_eval_contam.methods.optionorder.verdicts import ARRANGEMENT_TESTS, reference_tests, verdicts
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget, Test
 
@@ -58,18 +58,10 @@ def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str,
 
 
 SPEC = MethodSpec(
-    name=METHOD,
-    title="Option-order test (ours, after Ni et al., AAAI 2025)",
-    order=45,
+    name=METHOD, order=45, title="Option-order test (ours, after Ni et al., AAAI 2025)",
     needs=frozenset({"logprobs", "reference"}),
-    task_names=task_names,
-    render_task_configs=render_task_configs,
-    verdicts=verdicts,
-    section=report_section.SECTION,
-    tests=(Test("option_order"), Test("option_order_arrangement"),
-           *(Test(name, compares="reference") for name in ("option_order_reference",
-                                                           "option_order_reference_fixed_answer",
-                                                           "option_order_reference_residualised"))),
+    task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=report_section.SECTION,
+    tests=(Test("option_order"), *ARRANGEMENT_TESTS.values()),
     output_types=frozenset({"multiple_choice"}),
     evidence_kind="option order",
     cannot_run=cannot_run,

@@ -14,16 +14,19 @@ from lm_eval_contam.methods.optionorder.orders import DEFAULT_ORDERS
 from lm_eval_contam.methods.optionorder.stats import arranged_scores
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.relabelling import (
-    RelabellingEvidence,
-    RelabellingResult,
     arrangement_test,
     reference_differenced,
     reference_record,
-    referenced_task,
+    reference_tests_reading,
+    relabelling_verdict,
+    RelabellingEvidence,
+    RelabellingResult,
     residualised,
+    scored_as,
 )
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.core.registry import Test
 
 NULL = ("the model never saw these items: each item's original option order is exchangeable with its admissible "
         "reorderings, so its likelihood rank among them is uniform")
@@ -60,8 +63,8 @@ def smallest_pvalue(orders_per_item: Sequence[int]) -> float:
 
 
 def task_verdict(model: ModelResults, task: str) -> Verdict:
-    partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
-    records = [sample.get(RECORD_METRIC) or {} for sample in model.samples(task)]
+    partition = model.partition(task)
+    records = model.records(task, RECORD_METRIC)
     p = model.number(task, "order_pvalue")
     items = int(model.number(task, "order_items"))
     # Each item's orders from its logged record; a run without logged samples has the default for every item.
@@ -92,30 +95,27 @@ RESIDUALISED_NULL = REFERENCE_NULL.replace(
     "the item; one least-squares slope over every order of every item, the same whichever order is the original)")
 ARRANGEMENT_RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the sum over items of the original "
                     "order's standardised score is high among the sums with each item's original redrawn)")
-# (Verdict.test, title, the records' index list of the orders it compares, its null)
-ARRANGEMENT_TESTS = {
-    "option_order_arrangement": ("Option order, every order's likelihood (ours)", "arranged", ARRANGEMENT_NULL),
-    "option_order_reference": ("Option order on u, against the reference model (ours)", "arranged", REFERENCE_NULL),
-    "option_order_reference_fixed_answer": ("Option order on u, answer kept at its letter (ours)", "fixed",
-                                            FIXED_ANSWER_NULL),
-    "option_order_reference_residualised": ("Option order on u, less the reference's own preference (ours)",
-                                            "arranged", RESIDUALISED_NULL),
-}
+ARRANGEMENT_TESTS = {test.name: test for test in (
+    Test("option_order_arrangement", title="Option order, every order's likelihood (ours)", null=ARRANGEMENT_NULL,
+         rule=ARRANGEMENT_RULE),
+    Test("option_order_reference", compares="reference",
+         title="Option order on u, against the reference model (ours)", null=REFERENCE_NULL, rule=ARRANGEMENT_RULE),
+    Test("option_order_reference_fixed_answer", compares="reference",
+         title="Option order on u, answer kept at its letter (ours)", null=FIXED_ANSWER_NULL, rule=ARRANGEMENT_RULE),
+    Test("option_order_reference_residualised", compares="reference",
+         title="Option order on u, less the reference's own preference (ours)", null=RESIDUALISED_NULL,
+         rule=ARRANGEMENT_RULE))}
+# The records' index list of the orders each arrangement test compares.
+COMPARED_ORDERS = {"option_order_arrangement": "arranged", "option_order_reference": "arranged",
+                   "option_order_reference_fixed_answer": "fixed", "option_order_reference_residualised": "arranged"}
 
 
 def _arrangement_verdict(model: ModelResults, task: str, partition: Partition, test: str,
                          result: RelabellingResult, per_item: int, reference: str | None,
                          slope: float | None = None) -> Verdict:
-    title, _, null = ARRANGEMENT_TESTS[test]
-    scored = "u = log p(model) - log p(reference)" if reference else "log-likelihood"
-    evidence = RelabellingEvidence("option orders", scored, reference, result, per_item, slope=slope)
-    caveats = (() if result.min_pvalue <= ALPHA else
-               (f"the smallest p this test can give on {result.n} item(s) is {number(result.min_pvalue)} > {ALPHA}, so "
-                "it cannot flag",))
-    return Verdict(model=model.label, partition=partition.label, family=METHOD, test=test, title=title, task=task,
-                   flagged=result.pvalue <= ALPHA, statistic=result.standardised, pvalue=result.pvalue,
-                   confidence_interval=None, n=result.n, null=null, rule=ARRANGEMENT_RULE, evidence=evidence,
-                   caveats=caveats)
+    evidence = RelabellingEvidence("option orders", scored_as(reference), reference, result, per_item, slope=slope)
+    return relabelling_verdict(ARRANGEMENT_TESTS[test], model=model.label, partition=partition.label, task=task,
+                               family=METHOD, evidence=evidence)
 
 
 def reference_arrangement_results(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]],
@@ -132,7 +132,7 @@ def reference_arrangement_results(records: Sequence[Mapping[str, Any]], referenc
         return {}
     differenced = reference_differenced(records, reference, source=source)
     found = {}
-    for test, (_, subset, _) in ARRANGEMENT_TESTS.items():
+    for test, subset in COMPARED_ORDERS.items():
         if test == "option_order_arrangement":
             continue
         usable = [(record, u) for record, u in zip(records, differenced) if len(record[subset]) >= 2]
@@ -148,26 +148,21 @@ def reference_arrangement_results(records: Sequence[Mapping[str, Any]], referenc
     return found
 
 
-def reference_tests(samples: Sequence[Mapping[str, Any]], reference_samples: Sequence[Mapping[str, Any]],
-                    config: Mapping[str, Any], source: str) -> dict[str, RelabellingResult]:
-    """``MethodSpec.reference_tests``: the tests on u of one task from both models' logged samples and its config."""
-    task = referenced_task(samples, reference_samples, config, RECORD_METRIC)
-    if task is None:
-        return {}
-    found = reference_arrangement_results(task.records, task.reference, seed=task.seed, label=task.label,
-                                          source=source)
-    return {test: result for test, (result, _, _) in found.items()}
+# ``MethodSpec.reference_tests``: the tests on u of one task from both models' logged samples and its config.
+reference_tests = reference_tests_reading(RECORD_METRIC, lambda task, source: {
+    test: result for test, (result, _, _) in reference_arrangement_results(
+        task.records, task.reference, seed=task.seed, label=task.label, source=source).items()})
 
 
 def arrangement_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     """The arrangement tests of one task: on the model's own scores, and on u when a reference scored the task too
     (:func:`reference_arrangement_results`). A run of the earlier task (no scores logged), or one that scored only the
     rank test's orders (no reference model), has none."""
-    partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
-    records = [sample.get(RECORD_METRIC) or {} for sample in model.samples(task)]
+    partition = model.partition(task)
+    records = model.records(task, RECORD_METRIC)
     if not records or any("scores" not in record for record in records) or not any(r["arranged"] for r in records):
         return []
-    seed = int(model.metadata(task).get("seed", 0))
+    seed = model.seed(task)
     items = [arranged_scores(record) for record in records]
     found = [_arrangement_verdict(model, task, partition, "option_order_arrangement",
                                   arrangement_test(items, seed=seed, name=partition.label),

@@ -11,9 +11,9 @@ from lm_eval_contam.core.method_verdict import NotRun
 from lm_eval_contam.methods.pairing import report_section
 from lm_eval_contam.methods.pairing.configs import METHOD, render_task_config, shipped_configs, task_name
 from lm_eval_contam.methods.pairing.task import PairingSettings, pairing_docs
-from lm_eval_contam.methods.pairing.verdicts import reference_tests, verdicts
+from lm_eval_contam.methods.pairing.verdicts import TESTS, reference_tests, verdicts
 from lm_eval_contam.core.partitions import Partition, local_free_text
-from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget, Test
+from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget
 
 
 def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
@@ -37,15 +37,10 @@ def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str,
 
 
 SPEC = MethodSpec(
-    name=METHOD,
-    title="Pairing test (ours)",
-    order=46,
+    name=METHOD, order=46, title="Pairing test (ours)",
     needs=frozenset({"logprobs", "reference"}),
-    task_names=task_names,
-    render_task_configs=render_task_configs,
-    verdicts=verdicts,
-    section=report_section.SECTION,
-    tests=(Test("pairing"), Test("pairing_reference", compares="reference")),
+    task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=report_section.SECTION,
+    tests=tuple(TESTS.values()),
     output_types=frozenset({"generate_until", "loglikelihood", "loglikelihood_rolling"}),
     evidence_kind="pairing",
     cannot_run=cannot_run,

@@ -5,19 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lm_eval_contam.core.formatting import number
 from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.methods.pairing.configs import METHOD
 from lm_eval_contam.methods.pairing.task import pairing_statistics
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.relabelling import (
+    reference_differenced,
+    reference_tests_reading,
+    relabelling_verdict,
     RelabellingEvidence,
     RelabellingResult,
-    reference_differenced,
-    referenced_task,
+    scored_as,
 )
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.core.registry import Test
 
 NULL = ("the model never saw these instances: within each group, which second half goes with which first half is "
         "exchangeable in the double-centred log-likelihoods (each half's own level removed)")
@@ -27,22 +29,18 @@ REFERENCE_NULL = ("the fine-tune never saw these instances: within each group, w
 RECORD_METRIC = "pairing_pvalue"  # the metric each doc's record is logged under (every metric logs it)
 RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the true pairings' double-centred scores summed "
         "over groups are high among random pairings within each group)")
-TESTS = {"pairing": ("Pairing of halves (ours)", NULL),
-         "pairing_reference": ("Pairing of halves on u, against the reference model (ours)", REFERENCE_NULL)}
+TESTS = {test.name: test for test in (
+    Test("pairing", title="Pairing of halves (ours)", null=NULL, rule=RULE),
+    Test("pairing_reference", compares="reference", title="Pairing of halves on u, against the reference model (ours)",
+         null=REFERENCE_NULL, rule=RULE))}
 
 
 def _verdict(model: ModelResults, task: str, partition: Partition, test: str, result: RelabellingResult,
              size: int, reference: str | None) -> Verdict:
-    title, null = TESTS[test]
-    scored = "u = log p(model) - log p(reference)" if reference else "log-likelihood"
-    evidence = RelabellingEvidence("pairings of first and second halves", scored, reference, result, size,
-                                   unit="group")
-    caveats = (() if result.min_pvalue <= ALPHA else
-               (f"the smallest p this test can give on {result.n} group(s) is {number(result.min_pvalue)} > {ALPHA}, "
-                "so it cannot flag",))
-    return Verdict(model=model.label, partition=partition.label, family=METHOD, test=test, title=title, task=task,
-                   flagged=result.pvalue <= ALPHA, statistic=result.standardised, pvalue=result.pvalue,
-                   confidence_interval=None, n=result.n, null=null, rule=RULE, evidence=evidence, caveats=caveats)
+    evidence = RelabellingEvidence("pairings of first and second halves", scored_as(reference), reference, result,
+                                   size, unit="group")
+    return relabelling_verdict(TESTS[test], model=model.label, partition=partition.label, task=task, family=METHOD,
+                               evidence=evidence)
 
 
 def reference_pairing_result(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]], *,
@@ -54,22 +52,18 @@ def reference_pairing_result(records: Sequence[Mapping[str, Any]], reference: Ma
                               name=f"{label}:reference")
 
 
-def reference_tests(samples: Sequence[Mapping[str, Any]], reference_samples: Sequence[Mapping[str, Any]],
-                    config: Mapping[str, Any], source: str) -> dict[str, RelabellingResult]:
-    """``MethodSpec.reference_tests``: the test on u of one task from both models' logged samples and its config."""
-    task = referenced_task(samples, reference_samples, config, RECORD_METRIC)
-    if task is None:
-        return {}
-    return {"pairing_reference": reference_pairing_result(task.records, task.reference, seed=task.seed,
-                                                          label=task.label, source=source)}
+# ``MethodSpec.reference_tests``: the test on u of one task from both models' logged samples and its config.
+reference_tests = reference_tests_reading(RECORD_METRIC, lambda task, source: {
+    "pairing_reference": reference_pairing_result(task.records, task.reference, seed=task.seed, label=task.label,
+                                                  source=source)})
 
 
 def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
-    partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
-    records = [sample.get(RECORD_METRIC) or {} for sample in model.samples(task)]
+    partition = model.partition(task)
+    records = model.records(task, RECORD_METRIC)
     if not records:
         return []
-    seed = int(model.metadata(task).get("seed", 0))
+    seed = model.seed(task)
     sizes = [int(record["size"]) for record in records]
     found = [_verdict(model, task, partition, "pairing",
                       pairing_statistics([r["scores"] for r in records], sizes, seed=seed, name=partition.label),

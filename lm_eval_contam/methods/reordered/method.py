@@ -27,15 +27,10 @@ def verdicts(results: ModelResults) -> list[Verdict]:
 
 
 SPEC = MethodSpec(
-    name=METHOD,
-    title="options reordered",
-    order=35,
+    name=METHOD, order=35, title="options reordered",
     # "reference": with --reference-model the reference scores the reordered tasks too (its own gap is subtracted).
     needs=frozenset({"logprobs", "reference"}),
-    task_names=task_names,
-    render_task_configs=render_task_configs,
-    verdicts=verdicts,
-    section=NO_SECTION,
+    task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=NO_SECTION,
     output_types=frozenset({"multiple_choice"}),
     benchmark_adjustment=BenchmarkAdjustment(tasks=adjustment_tasks, post_process=post_process_results,
                                              scored_like_benchmark=True),

@@ -9,7 +9,7 @@ from typing import Any
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.method_verdict import NotRun
 from lm_eval_contam.core.partitions import Partition, local_free_text
-from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget, Test
+from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget
 from lm_eval_contam.methods.sentenceorder import report_section
 from lm_eval_contam.methods.sentenceorder.configs import METHOD, render_task_config, shipped_task_configs, task_name
 from lm_eval_contam.methods.sentenceorder.task import SentenceOrderSettings, sentence_order_docs
@@ -22,7 +22,7 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
         sentence_order_docs(settings, settings.partition.rows())
     except ContamError as error:
         return NotRun(task=task, family=METHOD, test="sentence_order_reference",
-                      title=TESTS["sentence_order_reference"][0], partition=settings.partition.label,
+                      title=TESTS["sentence_order_reference"].title, partition=settings.partition.label,
                       reason=error.reason)
     return None
 
@@ -38,15 +38,10 @@ def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str,
 
 
 SPEC = MethodSpec(
-    name=METHOD,
-    title="Sentence-order test (ours)",
-    order=47,
+    name=METHOD, order=47, title="Sentence-order test (ours)",
     needs=frozenset({"logprobs", "reference"}),
-    task_names=task_names,
-    render_task_configs=render_task_configs,
-    verdicts=verdicts,
-    section=report_section.SECTION,
-    tests=(Test("sentence_order"), Test("sentence_order_reference", compares="reference")),
+    task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=report_section.SECTION,
+    tests=tuple(TESTS.values()),
     output_types=frozenset({"generate_until", "loglikelihood", "loglikelihood_rolling"}),
     evidence_kind="sentence order",
     cannot_run=cannot_run,

@@ -5,19 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lm_eval_contam.core.formatting import number
 from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.relabelling import (
-    RelabellingEvidence,
-    RelabellingResult,
     arrangement_test,
     reference_differenced,
-    referenced_task,
+    reference_tests_reading,
+    relabelling_verdict,
+    RelabellingEvidence,
+    RelabellingResult,
+    scored_as,
 )
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.methods.sentenceorder.configs import METHOD
 from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.core.registry import Test
 
 NULL = ("the model never saw these instances: which of each instance's scored sentence orders is its own is "
         "exchangeable (uniform over them), independently across instances")
@@ -27,21 +29,18 @@ REFERENCE_NULL = ("the fine-tune never saw these instances: which of each instan
 RECORD_METRIC = "sentence_order_pvalue"  # the metric each doc's record is logged under (every metric logs it)
 RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the sum over instances of the own order's "
         "standardised score is high among the sums with each instance's own order redrawn)")
-TESTS = {"sentence_order": ("Sentence order (ours)", NULL),
-         "sentence_order_reference": ("Sentence order on u, against the reference model (ours)", REFERENCE_NULL)}
+TESTS = {test.name: test for test in (
+    Test("sentence_order", title="Sentence order (ours)", null=NULL, rule=RULE),
+    Test("sentence_order_reference", compares="reference",
+         title="Sentence order on u, against the reference model (ours)", null=REFERENCE_NULL, rule=RULE))}
 
 
 def _verdict(model: ModelResults, task: str, partition: Partition, test: str, result: RelabellingResult,
              per_item: int, reference: str | None) -> Verdict:
-    title, null = TESTS[test]
-    scored = "u = log p(model) - log p(reference)" if reference else "log-likelihood"
-    evidence = RelabellingEvidence("sentence orders", scored, reference, result, per_item, unit="instance")
-    caveats = (() if result.min_pvalue <= ALPHA else
-               (f"the smallest p this test can give on {result.n} instance(s) is {number(result.min_pvalue)} > "
-                f"{ALPHA}, so it cannot flag",))
-    return Verdict(model=model.label, partition=partition.label, family=METHOD, test=test, title=title, task=task,
-                   flagged=result.pvalue <= ALPHA, statistic=result.standardised, pvalue=result.pvalue,
-                   confidence_interval=None, n=result.n, null=null, rule=RULE, evidence=evidence, caveats=caveats)
+    evidence = RelabellingEvidence("sentence orders", scored_as(reference), reference, result, per_item,
+                                   unit="instance")
+    return relabelling_verdict(TESTS[test], model=model.label, partition=partition.label, task=task, family=METHOD,
+                               evidence=evidence)
 
 
 def reference_order_result(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]], *,
@@ -52,22 +51,18 @@ def reference_order_result(records: Sequence[Mapping[str, Any]], reference: Mapp
                             name=f"{label}:reference")
 
 
-def reference_tests(samples: Sequence[Mapping[str, Any]], reference_samples: Sequence[Mapping[str, Any]],
-                    config: Mapping[str, Any], source: str) -> dict[str, RelabellingResult]:
-    """``MethodSpec.reference_tests``: the test on u of one task from both models' logged samples and its config."""
-    task = referenced_task(samples, reference_samples, config, RECORD_METRIC)
-    if task is None:
-        return {}
-    return {"sentence_order_reference": reference_order_result(task.records, task.reference, seed=task.seed,
-                                                               label=task.label, source=source)}
+# ``MethodSpec.reference_tests``: the test on u of one task from both models' logged samples and its config.
+reference_tests = reference_tests_reading(RECORD_METRIC, lambda task, source: {
+    "sentence_order_reference": reference_order_result(task.records, task.reference, seed=task.seed,
+                                                       label=task.label, source=source)})
 
 
 def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
-    partition = Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
-    records = [sample.get(RECORD_METRIC) or {} for sample in model.samples(task)]
+    partition = model.partition(task)
+    records = model.records(task, RECORD_METRIC)
     if not records:
         return []
-    seed = int(model.metadata(task).get("seed", 0))
+    seed = model.seed(task)
     per_item = max(len(record["scores"]) for record in records)
     found = [_verdict(model, task, partition, "sentence_order",
                       arrangement_test([record["scores"] for record in records], seed=seed, name=partition.label),

@@ -49,15 +49,10 @@ def styled(rule: str) -> tuple[str, ...]:
 
 
 SPEC = MethodSpec(
-    name=METHOD,
-    title="Time Travel",
-    order=10,
+    name=METHOD, order=10, title="Time Travel",
     needs=frozenset({"generation"}),
-    task_names=task_names,
-    render_task_configs=render_task_configs,
+    task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=report_section,
     shipped_task_configs=shipped_task_configs,
-    verdicts=verdicts,
-    section=report_section,
     tests=(Test("tt_alg1", papers_own=True, rate_keys=styled("tt_alg1"),
                 why="Alg. 1's bootstrap rejects more often than its level at the paper's 10 instances"),
            Test("tt_alg1_permutation", rate_keys=styled("tt_alg1_permutation")),
