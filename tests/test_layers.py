@@ -47,7 +47,7 @@ def sources() -> list[Path]:
 
 
 def test_the_top_level_is_the_layers():
-    entries = {path.name for path in PACKAGE.iterdir() if path.name != "__pycache__"}
+    entries = {path.name for path in PACKAGE.iterdir() if path.name != "__pycache__" and not path.name.startswith(".")}
     assert entries - TOP_LEVEL == set(LAYERS)
 
 
