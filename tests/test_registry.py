@@ -13,7 +13,7 @@ import pytest
 from lm_eval_contam.audit.job import AuditSettings, plan_audit
 from lm_eval_contam.methods.catalogue import BUILTIN_METHODS
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.method_verdict import Verdict
+from lm_eval_contam.core.method_verdict import NotRun, Verdict
 from lm_eval_contam.audit.own_data import write_task_configs
 from lm_eval_contam.core.partitions import Partition, registered_partitions, resolve_partition
 from lm_eval_contam.core.registry import (
@@ -235,3 +235,20 @@ def test_an_audit_leaves_out_the_methods_none_of_whose_tests_can_make_a_call() -
                                    "pairing_reference": rate("pairing_reference", 0.06)}) == ("pairing",)
     # Time Travel's tests over their level stay: the papers' own decisions are shown as published.
     assert methods_without_a_call({key: rate(key, 0.1) for key in method_of("timetravel").rate_keys}) == ()
+
+
+def test_a_task_of_a_method_without_cannot_run_that_builds_no_docs_is_not_tested(toy, tmp_path) -> None:
+    """lm-eval reads a task's first doc as it builds it: a method's task with no docs would stop the whole audit, so
+    it is "not tested: no docs" before the run, with no code of the method's own; a task with docs runs."""
+    from lm_eval_contam import harness
+
+    (tmp_path / "nodocs.py").write_text("def none_left(dataset):\n    return dataset.filter(lambda row: False)\n")
+    partition = next(partition for partition in registered_partitions() if partition.dataset.hf_path is None)
+    (tmp_path / "toy_kept.yaml").write_text(toy_task_yaml(partition).replace(
+        f"task: {partition.task_name(TOY)}", "task: toy_kept"))
+    (tmp_path / "toy_emptied.yaml").write_text(toy_task_yaml(partition).replace(
+        f"task: {partition.task_name(TOY)}", "task: toy_emptied") + "process_docs: !function nodocs.none_left\n")
+    manager = harness.task_manager([str(tmp_path)])
+    assert harness.tasks_not_run(["toy_kept", "toy_emptied"], manager) == {"toy_emptied": NotRun(
+        task="toy_emptied", family=TOY, test="toy_perplexity", title="Toy method", partition=partition.label,
+        reason="no docs")}

@@ -26,7 +26,8 @@ from lm_eval_contam.lmeval.lm_eval_compat import (
     task_index,
 )
 from lm_eval_contam.core.method_verdict import NotRun
-from lm_eval_contam.core.registry import method_of, registered_methods, task_quiz_samples
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.registry import MethodSpec, method_of, registered_methods, task_quiz_samples
 
 log = logging.getLogger("lm_eval_contam")
 
@@ -182,9 +183,36 @@ def tasks_not_run(tasks: Sequence[str], task_manager: Any, window: ModelWindow |
             config[MODEL_WINDOW_KEY] = window
         family = config["metadata"].get("method")
         spec = method_of(str(family)) if family else None
-        if spec is not None and spec.cannot_run is not None and (entry := spec.cannot_run(task, config)) is not None:
+        if spec is None:
+            continue
+        if spec.cannot_run is not None:
+            entry = spec.cannot_run(task, config)
+        elif spec.benchmark_adjustment is None:
+            entry = without_docs(spec, task, config, task_manager)
+        else:  # its tasks are built from the benchmarks' own docs, loaded and checked already: no second build
+            entry = None
+        if entry is not None:
             found[task] = entry
     return found
+
+
+def without_docs(spec: MethodSpec, task: str, config: Mapping[str, Any], task_manager: Any) -> NotRun | None:
+    """A task of a method that declares no ``cannot_run``, when lm-eval builds it with no docs: "not tested: no docs"
+    (lm-eval reads a task's first doc as it builds it, so a task without docs would stop the whole run)."""
+    try:
+        empty = any(len(built.eval_docs) == 0 for built in built_tasks(task_manager, [task]).values())
+    except IndexError as error:  # datasets: "Invalid key: 0 is out of bounds for size 0"
+        if not str(error).rstrip(".").endswith("size 0"):
+            raise
+        empty = True
+    if not empty:
+        return None
+    try:
+        partition = Partition.from_task_metadata(config.get("metadata"), str(config.get("test_split"))).label
+    except ContamError:  # a plug-in's task need not name a partition the project knows: then its name stands for it
+        partition = task
+    return NotRun(task=task, family=spec.name, test=spec.tests[0].name if spec.tests else spec.name,
+                  title=spec.title, partition=partition, reason="no docs")
 
 
 def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str, *, progress: bool = True) -> None:
