@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.audit.job import REFERENCE_SUFFIX, check_reference
-from lm_eval_contam.audit.reference_model import REFERENCE_FLAG, check_reference_model
+from lm_eval_contam.audit.reference_model import AUTO, REFERENCE_FLAG, check_reference_model
 from lm_eval_contam.harness import check_scores_prompts
 from lm_eval_contam.core.audit_identity import model_fingerprint
 from lm_eval_contam.core.errors import ContamError
@@ -76,6 +76,9 @@ def plan_reference(reference: str, model: ModelSpec | Any, tasks: Sequence[Any],
     window, nothing in the run for it to score). ``model``: the run's spec, or the lm-eval model it was handed (then
     only the reference itself is checked)."""
     backend = model.backend if isinstance(model, ModelSpec) else type(model).__name__
+    if reference == AUTO:
+        raise ContamError(f"'{AUTO}' is the audit's (lm-eval-contam audit --reference-model {AUTO}); give run the "
+                          "checkpoint the model was fine-tuned from", field=REFERENCE_FLAG)
     spec = ModelSpec.parse(reference, flag=REFERENCE_FLAG)
     if isinstance(model, ModelSpec):
         check_reference_model(spec, model)
