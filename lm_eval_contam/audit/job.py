@@ -80,7 +80,7 @@ class AuditSettings:
     benchmark_chat_template: bool = False
     # The checkpoint the audited model was fine-tuned from (--reference-model: a model spec as --model takes): it
     # scores the same requests of every method that differences the two (``"reference"`` among its needs). Recorded
-    # as given; :func:`run_model` takes it parsed (its ``reference``).
+    # as given (or as found: ``reference_found_by``); :func:`run_model` takes it parsed (its ``reference``).
     reference_model: str | None = None
     # How the reference was found when the user did not give it as it is (an audited PEFT adapter's base, or
     # --reference-model auto's chain of model cards); None: given with --reference-model. Recorded, and printed.
