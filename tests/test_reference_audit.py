@@ -175,10 +175,13 @@ def test_run_with_a_reference_model_adds_the_audits_tests_on_u_to_the_tasks_row_
     assert "samples" not in results  # logged for u, not asked for: not written into the results
     assert "option_order_reference_pvalue" in capsys.readouterr().out  # lm-eval's own table shows it
 
-    # The model against itself: u is 0 for every text, nothing stands out.
-    assert cli_main(_run(study, "base", str(study["base"]), tmp_path / "itself")) == 0
-    itself = _results(tmp_path / "itself")["results"][str(study["task"])]
-    assert itself["option_order_reference_pvalue,none"] == 1.0 and itself["option_order_reference_z,none"] == 0.0
+    # The model against itself (u is 0 for every text: nothing could stand out) is refused before any request.
+    assert cli_main(_run(study, "base", str(study["base"]), tmp_path / "itself")) == 2
+    assert _error_line(capsys) == (f"lm-eval-contam run: error: field '--reference-model': the reference model is the "
+                                   f"audited model: '{study['base']}' has the same weights as 'hf:pretrained="
+                                   f"{study['base']}' (every file's sha256); a reference must be the checkpoint it "
+                                   "was fine-tuned from")
+    assert not (tmp_path / "itself").exists()
 
 
 def _error_line(capsys: pytest.CaptureFixture) -> str:

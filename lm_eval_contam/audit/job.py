@@ -26,6 +26,7 @@ from lm_eval_contam.contaminate import MANIFEST_FILE
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.harness.evaluation import evaluate, save_run, tracker
 from lm_eval_contam.lmeval.generation import ModelSpec
+from lm_eval_contam.audit.reference_model import REFERENCE_FLAG, check_reference_model
 from lm_eval_contam.core.input_checks import (
     broken_task_yaml,
     check_control_source,
@@ -79,8 +80,11 @@ class AuditSettings:
     benchmark_chat_template: bool = False
     # The checkpoint the audited model was fine-tuned from (--reference-model: a model spec as --model takes): it
     # scores the same requests of every method that differences the two (``"reference"`` among its needs). Recorded
-    # as given; :func:`run_model` takes it parsed (its ``reference``).
+    # as given (or as found: ``reference_found_by``); :func:`run_model` takes it parsed (its ``reference``).
     reference_model: str | None = None
+    # How the reference was found when the user did not give it as it is (an audited PEFT adapter's base, or
+    # --reference-model auto's chain of model cards); None: given with --reference-model. Recorded, and printed.
+    reference_found_by: str | None = None
     # Run metadata handed to the benchmark adjustments (MethodSpec.benchmark_adjustment), e.g. (("reorderings", 8),)
     # from --reorderings: what ``run --metadata`` gives them.
     adjustment_metadata: tuple[tuple[str, Any], ...] = ()
@@ -101,7 +105,8 @@ class ModelRunRecord:
     quiz_left_out: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # How the benchmark tasks were scored (the settings that change their score), when the audit ran any.
     benchmark_scoring: dict[str, Any] | None = None
-    # The reference model's run of the same tasks (--reference-model): model, model_args, run_dir, tasks, seconds.
+    # The reference model's run of the same tasks (--reference-model): model, model_args, run_dir, tasks, seconds, and
+    # found_by when the audit found it (AuditSettings.reference_found_by).
     reference: dict[str, Any] | None = None
 
 
@@ -217,8 +222,16 @@ def run_model(spec: ModelSpec, label: str, out_dir: Path, settings: AuditSetting
                                                    skip_methods=settings.skip_methods)
         tasks += like_benchmarks
     if reference is None and settings.reference_model:
-        reference = ModelSpec.parse(settings.reference_model)
-    reference_tasks = check_reference(reference, spec.backend, tasks, task_manager) if reference is not None else []
+        reference = ModelSpec.parse(settings.reference_model, flag=REFERENCE_FLAG)
+        check_reference_model(reference, spec)
+    reference_tasks = []
+    if reference is not None and settings.reference_found_by is not None and not referenced_tasks(tasks, task_manager):
+        # Found, not asked for: the audit runs as it would without it, and says so.
+        print(f"reference model {reference.backend} {reference.model_args} not run: "
+              f"{nothing_to_score(spec.backend)}")
+        reference = None
+    elif reference is not None:
+        reference_tasks = check_reference(spec.backend, tasks, task_manager)
     harness.prepare_quiz_options(tasks, task_manager, settings.quiz_option_generator)
     not_run = harness.tasks_not_run(tasks, task_manager, window)
     tasks = [task for task in tasks if task not in not_run]
@@ -291,18 +304,22 @@ def referenced_tasks(tasks: Sequence[str], task_manager: Any) -> list[str]:
     return [task for task in tasks if scored_by_reference((configs.get(task) or {}).get("metadata") or {})]
 
 
-def check_reference(spec: ModelSpec, backend: str, tasks: Sequence[str], task_manager: Any) -> list[str]:
-    """The tasks the reference model scores, refused before any request: the audited model must run a test that
-    differences the two, and the reference must score log-likelihoods (a local backend, or an API whose server
-    returns prompt log-probabilities)."""
-    spec.check()
+def nothing_to_score(backend: str) -> str:
+    """Why an audit has nothing for a reference model to score."""
+    if backend not in PLAIN_TEXT_BACKENDS:
+        return "the audited model is a chat API without prompt log-probabilities"
+    return (f"no task of a method that differences the two models ({', '.join(sorted(reference_methods()))}) is among "
+            "the tasks")
+
+
+def check_reference(backend: str, tasks: Sequence[str], task_manager: Any) -> list[str]:
+    """The tasks the reference model scores, refused before any request when there is none: the audited model (its
+    ``backend``) must run a test that differences the two. The reference itself is checked before
+    (:func:`~lm_eval_contam.audit.reference_model.check_reference_model`)."""
     found = referenced_tasks(tasks, task_manager)
     if not found:
-        why = ("the audited model is a chat API without prompt log-probabilities" if backend not in PLAIN_TEXT_BACKENDS
-               else f"no task of a method that differences the two models ({', '.join(sorted(reference_methods()))}) "
-                    "is among the tasks")
-        raise ContamError(f"nothing for the reference model to score: {why}", field="--reference-model")
-    harness.check_model_can_run(spec, found, task_manager)
+        raise ContamError(f"nothing for the reference model to score: {nothing_to_score(backend)}",
+                          field=REFERENCE_FLAG)
     return found
 
 
@@ -325,8 +342,9 @@ def run_reference(spec: ModelSpec, tasks: Sequence[str], label: str, out_dir: Pa
     if results is not None:
         samples = results["samples"]  # save_run takes them out of the results
         save_run(results, run_tracker)
+    found_by = {"found_by": settings.reference_found_by} if settings.reference_found_by is not None else {}
     return {"model": spec.backend, "model_args": spec.model_args, "run_dir": str(run_dir), "tasks": list(tasks),
-            "seconds": seconds}, samples
+            "seconds": seconds, **found_by}, samples
 
 
 def check_choices_fit(benchmarks: Mapping[str, LoadedBenchmark], window: ModelWindow | None) -> None:

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.audit.job import REFERENCE_SUFFIX, check_reference
+from lm_eval_contam.audit.reference_model import AUTO, REFERENCE_FLAG, check_reference_model
+from lm_eval_contam.harness import check_scores_prompts
 from lm_eval_contam.core.audit_identity import model_fingerprint
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.lmeval.generation import ModelSpec
@@ -29,7 +31,6 @@ from lm_eval_contam.core.rundir import FILTER
 
 log = logging.getLogger(__name__)
 
-REFERENCE_FLAG = "--reference-model"
 # What both models' reference-differenced tasks are built with (the option-order task: every admissible order).
 REFERENCE_METADATA = {"all_orders": True}
 REFERENCE_CONFIG_KEY = "reference_model"  # in the results' "config": the reference model, as "<backend> <model_args>"
@@ -69,12 +70,22 @@ class ReferencePlan:
         return f"{self.spec.backend} {self.spec.model_args}"
 
 
-def plan_reference(reference: str, model: Any, tasks: Sequence[Any], task_manager: Any) -> ReferencePlan:
+def plan_reference(reference: str, model: ModelSpec | Any, tasks: Sequence[Any], task_manager: Any) -> ReferencePlan:
     """The reference model's spec and tasks, refused in one line before any request as the audit refuses them (a spec
-    that does not parse or load, nothing in the run for it to score, a model that cannot score log-likelihoods)."""
-    backend = model if isinstance(model, str) else type(model).__name__
-    spec = ModelSpec.parse(reference)
-    found = check_reference(spec, backend, [task for task in tasks if isinstance(task, str)], task_manager)
+    that does not parse or load, a model that cannot score log-likelihoods, the audited model itself, a shorter
+    window, nothing in the run for it to score). ``model``: the run's spec, or the lm-eval model it was handed (then
+    only the reference itself is checked)."""
+    backend = model.backend if isinstance(model, ModelSpec) else type(model).__name__
+    if reference == AUTO:
+        raise ContamError(f"'{AUTO}' is the audit's (lm-eval-contam audit --reference-model {AUTO}); give run the "
+                          "checkpoint the model was fine-tuned from", field=REFERENCE_FLAG)
+    spec = ModelSpec.parse(reference, flag=REFERENCE_FLAG)
+    if isinstance(model, ModelSpec):
+        check_reference_model(spec, model)
+    else:
+        spec.check()
+        check_scores_prompts(spec)
+    found = check_reference(backend, [task for task in tasks if isinstance(task, str)], task_manager)
     index = task_index(task_manager)
     folders = sorted({str(Path(index[task].yaml_path).parent) for task in found})
     metadata = {**(getattr(task_manager, "metadata", None) or {}), **REFERENCE_METADATA}

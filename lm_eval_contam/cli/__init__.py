@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from lm_eval_contam.core.install import __version__
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.input_checks import BlankValue, refuse_blank_values
 
 # Module names under lm_eval_contam.cli, in the order `--help` lists them.
 SUBCOMMANDS = ["run", "tasks", "default_model", "audit", "demo", "contaminate", "judge", "adjust", "dcr_export", "dcq_options", "report"]
@@ -30,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         importlib.import_module(f"lm_eval_contam.cli.{name}").register(subparsers)
+    for subparser in subparsers.choices.values():
+        refuse_blank_values(subparser)
     return parser
 
 
@@ -70,7 +73,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGINT, _Interrupts.handler)
     try:
         parser = build_parser()
-        args, extra = parser.parse_known_args(argv)
+        try:
+            args, extra = parser.parse_known_args(argv)
+        except BlankValue as blank:
+            command = next((name for name in argv if not name.startswith("-")), None)
+            raise blank.error() from None
         command = args.command
         if args.command is None:
             parser.print_help()

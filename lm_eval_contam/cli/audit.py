@@ -34,6 +34,13 @@ from lm_eval_contam.core.input_checks import (
 )
 from lm_eval_contam.methods.likelihood.configs import METHOD as LIKELIHOOD_METHOD
 from lm_eval_contam.audit.own_data import OwnData, write_card
+from lm_eval_contam.audit.reference_model import (
+    ChosenReference,
+    as_lm_eval_loads_adapters,
+    check_reference_model,
+    choose_reference,
+    suggestion,
+)
 from lm_eval_contam.core.partitions import TaskType, sample_partitions
 from lm_eval_contam.core.registry import registered_methods
 from lm_eval_contam.methods.reordered.orders import DEFAULT_REORDERINGS, MAX_REORDERINGS, REORDERED_FORMS, check_reorderings
@@ -50,8 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--label", help="name of this model in the report (default: the model folder's name)")
     parser.add_argument("--reference-model", metavar="SPEC",
                         help="the checkpoint the audited model was fine-tuned from (HF folder / Hub id, or <lm-eval "
-                             "backend>:<model_args>): it scores the same texts, and the reference-differenced tests "
-                             "read u = log p(model) - log p(reference) per text")
+                             "backend>:<model_args>; 'auto': the base its folder's model card or adapter_config.json "
+                             "names): it scores the same texts, and the reference-differenced tests read u = log "
+                             "p(model) - log p(reference) per text (default: none; a PEFT adapter's base)")
     parser.add_argument("--output_path", type=Path, default=Path("contamination_audit"),
                         help="audit directory (default: ./contamination_audit)")
     parser.add_argument("--dcq-generator", default="offline",
@@ -61,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tasks.add_argument("--tasks", help="comma-separated lm-eval tasks or groups (registered, e.g. arc_easy,mmlu, or "
                                        "your own YAML with --include_path): each (sub)task's rendered evaluation docs "
                                        "become a partition, and the tasks run too")
-    tasks.add_argument("--sample", type=int, metavar="N", default=BENCHMARK_SAMPLE,
+    tasks.add_argument("--sample", type=int, metavar="N",
                        help=f"instances per benchmark in the sample the methods draw (default {BENCHMARK_SAMPLE}: the "
                             "validation study's partition size, whose measured power the report quotes; 0: the "
                             "methods' own, 100; Time Travel keeps its 10, the reordered score every item)")
@@ -133,7 +141,6 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
         limit=args.limit,
         benchmark_chat_template=args.benchmark_chat_template,
         skip_methods=skipped_methods(args.methods, args.no_likelihood),
-        reference_model=args.reference_model,
         adjustment_metadata=(("reorderings", args.reorderings),) if args.reorderings is not None else (),
     )
 
@@ -152,9 +159,10 @@ def skipped_methods(methods: str | None, no_likelihood: bool) -> tuple[str, ...]
                  if name in left_out or (no_likelihood and name == LIKELIHOOD_METHOD))
 
 
-def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, ModelSpec | None]:
+def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, ChosenReference | None]:
     """Every check that needs nothing written, in the order a user would fix them; the audit's identity, the model's
-    spec and the reference model's (parsed once, here: the audit takes them as they are)."""
+    spec (a local PEFT adapter folder as lm-eval loads it: on its base) and the reference model, given or found
+    (parsed once, here: the audit takes them as they are)."""
     tasks = name_list(args.tasks, "--tasks")
     partitions = name_list(args.partitions, "--partitions")
     check_label(label)
@@ -163,17 +171,21 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, M
     check_include_paths(args.include_path)
     if args.reorderings is not None:
         check_reorderings(args.reorderings, source="--reorderings")
-    if args.sample < 0:
+    if args.sample is not None and args.sample < 0:
         raise ContamError(f"got {args.sample}; expected a whole number of instances (0: the methods' own sample)",
+                          field="--sample")
+    if args.sample is not None and tasks is None:
+        raise ContamError("samples the --tasks benchmarks' instances; --data and --partitions partitions keep their "
+                          "methods' own samples, so it would be ignored: leave it out, or audit with --tasks",
                           field="--sample")
     skipped_methods(args.methods, args.no_likelihood)
     check_control_flags(control_split=args.control_split, control_data=args.control_data, tasks=tasks is not None,
                         data=args.data is not None)
-    spec = ModelSpec.parse(args.model or str(default_model_path()))
+    spec = as_lm_eval_loads_adapters(ModelSpec.parse(args.model or str(default_model_path())))
     spec.check()
-    reference = ModelSpec.parse(args.reference_model) if args.reference_model else None
+    reference = choose_reference(args.reference_model, spec)
     if reference is not None:
-        reference.check()
+        check_reference_model(reference.spec, spec)
     own = {flag: getattr(args, flag) for flag in ("data", "split", "name", "text_field", "second_field", "label_field",
                                                   "label_names", "task_type", "hf_name")}
     identity = {"partitions": list(partitions) if partitions is not None else None,
@@ -181,12 +193,17 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, M
                 "data": own if args.data is not None else None,
                 "control_split": args.control_split, "control_data": args.control_data,
                 "dcr_sheet": args.dcr_sheet, "dcq_mode": args.dcq_mode, "likelihood": not args.no_likelihood,
-                "limit": args.limit, **({"sample": args.sample} if args.tasks is not None else {}),
+                "limit": args.limit, **({"sample": benchmark_sample(args)} if args.tasks is not None else {}),
                 **({"methods": list(name_list(args.methods, "--methods") or ())} if args.methods is not None else {}),
-                **({"reference_model": args.reference_model} if args.reference_model else {}),
+                **({"reference_model": reference.spec.spec} if reference is not None else {}),
                 **({"reorderings": args.reorderings} if args.reorderings is not None else {})}
     check_same_audit(args.output_path, identity, label, spec.backend, spec.model_args)
     return identity, spec, reference
+
+
+def benchmark_sample(args: argparse.Namespace) -> int:
+    """``--sample``, or the validation study's partition size when it is not given."""
+    return BENCHMARK_SAMPLE if args.sample is None else args.sample
 
 
 def audit_one(model: ModelSpec, label: str, out: Path, settings: AuditSettings, *,
@@ -241,7 +258,12 @@ def own_data_card(args: argparse.Namespace) -> Path:
 def _main(args: argparse.Namespace) -> int:
     label = args.label or default_label(args.model)
     identity, spec, reference = check_args(args, label)
-    settings = replace(settings_from_args(args), quiz_option_generator=args.dcq_generator)
+    settings = replace(settings_from_args(args), quiz_option_generator=args.dcq_generator,
+                       reference_model=reference.spec.spec if reference is not None else None,
+                       reference_found_by=reference.found_by if reference is not None else None)
+    hint = reference.line() if reference is not None else suggestion(spec)
+    if hint:
+        print(hint)
     # The identity goes first: an interrupted first run leaves it beside its files, so no other audit mixes with them.
     with claimed(args.output_path, identity, label, spec.backend, spec.model_args):
         loaded = None
@@ -253,7 +275,7 @@ def _main(args: argparse.Namespace) -> int:
             listed = settings.partitions if args.partitions else ()
             settings = replace(settings, partitions=(*listed, str(card)))
         audit_one(spec, label, args.output_path, settings, judge_model=args.judge_model, loaded=loaded,
-                  reference=reference)
+                  reference=reference.spec if reference is not None else None)
     if not args.no_report:
         write_report(args.output_path)
     for line in report.partition_statements(args.output_path):
@@ -272,7 +294,7 @@ def task_settings(args: argparse.Namespace, settings: AuditSettings) -> tuple[Au
     names = list(name_list(args.tasks, "--tasks") or ())
     derived = write_benchmark_partitions(names, args.include_path, args.output_path,
                                          BenchmarkControl(split=args.control_split, data=args.control_data),
-                                         sample=args.sample or None)
+                                         sample=benchmark_sample(args) or None)
     for card in derived.cards:
         print(f"partition card: {card}")
     listed = settings.partitions if args.partitions else ()

@@ -27,10 +27,10 @@ from typing import Any
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.lmeval.generation import ModelSpec
 from lm_eval_contam.harness import adjustment_tasks, check_model_can_run, include_paths, post_process, tasks_not_run
-from lm_eval_contam.core.input_checks import check_run_metadata
+from lm_eval_contam.core.input_checks import BlankValue, check_run_metadata, refuse_blank_values
 from lm_eval_contam.lmeval.lm_eval_compat import selected_task_configs
+from lm_eval_contam.audit.reference_model import REFERENCE_FLAG
 from lm_eval_contam.audit.reference_scoring import (
-    REFERENCE_FLAG,
     add_reference_tests,
     plan_reference,
     score_reference,
@@ -57,6 +57,7 @@ def lm_eval_run_parser() -> argparse.ArgumentParser:
 
     run_parser = HarnessCLI()._subparsers.choices["run"]
     run_parser.prog = "lm-eval-contam run"
+    refuse_blank_values(run_parser)
     return run_parser
 
 
@@ -72,7 +73,7 @@ def _with_hook(simple_evaluate: Callable[..., Any], hook: ResultsHook, reference
         check_model_can_run(spec or model, kwargs.get("tasks"), kwargs.get("task_manager"))
         plan = None
         if reference is not None:  # refused before the first request, like the audit's
-            plan = plan_reference(reference, model, kwargs["tasks"], kwargs["task_manager"])
+            plan = plan_reference(reference, spec or model, kwargs["tasks"], kwargs["task_manager"])
         if kwargs.get("task_manager") is not None:
             check_methods_can_run(kwargs["tasks"], kwargs["task_manager"], spec)
             kwargs["tasks"] = [*kwargs["tasks"], *adjustment_tasks(kwargs["tasks"], kwargs["task_manager"],
@@ -116,6 +117,8 @@ def parse_run_args(parser: argparse.ArgumentParser, argv: list[str]) -> argparse
     """lm-eval's flags, with a malformed JSON value or a wrongly typed metadata key as one ContamError."""
     try:
         args = parser.parse_args(argv)
+    except BlankValue as blank:
+        raise blank.error() from None
     except ValueError as error:  # lm-eval's JSON-or-key=value flags raise it on a malformed value
         flag = next((flag for flag, value in zip(argv, argv[1:]) if flag.startswith("--") and value
                      and value in str(error)), "arguments")

@@ -93,15 +93,38 @@ def model_fingerprint(backend: str, model_args: str) -> str:
     digest = hashlib.sha256(f"{backend}:{model_args}".encode())
     for pair in model_args.split(","):
         value = pair.partition("=")[2].strip()
-        path = Path(value)
-        if not value or not path.exists():
-            continue
-        files = sorted(found for found in path.iterdir() if found.is_file()) if path.is_dir() else [path]
-        for file in files:
-            stat = file.stat()
-            content = _file_digest(str(file.resolve()), stat.st_size, stat.st_mtime_ns)
-            digest.update(f"{file.name}:{stat.st_size}:{content}".encode())
+        if value and Path(value).exists():
+            for name, size, content in _local_files(Path(value)):
+                digest.update(f"{name}:{size}:{content}".encode())
     return digest.hexdigest()[:16]
+
+
+# model_args naming what a model answers with: its weights (a folder, a Hub id or a file) and an adapter on them.
+WEIGHT_ARGUMENTS = ("pretrained", "model", "peft", "delta", "gguf_file")
+
+
+def weights_identity(arguments: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """What a model answers with, by content: per argument naming its weights (:data:`WEIGHT_ARGUMENTS`), every file
+    of a local folder (or the file) by name, size and sha256, or a Hub id by its name and ``revision``. Two specs
+    with equal identities are the same model, whatever their folders are called."""
+    found = []
+    for key in WEIGHT_ARGUMENTS:
+        value = str(arguments.get(key) or "").strip()
+        if not value:
+            continue
+        path = Path(value).expanduser()
+        found.append((key, tuple(_local_files(path)) if path.exists() else (value, arguments.get("revision"))))
+    return tuple(found)
+
+
+def _local_files(path: Path) -> list[tuple[str, int, str]]:
+    """Each file of a folder (or the file itself): its name, size and sha256."""
+    files = sorted(found for found in path.iterdir() if found.is_file()) if path.is_dir() else [path]
+    found = []
+    for file in files:
+        stat = file.stat()
+        found.append((file.name, stat.st_size, _file_digest(str(file.resolve()), stat.st_size, stat.st_mtime_ns)))
+    return found
 
 
 @lru_cache(maxsize=None)

@@ -6,6 +6,7 @@ directory behind. Each message names the flag (the field), the value and what is
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,42 @@ import yaml
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.partitions import Partition
+
+
+class BlankValue(Exception):
+    """A flag given an empty (or blank) value, raised while argparse reads it (:func:`refuse_blank_values`).
+
+    Not a ValueError: argparse turns one into its usage text; the CLI turns this into one line (:meth:`error`).
+    """
+
+    def __init__(self, flag: str, value: str) -> None:
+        super().__init__(flag)
+        self.flag, self.value = flag, value
+
+    def error(self) -> ContamError:
+        return ContamError(f"got {self.value!r}; expected a value (an unset shell variable gives an empty one): give "
+                           "one, or leave the flag out", field=self.flag)
+
+
+def refuse_blank_values(parser: argparse.ArgumentParser) -> None:
+    """Make every flag of ``parser`` that takes a value refuse an empty or blank one (:class:`BlankValue`).
+
+    ``--reference-model ""`` audited with no reference and ``--model ""`` audited the default model: an empty value
+    is never a choice, and one check over every flag catches it before any type (``Path("")`` is ``.``) hides it.
+    """
+    for action in parser._actions:
+        if action.option_strings and action.nargs != 0:
+            action.type = _not_blank(action.type, max(action.option_strings, key=len))
+
+
+def _not_blank(convert: Any, flag: str) -> Any:
+    def checked(value: str) -> Any:
+        if not value.strip():
+            raise BlankValue(flag, value)
+        return value if convert is None else convert(value)
+
+    checked.__name__ = getattr(convert, "__name__", "str")  # argparse names the type in its own messages
+    return checked
 
 
 def name_list(text: str | None, flag: str) -> tuple[str, ...] | None:

@@ -361,6 +361,8 @@ def _reference_run(path: Path, audit_file: Path, entry: Mapping[str, Any], where
         raise ContamError(f"expected one lm-eval results folder under {reference['run_dir']}, found {len(directories)}",
                           source=str(audit_file), field=f"{where}.reference.run_dir")
     model = " ".join(str(reference[key]) for key in ("model", "model_args") if reference.get(key)) or None
+    if model is not None and reference.get("found_by"):  # found by the audit, not given: the report says how
+        model = f"{model} (found: {reference['found_by']})"
     return load_model_dir(directories[0], label=f"{entry['label']} (reference)", model=model)
 
 

@@ -162,6 +162,18 @@ def check_model_can_run(model: ModelSpec | Any, tasks: Any, manager: Any | None 
     raise ContamError(f"task {name!r} scores log-likelihoods ({output_type}), but {gap}; {instead}", field="model")
 
 
+def check_scores_prompts(spec: ModelSpec) -> None:
+    """Refuse a model that is only ever asked for log-likelihoods (a reference model: every test on u reads them)
+    when it cannot score prompts: an API model without prompt log-probabilities (asked as
+    :func:`check_model_can_run` asks); the message names the flag that gave it."""
+    if not is_api_model(spec.backend):
+        return
+    gap = prompt_scoring_gap(model_class(spec.backend).create_from_arg_obj(dict(spec.arguments), {}))
+    if gap is not None:
+        raise ContamError(f"a reference model scores log-likelihoods only, but {gap}; give a local model (hf, vllm) or "
+                          "a completions server that returns prompt log-probabilities", field=spec.flag)
+
+
 def task_config(task: str, task_manager: Any) -> dict[str, Any]:
     """A task's indexed config, its metadata carrying ``config_source`` (relative paths resolve against it)."""
     entry = task_index(task_manager).get(task)

@@ -28,6 +28,8 @@ def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+# How a local path starts (a Hub id is "org/name", never one of these).
+LOCAL_PATH_STARTS = ("/", "./", "../", "~")
 # An lm-eval model registry name: hf, vllm, local-chat-completions, openai-completions, hf-auto, ...
 BACKEND_NAME = re.compile(r"[A-Za-z][\w.-]*")
 
@@ -46,6 +48,8 @@ class ModelSpec:
     extra: dict[str, Any] = field(default_factory=dict)
 
     spec: str = field(default="", compare=False)
+    # The flag that named the model: every message about it names that flag (``--reference-model`` for a reference).
+    flag: str = field(default="model", compare=False)
     # ``model_args`` as lm-eval reads it (``simple_parse_args_string``: typed values); given when lm-eval parsed it.
     arguments: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -65,15 +69,17 @@ class ModelSpec:
         return cls(backend=backend, model_args=model_args or "", spec=f"{backend}:{model_args or ''}")
 
     @classmethod
-    def parse(cls, spec: str, *, device: str | None = None, batch_size: int | str = 1) -> "ModelSpec":
-        """A spec checked as far as it can be without loading anything (``build`` finds the rest)."""
+    def parse(cls, spec: str, *, device: str | None = None, batch_size: int | str = 1,
+              flag: str = "model") -> "ModelSpec":
+        """A spec checked as far as it can be without loading anything (``build`` finds the rest); ``flag``: the
+        flag that gave it, named by every message about it."""
         def bad(message: str) -> ContamError:
             return ContamError(f"{message} in model spec {spec!r}; expected an HF folder, a Hub id or "
-                               f"<backend>:<key=value,...>", field="model")
+                               f"<backend>:<key=value,...>", field=flag)
 
         if not spec or not spec.strip():
             raise ContamError(f"expected an HF folder, a Hub id or <backend>:<model_args>; got {spec!r}",
-                              field="model")
+                              field=flag)
         extra: dict[str, Any] = {"batch_size": batch_size, "device": device or default_device()}
         head, sep, tail = spec.partition(":")
         if sep and "=" in tail and "/" not in head and not Path(spec).exists():
@@ -81,7 +87,7 @@ class ModelSpec:
             if not BACKEND_NAME.fullmatch(backend):
                 raise bad(f"backend {backend!r} is not a name")
         else:
-            return cls(backend="hf", model_args=f"pretrained={spec}", extra=extra, spec=spec)
+            return cls(backend="hf", model_args=f"pretrained={spec}", extra=extra, spec=spec, flag=flag)
         args: dict[str, str] = {}
         for pair in model_args.split(","):
             key, eq, value = pair.partition("=")
@@ -94,7 +100,7 @@ class ModelSpec:
 
             if not isinstance(getattr(torch, dtype, None), torch.dtype):
                 raise bad(f"dtype {dtype!r} is not a torch dtype (e.g. float32, bfloat16, auto)")
-        return cls(backend=backend, model_args=model_args, extra=extra, spec=spec)
+        return cls(backend=backend, model_args=model_args, extra=extra, spec=spec, flag=flag)
 
     def model_class(self) -> Any:
         """lm-eval's class for the backend; an unknown name or a missing package is a one-line ContamError."""
@@ -104,7 +110,7 @@ class ModelSpec:
             return get_model(self.backend)
         except Exception as error:  # noqa: BLE001 - unknown name, or a backend whose package is not installed
             raise ContamError(f"unknown lm-eval model backend {self.backend!r} (or its package is not installed) in model spec "
-                              f"{self.spec or self.model_args!r} ({_one_line(error)})", field="model") from None
+                              f"{self.spec or self.model_args!r} ({_one_line(error)})", field=self.flag) from None
 
     @functools.cached_property
     def local_tokenizer(self) -> LocalTokenizer | None:
@@ -137,6 +143,12 @@ class ModelSpec:
         self.model_class()
         if self.backend != "hf":
             return
+        pretrained = str(self.arguments.get("pretrained") or "")
+        if pretrained.startswith(LOCAL_PATH_STARTS) and not Path(pretrained).expanduser().exists():
+            # A path, not a Hub id: transformers would try the Hub and report a failed connection instead.
+            raise ContamError(f"cannot load model spec {self.spec or self.model_args!r}: no such folder "
+                              f"{pretrained!r}; expected an HF model folder, a Hub id or <backend>:<key=value,...>",
+                              field=self.flag)
         try:
             found = self.local_tokenizer
         except Exception as error:  # noqa: BLE001 - a missing folder, an unknown Hub id, no network, ...
@@ -145,7 +157,7 @@ class ModelSpec:
             why = "its model_args name no pretrained model"
         if found is None:
             raise ContamError(f"cannot load model spec {self.spec or self.model_args!r}: {why}; "
-                              f"expected an HF model folder, a Hub id or <backend>:<key=value,...>", field="model")
+                              f"expected an HF model folder, a Hub id or <backend>:<key=value,...>", field=self.flag)
 
     def build(self) -> Any:
         """The lm-eval model; any failure to build it is a one-line ContamError naming the spec."""
@@ -154,7 +166,7 @@ class ModelSpec:
             return model_class.create_from_arg_string(self.model_args, self.extra)
         except Exception as error:  # noqa: BLE001 - HF, vLLM, ... raise anything for a bad model
             raise ContamError(f"cannot load model spec {self.spec or self.model_args!r}: {_one_line(error)}",
-                              field="model") from None
+                              field=self.flag) from None
 
 
 def _one_line(error: BaseException) -> str:

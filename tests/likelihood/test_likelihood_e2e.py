@@ -186,10 +186,9 @@ def test_run_with_a_reference_writes_the_test_on_u_into_the_control_tasks_row(
 
     from lm_eval_contam.audit.job import check_reference
     from lm_eval_contam.cli import main as cli_main
-    from lm_eval_contam.lmeval.generation import ModelSpec
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
-    assert check_reference(ModelSpec.parse(str(base_model)), "hf", TASKS, harness.task_manager()) == [TASKS[0]]
+    assert check_reference("hf", TASKS, harness.task_manager()) == [TASKS[0]]
     out = tmp_path / "run"
     with _one_thread():
         assert cli_main(["run", "--model", "hf", "--model_args", f"pretrained={memoriser}", "--reference-model",
