@@ -18,6 +18,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import yaml
 from scipy import stats
 
 from lm_eval_contam.audit.benchmark_partitions import (
@@ -26,13 +27,13 @@ from lm_eval_contam.audit.benchmark_partitions import (
     BenchmarkControl,
     derive_partitions,
     split_lengths_test,
-    splits_differ,
     write_partition,
 )
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.formatting import p_equals
 from lm_eval_contam.core.partitions import Control, Partition
-from lm_eval_contam.core.stats import SPLIT_CHECK_ALPHA, splits_differ_test
+from lm_eval_contam.core.stats import SPLIT_CHECK_ALPHA, splits_differ, splits_differ_test
 from lm_eval_contam.lmeval.benchmark_docs import load_tasks, second_split
 from lm_eval_contam.methods.likelihood.configs import render_task_config
 from lm_eval_contam.methods.likelihood.verdicts import splits_difference, task_control
@@ -131,7 +132,7 @@ def test_the_lengths_check_holds_its_level_on_random_splits_of_one_pool() -> Non
         for _ in range(repetitions):
             order = rng.permutation(len(pool))
             first, second = [pool[i] for i in order[:size]], [pool[i] for i in order[size:2 * size]]
-            rejected += splits_differ(split_lengths_test(first, second))
+            rejected += splits_differ(split_lengths_test(first, second).pvalue)
         low, high = stats.binom.ppf([0.0005, 0.9995], repetitions, SPLIT_CHECK_ALPHA)
         assert low <= rejected <= high, (size, rejected / repetitions)
 
@@ -145,7 +146,7 @@ def test_the_check_catches_splits_cut_by_length() -> None:
     assert split_lengths_test(short, long).pvalue < 1e-50
     rng = np.random.default_rng(4)
     caught = sum(splits_differ(split_lengths_test(list(rng.choice(short, 24, replace=False)),
-                                                  list(rng.choice(long, 24, replace=False))))
+                                                  list(rng.choice(long, 24, replace=False))).pvalue)
                  for _ in range(200))
     assert caught == 200
 
@@ -154,11 +155,11 @@ def test_the_reference_check_is_the_same_test_on_log_likelihoods_per_byte() -> N
     """The check at verdict time: the same two-sided test on continuous scores holds its level on exchangeable
     draws and catches a shift of one null standard deviation at 24 against 24."""
     rng = np.random.default_rng(5)
-    null = sum(splits_differ(splits_differ_test(rng.normal(-2, 0.3, 24), rng.normal(-2, 0.3, 24)))
+    null = sum(splits_differ(splits_differ_test(rng.normal(-2, 0.3, 24), rng.normal(-2, 0.3, 24)).pvalue)
                for _ in range(2000))
     low, high = stats.binom.ppf([0.0005, 0.9995], 2000, SPLIT_CHECK_ALPHA)
     assert low <= null <= high
-    shifted = sum(splits_differ(splits_differ_test(rng.normal(-2, 0.3, 24), rng.normal(-2.3, 0.3, 24)))
+    shifted = sum(splits_differ(splits_differ_test(rng.normal(-2, 0.3, 24), rng.normal(-2.3, 0.3, 24)).pvalue)
                   for _ in range(200))
     assert shifted >= 180
 
@@ -182,8 +183,8 @@ def test_the_card_and_the_task_yaml_carry_the_assumed_control(task_dir: Path, tm
     two, one, long = derive_partitions(loaded)
     assert (two.control_split, one.control_split, one.no_control) == ("validation", None, NO_SECOND_SPLIT)
     lengths = split_lengths_test(texts("labnotes_a"), texts("labnotes_b"))
-    assert two.assumed_lengths.pvalue == pytest.approx(lengths.pvalue) and not splits_differ(lengths)
-    assert splits_differ(long.assumed_lengths)
+    assert two.assumed_lengths.pvalue == pytest.approx(lengths.pvalue) and not splits_differ(lengths.pvalue)
+    assert splits_differ(long.assumed_lengths.pvalue)
     partition = Partition.from_card(write_partition(two, tmp_path))
     assert partition.control == Control("split", "validation", "validation", assumed=True,
                                         lengths_pvalue=float(lengths.pvalue))
@@ -256,8 +257,6 @@ def test_audit_tasks_takes_the_tasks_validation_split_as_the_control_with_no_fla
     long_p = split_lengths_test(texts("labnotes_a"), [f"{a} {b}" for a, b in zip(texts("labnotes_b"),
                                                                                  texts("labnotes_b")[1:])]).pvalue
     two_p = split_lengths_test(texts("labnotes_a"), texts("labnotes_b")).pvalue
-    from lm_eval_contam.core.formatting import p_equals
-
     assert [line for line in printed if ": control: " in line or ": no second split" in line] == [
         f"notes_two test: control: the task's validation split, assumed exchangeable with test; a model trained on it "
         f"loses power, never level (character lengths: Mann-Whitney U {p_equals(float(two_p))})",
@@ -305,8 +304,7 @@ def test_no_split_control_turns_it_off_and_an_explicit_control_wins(
     assert likelihood[("notes_two test", "likelihood_control")].evidence.summary() == "no valid control: not tested"
     assert combined["notes_two test"].test == "partition_combined_without_control"
     assert json.loads((off / "audit.json").read_text())["identity"]["split_control"] is False
-    card = json.dumps(__import__("yaml").safe_load((off / "partitions" / "task_notes_two_test.yaml").read_text()))
-    assert '"control"' not in card
+    assert "control" not in yaml.safe_load((off / "partitions" / "task_notes_two_test.yaml").read_text())
     # an explicit --control-split is the user's choice: named as given, never "assumed"
     given = tmp_path / "given"
     assert _audit(given, tiny_model_dir, task_dir, "--tasks", "notes_long", "--control-split", "validation") == 0

@@ -39,7 +39,7 @@ from lm_eval_contam.lmeval.benchmark_docs import (
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import p_equals
 from lm_eval_contam.core.input_checks import CONTROL_OVERLAP_LIMIT, check_control_overlap, control_overlap
-from lm_eval_contam.core.stats import SPLIT_CHECK_ALPHA, splits_differ_test
+from lm_eval_contam.core.stats import SPLIT_CHECK_ALPHA, splits_differ, splits_differ_test
 from lm_eval_contam.core.jsonl import jsonl_text, read_jsonl_objects
 from lm_eval_contam.audit.own_data import CARDS_DIR, DATA_DIR, write_new
 from lm_eval_contam.core.partitions import Control, Partition, slug
@@ -113,7 +113,7 @@ class BenchmarkPartition:
         if self.assumed_lengths is None:
             return None
         lengths = f"character lengths: Mann-Whitney U {p_equals(float(self.assumed_lengths.pvalue))}"
-        if splits_differ(self.assumed_lengths):
+        if splits_differ(self.assumed_lengths.pvalue):
             return (f"{self.label}: control: the task's {self.control_split} split differs from {self.split} "
                     f"({lengths} <= {SPLIT_CHECK_ALPHA:g}): the control tests read \"not tested: the splits differ\"")
         return (f"{self.label}: control: the task's {self.control_split} split, assumed exchangeable with "
@@ -157,11 +157,6 @@ def split_lengths_test(texts: Sequence[str], control_texts: Sequence[str]) -> An
     return splits_differ_test([len(text) for text in texts], [len(text) for text in control_texts])
 
 
-def splits_differ(result: Any) -> bool:
-    """A comparability check's result rejects at its stated level (:data:`~lm_eval_contam.core.stats.SPLIT_CHECK_ALPHA`)."""
-    return float(result.pvalue) <= SPLIT_CHECK_ALPHA
-
-
 def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkDoc],
                      control: BenchmarkControl | None = None, sample: int | None = BENCHMARK_SAMPLE) -> BenchmarkPartition:
     """One (sub)task's partition from its rendered evaluation ``docs``, and its control's rows, rendered by the task's
@@ -203,8 +198,8 @@ def task_split_control(partition: BenchmarkPartition, task: Any) -> BenchmarkPar
     by the benchmark's authors and assumed exchangeable with the audited split: a model trained on it scores both
     high and the control tests lose power, never level. Not taken, saying why (``no_control``), when the task names
     none, when its docs cannot be rendered, or when it shares half its rows or more with the audited docs (it is
-    the audited data); its lengths' test is recorded either way, and a pair that differs reads "not tested" in the
-    control tests' verdicts."""
+    the audited data). Taken, it carries its lengths' test (:func:`split_lengths_test`): a pair that differs keeps the
+    control on its card and reads "not tested: the splits differ" in the control tests' verdicts."""
     chosen = second_split(task)
     if chosen is None:
         return replace(partition, no_control=NO_SECOND_SPLIT)

@@ -15,8 +15,8 @@ dataset of one's own gives ``hf_path`` [+ ``hf_name``] instead of ``data_files``
 ``audit --tasks`` is one's own data too: its rendered docs are written as JSONL under the audit directory and
 described by a card (``lm_eval_contam.audit.benchmark_partitions``). A *partition card* (:meth:`Partition.from_card`) is a YAML file with the same keys plus
 ``split`` and ``control`` (:class:`Control`: ``{kind: split, source: <split>}``, ``{kind: file, source: <file>, split:
-<split>}`` or ``{kind: none}``; required when the card has splits besides ``split``): the one way every command takes
-one's own data.
+<split>}`` or ``{kind: none}``; required when the card has splits besides ``split``; ``audit --tasks`` adds ``assumed:
+true`` and ``lengths_pvalue`` to the task's own second split it chose): the one way every command takes one's own data.
 """
 
 from __future__ import annotations

@@ -63,6 +63,11 @@ def splits_differ_test(first: Sequence[float], second: Sequence[float]) -> Any:
     return scipy_stats.mannwhitneyu(x, y, alternative="two-sided")
 
 
+def splits_differ(pvalue: float) -> bool:
+    """The comparability check rejects: two splits differ at ``SPLIT_CHECK_ALPHA``."""
+    return float(pvalue) <= SPLIT_CHECK_ALPHA
+
+
 def percentile_interval(values: Sequence[float] | np.ndarray, confidence_level: float = 0.95) -> ConfidenceInterval:
     """The equal-tailed percentile interval of resampled statistics."""
     if not 0.0 < confidence_level < 1.0:

@@ -19,7 +19,7 @@ from lm_eval_contam.methods.likelihood.task import RECORD_METRIC
 from lm_eval_contam.core.partitions import Control, ControlKind, Partition
 from lm_eval_contam.core.relabelling import records_by_identity
 from lm_eval_contam.core.rundir import ModelResults
-from lm_eval_contam.core.stats import ALPHA, SPLIT_CHECK_ALPHA, sign_flip_caveats, splits_differ_test
+from lm_eval_contam.core.stats import ALPHA, sign_flip_caveats, splits_differ, splits_differ_test
 from lm_eval_contam.verdicts.verdict import Verdict
 
 FAMILY = "likelihood"
@@ -149,9 +149,9 @@ def splits_difference(named: Control, reference_check: Any | None) -> str | None
     two-sided Mann-Whitney U at ``SPLIT_CHECK_ALPHA``. A control a flag named is the user's: not checked."""
     if not named.assumed:
         return None
-    if named.lengths_pvalue is not None and named.lengths_pvalue <= SPLIT_CHECK_ALPHA:
+    if named.lengths_pvalue is not None and splits_differ(named.lengths_pvalue):
         return f"character lengths of the rendered docs: Mann-Whitney U {p_equals(named.lengths_pvalue)}"
-    if reference_check is not None and float(reference_check.pvalue) <= SPLIT_CHECK_ALPHA:
+    if reference_check is not None and splits_differ(reference_check.pvalue):
         return (f"the reference model's log-likelihood per byte: Mann-Whitney U "
                 f"{p_equals(float(reference_check.pvalue))}")
     return None
@@ -291,7 +291,8 @@ def verdicts(model: ModelResults) -> list[Verdict]:
     reads the reference's check of its splits from the partition's control-mode task (the one the reference scores)."""
     tasks = model.tasks_of(FAMILY)
     checks = {partition_of(model, task).label: reference_splits_test(model, task) for task in tasks
-              if model.metadata(task).get("mode", "control") == "control" and task_control(model.metadata(task)).assumed}
+              if model.metadata(task).get("mode", "control") == "control"
+              and task_control(model.metadata(task)).assumed}
     return [verdict for task in tasks
             for verdict in task_verdicts(model, task, checks.get(partition_of(model, task).label))]
 
