@@ -11,21 +11,35 @@ likelihood modes score ``text``.
 
 A control (the likelihood modes' partition of the same distribution the model cannot have seen) is a second split
 of the same card: another split of the task's dataset (``--control-split``) or a JSONL file of docs in the task's
-schema (``--control-data``, split ``control``), rendered by the same templates. The card's ``control`` field says
-which (:class:`~lm_eval_contam.core.partitions.Control`: kind ``split``, ``file`` or ``none``, and its source).
+schema (``--control-data``, split ``control``), rendered by the same templates. With neither, the task's own second
+split (:func:`~lm_eval_contam.lmeval.benchmark_docs.second_split`: validation, then train, then fewshot) is the control,
+assumed exchangeable with the audited split, once two checks allow it: it shares under half its rows with the audited
+docs, and its rendered docs' character lengths do not differ from theirs (:func:`split_lengths_test`; a pair that
+differs keeps its control, and the control tests read "not tested: the splits differ"). ``--no-split-control`` turns
+this off. The card's ``control`` field says which (:class:`~lm_eval_contam.core.partitions.Control`: kind ``split``,
+``file`` or ``none``, its source, and for the task's own split ``assumed`` and the lengths' p).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, LoadedBenchmark, eval_split, rows_docs, split_docs
+from lm_eval_contam.lmeval.benchmark_docs import (
+    BenchmarkDoc,
+    LoadedBenchmark,
+    eval_split,
+    rows_docs,
+    second_split,
+    split_docs,
+)
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.input_checks import check_control_overlap
+from lm_eval_contam.core.formatting import p_equals
+from lm_eval_contam.core.input_checks import CONTROL_OVERLAP_LIMIT, check_control_overlap, control_overlap
+from lm_eval_contam.core.stats import SPLIT_CHECK_ALPHA, splits_differ, splits_differ_test
 from lm_eval_contam.core.jsonl import jsonl_text, read_jsonl_objects
 from lm_eval_contam.audit.own_data import CARDS_DIR, DATA_DIR, write_new
 from lm_eval_contam.core.partitions import Control, Partition, slug
@@ -42,15 +56,21 @@ BENCHMARK_SAMPLE = 24
 
 @dataclass(frozen=True)
 class BenchmarkControl:
-    """Where a benchmark partition's control comes from: a split of the task's dataset, or a file of its docs."""
+    """Where a benchmark partition's control comes from: a split of the task's dataset, or a file of its docs; with
+    neither, the task's own second split unless ``task_split`` is off (``--no-split-control``)."""
 
     split: str | None = None
     data: str | None = None
+    task_split: bool = True
 
     def __post_init__(self) -> None:
         if self.split is not None and self.data is not None:
             raise ContamError("with --tasks give one control: --control-split (a split of the task's dataset) or "
                               "--control-data (a JSONL file of the task's docs)", field="--control-split")
+
+
+NO_CONTROL = BenchmarkControl(task_split=False)
+NO_SECOND_SPLIT = "no second split: the with-control verdict is not computed"
 
 
 @dataclass(frozen=True)
@@ -66,13 +86,38 @@ class BenchmarkPartition:
     control_file: str | None = None  # --control-data as given (the control's source), when the control is a file
     sample: int | None = BENCHMARK_SAMPLE  # the card's ``sample`` (None: the methods' own sample sizes)
     output_type: str | None = None  # the task's lm-eval output_type (the card's ``benchmark_output_type``)
+    # The control is the task's own second split, chosen with no flag: its lengths' test (split_lengths_test).
+    assumed_lengths: Any = None
+    no_control: str | None = None  # why the task's own second split is not the control, when no flag named one
 
     @property
     def control(self) -> Control:
         if self.control_split is None:
             return Control()
-        return Control("file", self.control_file, self.control_split) if self.control_file else Control.of_split(
-            self.control_split)
+        if self.control_file:
+            return Control("file", self.control_file, self.control_split)
+        if self.assumed_lengths is not None:
+            return Control("split", self.control_split, self.control_split, assumed=True,
+                           lengths_pvalue=float(self.assumed_lengths.pvalue))
+        return Control.of_split(self.control_split)
+
+    @property
+    def label(self) -> str:
+        return f"{self.task} {self.split}"
+
+    def statement(self) -> str | None:
+        """What the audit took as the control when no flag named one, in one line (None: a flag named it, or
+        ``--no-split-control``)."""
+        if self.no_control is not None:
+            return f"{self.label}: {self.no_control}"
+        if self.assumed_lengths is None:
+            return None
+        lengths = f"character lengths: Mann-Whitney U {p_equals(float(self.assumed_lengths.pvalue))}"
+        if splits_differ(self.assumed_lengths.pvalue):
+            return (f"{self.label}: control: the task's {self.control_split} split differs from {self.split} "
+                    f"({lengths} <= {SPLIT_CHECK_ALPHA:g}): the control tests read \"not tested: the splits differ\"")
+        return (f"{self.label}: control: the task's {self.control_split} split, assumed exchangeable with "
+                f"{self.split}; a model trained on it loses power, never level ({lengths})")
 
     @property
     def key(self) -> str:
@@ -105,15 +150,25 @@ def doc_row(doc: BenchmarkDoc) -> dict[str, Any]:
     return {TEXT_FIELD: doc.text, ANSWER_FIELD: doc.target, "choices": list(doc.choices), "doc_index": doc.index}
 
 
+def split_lengths_test(texts: Sequence[str], control_texts: Sequence[str]) -> Any:
+    """Whether two splits' rendered docs differ in length: the two-sided Mann-Whitney U test of their character
+    lengths (:func:`~lm_eval_contam.core.stats.splits_differ_test`; H0: both splits' lengths are draws of one
+    distribution, as two random splits of one pool are)."""
+    return splits_differ_test([len(text) for text in texts], [len(text) for text in control_texts])
+
+
 def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkDoc],
                      control: BenchmarkControl | None = None, sample: int | None = BENCHMARK_SAMPLE) -> BenchmarkPartition:
     """One (sub)task's partition from its rendered evaluation ``docs``, and its control's rows, rendered by the task's
-    own templates; ``sample``: the card's cap on the methods' sample (None: none)."""
+    own templates; ``sample``: the card's cap on the methods' sample (None: none). ``control`` None: the default
+    (the task's own second split, :func:`task_split_control`)."""
+    control = control or BenchmarkControl()
     split = eval_split(task)
     rows = tuple(doc_row(doc) for doc in docs)
     output_type = docs[0].output_type if docs else None  # one task's docs share its output_type
-    if control is None or (control.split is None and control.data is None):
-        return BenchmarkPartition(group, name, split, rows, sample=sample, output_type=output_type)
+    if control.split is None and control.data is None:
+        alone = BenchmarkPartition(group, name, split, rows, sample=sample, output_type=output_type)
+        return task_split_control(alone, task) if control.task_split else alone
     if control.split is not None:
         if control.split == split:
             raise ContamError(f"the control split must differ from the evaluated split {split!r}", source=name,
@@ -136,6 +191,31 @@ def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkD
                           field="--control-split" if control.split is not None else "--control-data")
     return BenchmarkPartition(group, name, split, rows, control_split, control_rows,
                               None if control.data is None else str(control.data), sample, output_type)
+
+
+def task_split_control(partition: BenchmarkPartition, task: Any) -> BenchmarkPartition:
+    """The partition with the task's own second split as its control (:func:`second_split`), drawn from the same pool
+    by the benchmark's authors and assumed exchangeable with the audited split: a model trained on it scores both
+    high and the control tests lose power, never level. Not taken, saying why (``no_control``), when the task names
+    none, when its docs cannot be rendered, or when it shares half its rows or more with the audited docs (it is
+    the audited data). Taken, it carries its lengths' test (:func:`split_lengths_test`): a pair that differs keeps the
+    control on its card and reads "not tested: the splits differ" in the control tests' verdicts."""
+    chosen = second_split(task)
+    if chosen is None:
+        return replace(partition, no_control=NO_SECOND_SPLIT)
+    try:
+        control_rows = tuple(doc_row(doc) for doc in split_docs(partition.task, task, chosen))
+    except ContamError as error:
+        return replace(partition, no_control=f"the task's {chosen} split cannot be a control ({error.reason}): the "
+                                             "with-control verdict is not computed")
+    texts, control_texts = [row[TEXT_FIELD] for row in partition.rows], [row[TEXT_FIELD] for row in control_rows]
+    overlap = control_overlap(texts, control_texts)
+    if overlap.share >= CONTROL_OVERLAP_LIMIT:
+        return replace(partition, no_control=f"the task's {chosen} split is not a control ({overlap.describe()}, "
+                                             f"{CONTROL_OVERLAP_LIMIT:.0%} or more): the with-control verdict is not "
+                                             "computed")
+    return replace(partition, control_split=chosen, control_rows=control_rows,
+                   assumed_lengths=split_lengths_test(texts, control_texts))
 
 
 def derive_partitions(loaded: Mapping[str, LoadedBenchmark], control: BenchmarkControl | None = None,

@@ -425,13 +425,17 @@ class BenchmarkPartitionCards:
     cards: tuple[str, ...]  # partition card paths, one per (sub)task
     groups: tuple[tuple[str, str], ...]  # (--tasks name, partition label), in the same order
     loaded: LoadedBenchmarks  # what the partitions were derived from, for the rest of the audit (run_model)
+    # What each partition took as its control when no flag named one (BenchmarkPartition.statement), one line each.
+    control_statements: tuple[str, ...] = ()
 
 
 def write_benchmark_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: Path,
                                control: BenchmarkControl | None = None,
                                sample: int | None = BENCHMARK_SAMPLE) -> BenchmarkPartitionCards:
     """Load the lm-eval tasks, derive every (sub)task's partition (and control), then write their cards and rows;
-    ``sample``: each card's cap on the methods' sample (``--sample``; None: the methods' own sizes).
+    ``control`` None: each task's own second split (:func:`~lm_eval_contam.audit.benchmark_partitions.
+    task_split_control`); ``sample``: each card's cap on the methods' sample (``--sample``; None: the methods' own
+    sizes).
 
     Every task is loaded and rendered, and every control derived, before the first file is written: bad input
     (an unknown task, a task without docs, a group with a failing subtask) leaves nothing behind.
@@ -447,8 +451,9 @@ def write_benchmark_partitions(names: Sequence[str], include_path: Sequence[str]
     check_tasks_named_once(loaded)
     derived = derive_partitions(loaded, control, sample)
     cards = tuple(str(write_partition(partition, out_dir)) for partition in derived)
-    return BenchmarkPartitionCards(cards, tuple((p.group, f"{p.task} {p.split}") for p in derived),
-                                   LoadedBenchmarks(task_manager, loaded))
+    return BenchmarkPartitionCards(cards, tuple((p.group, p.label) for p in derived),
+                                   LoadedBenchmarks(task_manager, loaded),
+                                   tuple(filter(None, (partition.statement() for partition in derived))))
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             "methods' own, 100; Time Travel keeps its 10, the reordered score every item)")
     tasks.add_argument("--control-split", dest="control_split",
                        help="with --tasks: another split of the task's dataset the model cannot have seen (the "
-                            "likelihood modes' control); with --data: the --control-data file's split name")
+                            "likelihood modes' control; default: the task's own second split, validation, then "
+                            "train, then fewshot); with --data: the --control-data file's split name")
+    tasks.add_argument("--no-split-control", action="store_true",
+                       help="with --tasks: no control unless --control-split/--control-data names one (by default "
+                            "the task's own second split is the control, assumed exchangeable with the audited one)")
     own = parser.add_argument_group("your own benchmark (instead of, or beside, --partitions)")
     own.add_argument("--data", help="a .jsonl or .csv file, or a Hub dataset id")
     own.add_argument("--split", help="with --data: the split's name (the prompts name it), e.g. test")
@@ -180,7 +184,7 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, C
                           field="--sample")
     skipped_methods(args.methods, args.no_likelihood)
     check_control_flags(control_split=args.control_split, control_data=args.control_data, tasks=tasks is not None,
-                        data=args.data is not None)
+                        data=args.data is not None, no_split_control=args.no_split_control)
     spec = as_lm_eval_loads_adapters(ModelSpec.parse(args.model or str(default_model_path())))
     spec.check()
     reference = choose_reference(args.reference_model, spec)
@@ -193,7 +197,9 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, C
                 "data": own if args.data is not None else None,
                 "control_split": args.control_split, "control_data": args.control_data,
                 "dcr_sheet": args.dcr_sheet, "dcq_mode": args.dcq_mode, "likelihood": not args.no_likelihood,
-                "limit": args.limit, **({"sample": benchmark_sample(args)} if args.tasks is not None else {}),
+                "limit": args.limit,
+                **({"sample": benchmark_sample(args), "split_control": not args.no_split_control}
+                   if args.tasks is not None else {}),
                 **({"methods": list(name_list(args.methods, "--methods") or ())} if args.methods is not None else {}),
                 **({"reference_model": reference.spec.spec} if reference is not None else {}),
                 **({"reorderings": args.reorderings} if args.reorderings is not None else {})}
@@ -293,10 +299,13 @@ def task_settings(args: argparse.Namespace, settings: AuditSettings) -> tuple[Au
         raise ContamError("give --tasks or --data, not both (each takes its own --control-split)", field="--tasks")
     names = list(name_list(args.tasks, "--tasks") or ())
     derived = write_benchmark_partitions(names, args.include_path, args.output_path,
-                                         BenchmarkControl(split=args.control_split, data=args.control_data),
+                                         BenchmarkControl(split=args.control_split, data=args.control_data,
+                                                          task_split=not args.no_split_control),
                                          sample=benchmark_sample(args) or None)
     for card in derived.cards:
         print(f"partition card: {card}")
+    for statement in derived.control_statements:
+        print(statement)
     listed = settings.partitions if args.partitions else ()
     return replace(settings, partitions=(*listed, *derived.cards), benchmark_tasks=tuple(dict.fromkeys(names)),
                    task_groups=derived.groups), derived.loaded

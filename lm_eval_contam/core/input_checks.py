@@ -96,12 +96,18 @@ def check_include_paths(paths: Sequence[str]) -> None:
                               field="--include_path")
 
 
-def check_control_flags(*, control_split: str | None, control_data: str | None, tasks: bool, data: bool) -> None:
-    """A control belongs to ``--tasks`` or ``--data``; a registered partition's control is its own sibling split."""
+def check_control_flags(*, control_split: str | None, control_data: str | None, tasks: bool, data: bool,
+                        no_split_control: bool = False) -> None:
+    """A control belongs to ``--tasks`` or ``--data``; a registered partition's control is its own sibling split;
+    ``--no-split-control`` turns off ``--tasks``' default control only."""
     given = "--control-split" if control_split is not None else "--control-data" if control_data is not None else None
     if given and not (tasks or data):
         raise ContamError("a control goes with --tasks or --data; a --partitions partition's control is its "
                           "registered sibling split, so this flag would be ignored", field=given)
+    if no_split_control and not tasks:
+        raise ContamError("goes with --tasks (it turns off the task's own second split as the control); without "
+                          "--tasks no control is chosen by default, so this flag would be ignored",
+                          field="--no-split-control")
 
 
 # Run-metadata keys the project's tasks read, with the type each must have (lm-eval merges --metadata into every
@@ -194,12 +200,17 @@ def _comparable(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def control_overlap(audited: Sequence[str], control: Sequence[str]) -> ControlOverlap:
+    """How many of the control's texts are also audited texts (:func:`_comparable`)."""
+    seen = {_comparable(text) for text in audited}
+    return ControlOverlap(sum(_comparable(text) in seen for text in control), len(control))
+
+
 def check_control_overlap(audited: Sequence[str], control: Sequence[str], *, source: str,
                           field: str) -> ControlOverlap:
     """The control's texts that are also audited texts; refused at or above the limit (below it, the likelihood
     verdicts show it in their evidence)."""
-    seen = {_comparable(text) for text in audited}
-    overlap = ControlOverlap(sum(_comparable(text) in seen for text in control), len(control))
+    overlap = control_overlap(audited, control)
     if overlap.share >= CONTROL_OVERLAP_LIMIT:
         raise ContamError(f"{overlap.shared} of the control's {overlap.rows} rows ({overlap.share:.0%}) are audited "
                           f"rows; expected a control the model cannot have seen, sharing under "

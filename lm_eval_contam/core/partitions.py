@@ -15,8 +15,8 @@ dataset of one's own gives ``hf_path`` [+ ``hf_name``] instead of ``data_files``
 ``audit --tasks`` is one's own data too: its rendered docs are written as JSONL under the audit directory and
 described by a card (``lm_eval_contam.audit.benchmark_partitions``). A *partition card* (:meth:`Partition.from_card`) is a YAML file with the same keys plus
 ``split`` and ``control`` (:class:`Control`: ``{kind: split, source: <split>}``, ``{kind: file, source: <file>, split:
-<split>}`` or ``{kind: none}``; required when the card has splits besides ``split``): the one way every command takes
-one's own data.
+<split>}`` or ``{kind: none}``; required when the card has splits besides ``split``; ``audit --tasks`` adds ``assumed:
+true`` and ``lengths_pvalue`` to the task's own second split it chose): the one way every command takes one's own data.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ USER_DATA_KEYS = ("dataset_name", "key", "data_files", "hf_path", "hf_name", "ta
                   "label_field", "label_names", "columns", "companion_field", "sample", "benchmark_output_type")
 CARD_SUFFIXES = (".yaml", ".yml")
 ControlKind = Literal["split", "file", "none"]
-CONTROL_KEYS = ("kind", "source", "split")
+CONTROL_KEYS = ("kind", "source", "split", "assumed", "lengths_pvalue")
 
 
 @dataclass(frozen=True)
@@ -49,25 +49,36 @@ class Control:
     ``split``: another split of the same dataset (``source``: its name); ``file``: a file of such rows (``source``: the
     file as the user gave it), read as the dataset's split ``split``; ``none``: no control (the likelihood modes
     compare nothing, only the lift mode is tested).
+
+    ``assumed``: a split ``audit --tasks`` chose itself (the task's own second split, no flag given), assumed
+    exchangeable with the audited one; ``lengths_pvalue`` then holds the two-sided Mann-Whitney p of the two splits'
+    rendered docs' character lengths (:func:`~lm_eval_contam.core.stats.splits_differ_test`), which the verdicts read.
     """
 
     kind: ControlKind = "none"
     source: str | None = None
     split: str | None = None  # the dataset split holding the control's rows (kind split: ``source`` itself)
+    assumed: bool = False
+    lengths_pvalue: float | None = None
 
     @classmethod
     def of_split(cls, split: str) -> Control:
         return cls("split", split, split)
 
     def describe(self) -> str:
-        """In words, for verdicts: ``split validation``, ``file fresh.jsonl (as split fresh)``, ``none``."""
+        """In words, for verdicts: ``split validation``, ``file fresh.jsonl (as split fresh)``, ``none``; a split
+        chosen without a flag says what it rests on."""
         if self.kind == "file":
             return f"file {self.source} (as split {self.split})"
+        if self.assumed:
+            return (f"split {self.source}: the task's own {self.source} split, assumed exchangeable with the audited "
+                    "split; a model trained on it loses power, never level")
         return f"split {self.source}" if self.kind == "split" else "none"
 
-    def card_fields(self) -> dict[str, str]:
+    def card_fields(self) -> dict[str, Any]:
         """The card's ``control`` field."""
-        fields = {"kind": self.kind, "source": self.source, "split": self.split if self.kind == "file" else None}
+        fields = {"kind": self.kind, "source": self.source, "split": self.split if self.kind == "file" else None,
+                  "assumed": True if self.assumed else None, "lengths_pvalue": self.lengths_pvalue}
         return {key: value for key, value in fields.items() if value is not None}
 
 
@@ -311,8 +322,8 @@ def card_control(value: Any, split: str, splits: tuple[str, ...], source: str) -
         raise unclear(f"expected a mapping of {', '.join(CONTROL_KEYS)} with kind split, file or none, got {value!r}")
     kind, given, rows_split = value["kind"], value.get("source"), value.get("split")
     if kind == "none":
-        if given is not None or rows_split is not None:
-            raise unclear("kind none takes no source or split")
+        if set(value) - {"kind"}:
+            raise unclear("kind none takes no source or split (nor assumed, lengths_pvalue)")
         return Control()
     if not isinstance(given, str) or not given:
         raise unclear(f"kind {kind} needs its source (a split name or a file)")
@@ -324,7 +335,13 @@ def card_control(value: Any, split: str, splits: tuple[str, ...], source: str) -
         raise unclear("kind file needs `split`: the card's split its rows are read as")
     if rows_split not in others:
         raise unclear(f"the control's split {rows_split!r} is not another split of the card (it has {known})")
-    return Control(kind, given, rows_split)
+    assumed, lengths = value.get("assumed", False), value.get("lengths_pvalue")
+    if not isinstance(assumed, bool) or (assumed and kind != "split"):
+        raise unclear(f"assumed is true only for a split audit --tasks chose itself, got {assumed!r} with kind {kind}")
+    if lengths is not None and (not assumed or isinstance(lengths, bool) or not isinstance(lengths, (int, float))
+                                or not 0 <= lengths <= 1):
+        raise unclear(f"lengths_pvalue is a p-value in [0, 1] of an assumed split, got {lengths!r}")
+    return Control(kind, given, rows_split, assumed, None if lengths is None else float(lengths))
 
 
 def dataset_from_task_metadata(metadata: Mapping[str, Any]) -> DatasetSpec:

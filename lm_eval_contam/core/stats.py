@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import stats as scipy_stats
@@ -47,6 +48,24 @@ class TestResult(Estimate):
     def significant(self, alpha: float = ALPHA) -> bool:
         """Reject the null when p <= alpha (the papers' rule)."""
         return self.pvalue <= alpha
+
+
+# The level of the check that two splits of one task are comparable (audit --tasks' default control): its own stated
+# alpha, the verdicts'.
+SPLIT_CHECK_ALPHA = ALPHA
+
+
+def splits_differ_test(first: Sequence[float], second: Sequence[float]) -> Any:
+    """Two-sided Mann-Whitney U test of two splits' per-text values (character lengths, a reference model's
+    log-likelihood per byte): H0, the two are samples of one distribution, as two random splits of one pool are.
+    scipy's result (``statistic``: U of ``first``, ``pvalue``); every value must be finite and each side non-empty."""
+    x, y = finite_scores(first, "first split"), finite_scores(second, "second split")
+    return scipy_stats.mannwhitneyu(x, y, alternative="two-sided")
+
+
+def splits_differ(pvalue: float) -> bool:
+    """The comparability check rejects: two splits differ at ``SPLIT_CHECK_ALPHA``."""
+    return float(pvalue) <= SPLIT_CHECK_ALPHA
 
 
 def percentile_interval(values: Sequence[float] | np.ndarray, confidence_level: float = 0.95) -> ConfidenceInterval:

@@ -231,6 +231,17 @@ def eval_split(task: Any) -> str:
     return str(task.config.test_split or task.config.validation_split)
 
 
+def second_split(task: Any) -> str | None:
+    """The split ``audit --tasks`` takes as the control when no flag names one: the first of the task's
+    ``validation_split``, ``training_split``, ``fewshot_split`` that is not its evaluation split and that its dataset
+    holds (None: the task names no second split)."""
+    evaluated = eval_split(task)
+    available = set(getattr(task, "dataset", None) or {})
+    config = task.config
+    return next((str(split) for split in (config.validation_split, config.training_split, config.fewshot_split)
+                 if split and str(split) != evaluated and split in available), None)
+
+
 def _processed(task: Any, docs: Any) -> list[dict[str, Any]]:
     process = task.config.process_docs
     return list(process(docs) if process is not None else docs)

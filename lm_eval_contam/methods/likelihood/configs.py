@@ -48,6 +48,8 @@ def controlled_modes(partition: Partition) -> list[str]:
 
 # Task metadata naming how many of the control's rows are audited rows (written when some are; the verdicts show it).
 CONTROL_SHARED_KEY, CONTROL_ROWS_KEY = "control_shared_rows", "control_rows"
+# Task metadata of a control audit --tasks chose itself (Control.assumed) and its lengths' test p (Control.lengths_pvalue).
+CONTROL_ASSUMED_KEY, CONTROL_LENGTHS_KEY = "control_assumed", "control_lengths_pvalue"
 
 
 def control_overlap_of(metadata: Mapping[str, Any]) -> ControlOverlap | None:
@@ -78,6 +80,10 @@ def render_task_config(partition: Partition, mode: str, *, control: str | None =
     metadata["control_kind"] = named.kind  # the verdicts name the control's kind and source
     if named.source is not None:
         metadata["control_source"] = named.source
+    if named.assumed:  # the task's own second split: the verdicts check the splits are comparable before using it
+        metadata[CONTROL_ASSUMED_KEY] = True
+        if named.lengths_pvalue is not None:
+            metadata[CONTROL_LENGTHS_KEY] = named.lengths_pvalue
     if num_instances is not None:
         metadata["num_instances"] = num_instances
     metadata["seed"] = 0

@@ -12,14 +12,14 @@ from typing import Any, get_args
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
-from lm_eval_contam.methods.likelihood.configs import control_overlap_of
-from lm_eval_contam.methods.likelihood.docs import control_partition
+from lm_eval_contam.methods.likelihood.configs import CONTROL_ASSUMED_KEY, CONTROL_LENGTHS_KEY, control_overlap_of
+from lm_eval_contam.methods.likelihood.docs import CONTROL, PARTITION, control_partition
 from lm_eval_contam.methods.likelihood.stats import TwoSampleResult, reference_control_test
 from lm_eval_contam.methods.likelihood.task import RECORD_METRIC
 from lm_eval_contam.core.partitions import Control, ControlKind, Partition
 from lm_eval_contam.core.relabelling import records_by_identity
 from lm_eval_contam.core.rundir import ModelResults
-from lm_eval_contam.core.stats import ALPHA, sign_flip_caveats
+from lm_eval_contam.core.stats import ALPHA, sign_flip_caveats, splits_differ, splits_differ_test
 from lm_eval_contam.verdicts.verdict import Verdict
 
 FAMILY = "likelihood"
@@ -111,8 +111,70 @@ def not_tested(common: dict, partition: Partition) -> list[Verdict]:
                  "original minus mean perturbation, log-likelihood per byte", "options"))]
 
 
+SPLITS_DIFFER = "not tested: the splits differ"
+
+
+@dataclass(frozen=True)
+class SplitsDifferEvidence:
+    """Why a mode gave no verdict: its control, the task's own second split, differs from the audited split."""
+
+    score: str  # what the mode would compare, in words
+    control: str  # the control's kind and source (Control.describe)
+    why: str  # which check found the difference, with its p
+
+    def facts(self) -> list[tuple[str, str]]:
+        return [("control (kind, source)", self.control), ("would compare", self.score),
+                ("splits compared", self.why), ("result", SPLITS_DIFFER)]
+
+    def summary(self) -> str:
+        return f"{SPLITS_DIFFER} ({self.why})"
+
+
+def splits_differ_verdicts(common: dict, partition: Partition, control: str, named: Control, why: str,
+                           tests: Sequence[tuple[str, str, str]]) -> list[Verdict]:
+    """The control tests of a partition whose assumed control differs from it (``tests``: test, title, score): no
+    decision, saying which check found the difference. The other verdicts stand."""
+    null = (f"none: {partition.label} and {control} differ ({why}), so the control, assumed exchangeable with the "
+            "partition, is not, and the tests against it are not tested")
+    return [Verdict(test=test, title=title, flagged=None, statistic=None, pvalue=None, null=null,
+                    rule="never flags when the splits differ",
+                    evidence=SplitsDifferEvidence(score, named.describe(), why), **{**common, "n": None})
+            for test, title, score in tests]
+
+
+def splits_difference(named: Control, reference_check: Any | None) -> str | None:
+    """Why a control ``audit --tasks`` chose itself (the task's own second split) is not comparable with the audited
+    split, or None: its rendered docs' character lengths differ, or the reference model (``reference_check``: its
+    log-likelihood per byte of both splits' scored texts, :func:`reference_splits_test`) tells them apart; each a
+    two-sided Mann-Whitney U at ``SPLIT_CHECK_ALPHA``. A control a flag named is the user's: not checked."""
+    if not named.assumed:
+        return None
+    if named.lengths_pvalue is not None and splits_differ(named.lengths_pvalue):
+        return f"character lengths of the rendered docs: Mann-Whitney U {p_equals(named.lengths_pvalue)}"
+    if reference_check is not None and splits_differ(reference_check.pvalue):
+        return (f"the reference model's log-likelihood per byte: Mann-Whitney U "
+                f"{p_equals(float(reference_check.pvalue))}")
+    return None
+
+
+def reference_splits_test(model: ModelResults, task: str) -> Any | None:
+    """The reference model's own log-likelihood per byte of the partition's and the control's texts of a control-mode
+    task, compared (:func:`~lm_eval_contam.core.stats.splits_differ_test`); None without a reference run of it. A
+    pair of splits the reference itself tells apart differs in more than what the audited model learned."""
+    reference = model.reference_records(task, RECORD_METRIC)
+    if not reference:
+        return None
+    per_byte: dict[str, list[float]] = {PARTITION: [], CONTROL: []}
+    for record in reference.values():
+        per_byte[str(record.get("group"))].append(float(record["loglikelihood"]) / int(record["bytes"]))
+    if not per_byte[PARTITION] or not per_byte[CONTROL]:
+        return None
+    return splits_differ_test(per_byte[PARTITION], per_byte[CONTROL])
+
+
 def task_control(metadata: Mapping[str, Any]) -> Control:
-    """The control a likelihood task's YAML names (``control_kind``, ``control_source``, ``control``)."""
+    """The control a likelihood task's YAML names (``control_kind``, ``control_source``, ``control``, and for the
+    task's own second split ``control_assumed`` and ``control_lengths_pvalue``)."""
     kind = str(metadata.get("control_kind") or "none")
     if kind not in get_args(ControlKind):
         raise ContamError(f"{kind!r} is not one of {', '.join(get_args(ControlKind))}",
@@ -120,12 +182,17 @@ def task_control(metadata: Mapping[str, Any]) -> Control:
     if kind == "none":
         return Control()
     split = str(metadata.get("control") or metadata.get("control_source") or "")
-    return Control(kind, str(metadata.get("control_source") or split), split)
+    lengths = metadata.get(CONTROL_LENGTHS_KEY)
+    return Control(kind, str(metadata.get("control_source") or split), split,
+                   assumed=metadata.get(CONTROL_ASSUMED_KEY) is True,
+                   lengths_pvalue=None if lengths is None else float(lengths))
 
 
-def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
+def task_verdicts(model: ModelResults, task: str, reference_check: Any | None = None) -> list[Verdict]:
+    """One likelihood task's verdicts; ``reference_check``: the reference model's test of the partition's two splits
+    (:func:`reference_splits_test` of its control-mode task), for a control the audit chose itself."""
     metadata = model.metadata(task)
-    partition = Partition.from_task_metadata(metadata, str(model.config(task).get("test_split")))
+    partition = partition_of(model, task)
     mode = str(metadata.get("mode", "control"))
     named = task_control(metadata)
     common = {"model": model.label, "partition": partition.label, "family": FAMILY, "task": task,
@@ -144,6 +211,15 @@ def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     reference = f"control ({control})"
     overlap = control_overlap_of(metadata)
     named_control = {"control": named.describe(), "control_overlap": overlap.describe() if overlap else None}
+    differ = splits_difference(named, reference_check)
+    if differ is not None:
+        tests = ([("likelihood_options", "DCQ options, likelihood (ours)",
+                   "original minus mean perturbation, log-likelihood per byte")] if mode == "options" else
+                 [("likelihood_control", "Likelihood vs control (ours)", "log-likelihood per byte"),
+                  ("likelihood_control_zlib", "Likelihood vs control, zlib-normalised (ours)",
+                   "log-likelihood per zlib byte"),
+                  *([(REFERENCE_TEST, REFERENCE_TITLE, REFERENCE_SCORE)] if reference_check is not None else [])])
+        return splits_differ_verdicts(common, partition, control, named, differ, tests)
     if mode == "options":
         return [_comparison(
             model, task, common, test="likelihood_options", title="DCQ options, likelihood (ours)",
@@ -211,4 +287,15 @@ def _reference_verdict(model: ModelResults, task: str, common: dict, *, partitio
 
 
 def verdicts(model: ModelResults) -> list[Verdict]:
-    return [verdict for task in model.tasks_of(FAMILY) for verdict in task_verdicts(model, task)]
+    """Every likelihood task's verdicts; where the control is one the audit chose itself, a partition's options task
+    reads the reference's check of its splits from the partition's control-mode task (the one the reference scores)."""
+    tasks = model.tasks_of(FAMILY)
+    checks = {partition_of(model, task).label: reference_splits_test(model, task) for task in tasks
+              if model.metadata(task).get("mode", "control") == "control"
+              and task_control(model.metadata(task)).assumed}
+    return [verdict for task in tasks
+            for verdict in task_verdicts(model, task, checks.get(partition_of(model, task).label))]
+
+
+def partition_of(model: ModelResults, task: str) -> Partition:
+    return Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
