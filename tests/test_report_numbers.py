@@ -98,7 +98,7 @@ def test_an_interval_whose_ends_are_out_of_order(tmp_path: Path) -> None:
                                       f"from 0.65 down to 0.35 (dcr_factor_ci_high,none)")
 
 
-@pytest.mark.parametrize("count", [-1, 2.5])
+@pytest.mark.parametrize("count", [-1, 2.5, float("inf")])
 def test_a_sample_len_that_is_no_count(tmp_path: Path, count: float) -> None:
     assert refused(tmp_path, benchmark_row(sample_len=count)) == (
         f"field 'sample_len': task {TASK}: {count!r} is not a count (expected a non-negative whole number)")

@@ -91,7 +91,7 @@ def number_problem(metric: str, value: Any) -> str | None:
 
 def count_problem(value: Any) -> str | None:
     """Why ``value`` is no count (None when it is a non-negative whole number)."""
-    if not is_number(value) or value < 0 or value != int(value):
+    if not is_number(value) or not math.isfinite(value) or value < 0 or value != int(value):
         return f"{value!r} is not a count (expected a non-negative whole number)"
     return None
 
