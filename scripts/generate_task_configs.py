@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from lm_eval_contam.methods.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the methods
+from lm_eval_contam.methods.catalogue import plugins
 from lm_eval_contam.core.registry import registered_methods, shipped_task_configs
 
 REPO_TASK_DIR = Path(__file__).resolve().parent.parent / "task_configs"
@@ -38,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the task directory to write or check (default: the repository's task_configs/)")
     args = parser.parse_args(argv)
     task_dir = args.task_dir.resolve()
+    for error in plugins().broken:  # a plug-in left out would have its files reported as not rendered
+        raise SystemExit(f"generate_task_configs: error: {error}")
     rendered = shipped_task_configs(task_dir)
     stale = []
     for path, text in rendered.items():

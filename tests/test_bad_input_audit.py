@@ -603,6 +603,7 @@ def test_a_relative_include_path_reads_a_tasks_relative_data_files_where_the_use
     ('{"orders": 30}', "'orders' is 30; expected a whole number from 2 to 24"),
     ('{"context_instances": 0}', "'context_instances' is 0; expected a whole number from 1 to 16"),
     ('{"n_resamples": -5}', "'n_resamples' is -5; expected a whole number >= 1"),
+    ('{"check_mode": "nonsense"}', "'check_mode' is 'nonsense'; expected one of ['controlled', 'paper']"),
 ])
 def test_run_refuses_a_method_setting_out_of_range_before_writing_under_the_cache_home(
         tiny_model_dir: Path, task_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
@@ -658,3 +659,16 @@ def test_a_card_whose_control_source_is_not_its_control_splits_file_is_refused(
                              "--output_path", str(tmp_path / "audit")], tmp_path)
     assert line == (f"lm-eval-contam audit: error: {notes}: field 'control.source': names {notes} but its split 'fresh' "
                     f"reads {fresh}: the verdicts would name one file and score the other; give the same file in both")
+
+
+def test_a_control_of_near_copies_with_the_final_full_stop_spaced_or_removed_is_refused() -> None:
+    """Issue 41: the copies passed the overlap check, their last character differing from the audited rows'."""
+    from lm_eval_contam.core.errors import ContamError
+    from lm_eval_contam.core.input_checks import check_control_overlap
+
+    audited = ["Release 1 of the exporter fixed the parser.", "Release 2 fixed the writer!"]
+    control = ["Release 1 of the exporter fixed the parser .", "release 2 fixed the writer", "A later note."]
+    with pytest.raises(ContamError) as error:
+        check_control_overlap(audited, control, source="control.jsonl", field="--control-data")
+    assert str(error.value) == ("control.jsonl: field '--control-data': 2 of the control's 3 rows (67%) are audited "
+                                "rows" + OVERLAP_TAIL)

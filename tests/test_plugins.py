@@ -36,13 +36,13 @@ def method():
 PLAN = '''
 import json
 from lm_eval_contam.audit.job import plan_audit
-from lm_eval_contam.methods.catalogue import PLUGIN_METHODS
+from lm_eval_contam.methods.catalogue import plugins
 from lm_eval_contam.cli import build_parser
 from lm_eval_contam.cli.audit import settings_from_args
 from lm_eval_contam.cli.tasks import task_rows
 
 args = build_parser().parse_args(["audit", "--partitions", "toy_news:train"])
-print(json.dumps({"plugins": [spec.name for spec in PLUGIN_METHODS],
+print(json.dumps({"plugins": [spec.name for spec in plugins().methods],
                   "plan": list(plan_audit(settings_from_args(args)).tasks),
                   "listed": [row.name for row in task_rows("toyplugin")]}))
 '''
@@ -102,17 +102,67 @@ def test_the_catalogue_registers_what_the_entry_points_declare(monkeypatch: pyte
     (tmp_path / "toyplugin.py").write_text(PLUGIN_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))
     before = [spec.name for spec in registered_methods()]
-    good = entry("toyplugin:method", name="a_toy")  # sorted first: loads, then waits for the rest
-    declared = {PLUGIN_GROUP: [entry("no_such_plugin_module:SPEC"), good]}
+    good = entry("toyplugin:method", name="a_toy")
+    declared = {PLUGIN_GROUP: [entry("no_such_plugin_module:SPEC"), good, entry("toyplugin:method", name="b_again")]}
     monkeypatch.setattr(importlib.metadata, "entry_points", lambda group: declared.get(group, []))
-    with pytest.raises(ContamError, match="'broken' .* does not load"):
-        register_plugins()
-    assert [spec.name for spec in registered_methods()] == before  # nothing half-registered
-    declared[PLUGIN_GROUP] = [good, entry("toyplugin:method", name="b_again")]
-    with pytest.raises(ContamError, match=r"'b_again' .* is named 'toyplugin', a method that is already registered"):
-        register_plugins()
-    declared[PLUGIN_GROUP] = [good]
     try:
-        assert register_plugins() == [method_of("toyplugin")]
+        found = register_plugins()
+        assert found.methods == (method_of("toyplugin"),)  # the one that loads is registered, the others left out
+        assert [str(error) for error in found.broken] == [
+            "field 'entry point lm_eval_contam.methods': the method plug-in 'b_again' (toyplugin:method) is named "
+            "'toyplugin', a method that is already registered",
+            "field 'entry point lm_eval_contam.methods': the method plug-in 'broken' (no_such_plugin_module:SPEC) "
+            "does not load: ModuleNotFoundError: No module named 'no_such_plugin_module'"]
+        assert [spec.name for spec in registered_methods()] == sorted(
+            [*before, "toyplugin"], key=lambda name: (method_of(name).order, name))
     finally:
         unregister_method("toyplugin")
+
+
+BROKEN_MODULE = '''
+from pathlib import Path
+
+Path(__file__).with_name("imported").write_text("yes")
+raise RuntimeError("the plug-in's own bug")
+'''
+
+
+def test_a_broken_installed_plugin_blocks_neither_version_help_nor_a_report_that_does_not_need_it(
+        tmp_path: Path) -> None:
+    """Issue 41: a plug-in that raised on import made every command, --version included, fail."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "brokenplugin.py").write_text(BROKEN_MODULE)
+    info = site / "brokenplugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brokenplugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[{PLUGIN_GROUP}]\nbrokenplugin = brokenplugin:SPEC\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "lm_eval_contam", *args], capture_output=True, text=True, env=env,
+                              cwd=tmp_path)
+
+    from lm_eval_contam.core.install import __version__
+
+    version = cli("--version")
+    assert (version.returncode, version.stdout.strip(), version.stderr) == (0, f"lm-eval-contam {__version__}", "")
+    assert cli("--help").returncode == 0
+    assert not (site / "imported").exists()  # neither imported the plug-in
+
+    run = tmp_path / "run" / "m"
+    run.mkdir(parents=True)
+    (run / "results_2024-01-01T00-00-00.json").write_text(json.dumps({
+        "results": {"quiz_small": {"alias": "quiz_small", "acc,none": 0.5}}, "configs": {"quiz_small": {}},
+        "n-samples": {}, "config": {"model": "hf", "model_args": "pretrained=/m"}, "model_name": "/m"}))
+    report = cli("report", str(tmp_path / "run"))
+    assert report.returncode == 0, report.stderr
+    assert report.stderr.splitlines() == [
+        "lm-eval-contam report: warning: field 'entry point lm_eval_contam.methods': the method plug-in 'brokenplugin' "
+        "(brokenplugin:SPEC) does not load: RuntimeError: the plug-in's own bug; its method is left out"]
+    assert (tmp_path / "run" / "report.html").is_file() and (site / "imported").exists()
+    audit = cli("audit", "--partitions", "toy_news:train", "--output_path", str(tmp_path / "audit"))
+    assert audit.returncode == 2 and audit.stderr.splitlines() == [
+        "lm-eval-contam audit: error: field 'entry point lm_eval_contam.methods': the method plug-in 'brokenplugin' "
+        "(brokenplugin:SPEC) does not load: RuntimeError: the plug-in's own bug"]
+    assert not (tmp_path / "audit").exists()

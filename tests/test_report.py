@@ -569,3 +569,75 @@ def test_the_report_names_the_methods_the_audit_left_out_and_why(measured) -> No
     assert render_markdown(report).splitlines()[4] == f"_{line}_"
     assert f'<p class="note">{line}</p>' in render_html(report)
     assert "left out" not in render_markdown(Report(source=Path("/run"), models=(), verdicts=tuple(PARTITION_VERDICTS)))
+
+
+# --- issue 41, part B ---------------------------------------------------------------------------------------------
+
+def _benchmark_audit(root: Path, skip_methods: list[str]) -> Path:
+    """An audit folder whose one model scored the benchmark quiz_small (lm-eval's row, its sample_len included) and no
+    DCR sheet beside it."""
+    run = root / "runs" / "m"
+    run.mkdir(parents=True)
+    (run / "results_2024-01-01T00-00-00.json").write_text(json.dumps({
+        "results": {"quiz_small": {"alias": "quiz_small", "sample_len": 12, "acc,none": 0.5, "acc_stderr,none": 0.2}},
+        "configs": {"quiz_small": {"task": "quiz_small"}}, "n-samples": {"quiz_small": {"original": 12, "effective": 12}},
+        "benchmark_scoring": {"tasks": ["quiz_small"], "apply_chat_template": False, "limit": None,
+                              "num_fewshot": {"quiz_small": 0}},
+        "config": {"model": "hf", "model_args": "pretrained=/m"}, "model_name": "/m"}))
+    (root / "audit.json").write_text(json.dumps({"settings": {"skip_methods": skip_methods},
+                                                 "models": [{"label": "m", "run_dir": "runs/m"}]}))
+    return root
+
+
+def test_sample_len_in_a_benchmark_row_is_no_benchmark_score(tmp_path) -> None:
+    from lm_eval_contam.report.layout import NO_ADJUSTMENT
+
+    report = build_report(_benchmark_audit(tmp_path, []))
+    first_screen = render_markdown(report).split("## Models")[0]
+    assert "| sample_len |" not in first_screen and "<td>sample_len</td>" not in render_html(report)
+    assert (f"| m | quiz_small | acc,none | 0.5000 (caveat: {NO_ADJUSTMENT}) | — | — | — | "
+            f"no chat template, 0-shot, every doc |") in first_screen
+
+
+def test_a_benchmark_of_an_audit_whose_methods_left_dcr_out_says_so(tmp_path) -> None:
+    report = build_report(_benchmark_audit(tmp_path, ["dcr", "pairing"]))
+    first_screen = render_markdown(report).split("## Models")[0]
+    assert ("| m | quiz_small | acc,none | 0.5000 (caveat: no DCR-adjusted score: DCR was left out of this audit by "
+            "--methods) | — | — | — |") in first_screen
+    assert "no DCR sheet could be built" not in render_markdown(report) + render_html(report)
+
+
+def test_bidi_controls_in_a_completion_are_written_out_in_html_and_markdown(run_copy, tmp_path) -> None:
+    controls = "".join(chr(code) for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
+    (samples_file,) = run_copy.rglob(f"samples_{TT_TASK}_*.jsonl")
+    samples = read_samples(samples_file)
+    samples[0]["filtered_resps"][0] = f"\u202eflagged not{controls}"
+    samples_file.write_text("".join(json.dumps(sample) + "\n" for sample in samples))
+    written = write_report(run_copy, out_dir=tmp_path)
+    page, markdown = written.html_path.read_text(), written.md_path.read_text()
+    shown = ("[U+202E]flagged not[U+202A][U+202B][U+202C][U+202D][U+202E][U+2066][U+2067][U+2068][U+2069]")
+    assert shown in page and shown in markdown
+    assert not any(control in page or control in markdown for control in controls)
+    assert md("a\u2067b") == "a[U+2067]b"
+
+
+def test_another_models_results_file_in_a_models_folder_is_refused(tmp_path) -> None:
+    """Issue 41: a results file of another model copied into a model's folder added its tasks (a partition) to this
+    model's."""
+    folder = tmp_path / "run" / "m"
+    folder.mkdir(parents=True)
+    for date, name, task in (("2024-01-01T00-00-00", "/m", "quiz_small"), ("2024-02-01T00-00-00", "/other", "quiz_b")):
+        (folder / f"results_{date}.json").write_text(json.dumps({
+            "results": {task: {"alias": task, "acc,none": 0.5}}, "configs": {task: {"task": task}},
+            "n-samples": {task: {"original": 4, "effective": 4}},
+            # the batch size differs between the runs of one model: not what tells them apart
+            "config": {"model": "hf", "model_args": f"pretrained={name},batch_size={len(name)}"}, "model_name": name}))
+    with pytest.raises(ContamError) as error:
+        build_report(tmp_path / "run")
+    assert str(error.value) == (f"{folder / 'results_2024-02-01T00-00-00.json'}: field 'model_name': the run of another "
+                                f"model (hf /other) sits in the folder of hf /m (results_2024-01-01T00-00-00.json); its "
+                                f"tasks would be read as that model's: move it to its own folder")
+    (folder / "results_2024-02-01T00-00-00.json").write_text(
+        (folder / "results_2024-02-01T00-00-00.json").read_text().replace("/other", "/m"))
+    (model,) = build_report(tmp_path / "run").models
+    assert sorted(model.results["results"]) == ["quiz_b", "quiz_small"]

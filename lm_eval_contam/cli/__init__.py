@@ -59,6 +59,18 @@ def value_lost_to_double_dash(parser: argparse.ArgumentParser, args: argparse.Na
     return None
 
 
+def left_out_plugins(command: str, *, every_method: bool) -> None:
+    """An installed plug-in that does not load stops a command that plans or runs the methods (``every_method``);
+    any other command says so in one line per plug-in and goes on without it (a run of its tasks is then refused
+    where they are read: no registered method)."""
+    from lm_eval_contam.methods.catalogue import plugins
+
+    for error in plugins().broken:
+        if every_method:
+            raise error
+        print(f"{_prog(command)}: warning: {error}; its method is left out", file=sys.stderr)
+
+
 def _prog(command: str | None) -> str:
     return f"lm-eval-contam {command}" if command else "lm-eval-contam"
 
@@ -89,6 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         flag = value_lost_to_double_dash(parser, args)
         if flag:
             raise ContamError("expected a value, got '--'", field=flag)
+        left_out_plugins(command, every_method=getattr(args, "every_method", False))
         if _Interrupts.seen:
             raise KeyboardInterrupt
         return int(args.func(args) or 0)

@@ -94,7 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     own.add_argument("--control-data", help="a file of the same distribution the model cannot have seen (e.g. "
                                             "written after its cutoff): the likelihood modes' control; with --tasks a "
                                             "JSONL of docs in the task's schema")
-    parser.set_defaults(func=_main)
+    parser.set_defaults(func=_main, every_method=True)  # plans or runs the methods: a broken plug-in stops it
 
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:

@@ -56,7 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     # The paper's budget (quiz_options.GENERATION_MAX_NEW_TOKENS; not imported here to keep the CLI's start light).
     model.add_argument("--max-gen-toks", type=int, default=4000, help="new-token cap per generation (default: 4000)")
     parser.add_argument("--no-progress", action="store_true")
-    parser.set_defaults(func=_main)
+    parser.set_defaults(func=_main, every_method=True)  # plans or runs the methods: a broken plug-in stops it
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--train-batch-size", type=int, default=DEMO_INJECTION.batch_size, help="training sequences per step")
     parser.add_argument("--max_gen_toks", type=int, default=48, help="cap on Time Travel completions (default: 48)")
     parser.add_argument("--batch_size", type=int, default=8, help="lm-eval batch size (default: 8)")
-    parser.set_defaults(func=_main)
+    parser.set_defaults(func=_main, every_method=True)  # plans or runs the methods: a broken plug-in stops it
 
 
 def _main(args: argparse.Namespace) -> int:

@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         add_help=False,
         description=__doc__,
     )
-    parser.set_defaults(func=_main, accepts_extra=True)
+    parser.set_defaults(func=_main, accepts_extra=True, every_method=True)  # a broken plug-in stops it
 
 
 def lm_eval_run_parser() -> argparse.ArgumentParser:

@@ -28,7 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("pattern", nargs="?", default="", help="only names containing this text")
     parser.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
-    parser.set_defaults(func=_main)
+    parser.set_defaults(func=_main, every_method=True)  # plans or runs the methods: a broken plug-in stops it
 
 
 def _dataset_of(cfg: dict) -> str:

@@ -7,6 +7,7 @@ directory behind. Each message names the flag (the field), the value and what is
 from __future__ import annotations
 
 import argparse
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,10 +127,13 @@ METADATA_TYPES: dict[str, tuple[type, str]] = {
 METADATA_BOUNDS: dict[str, tuple[int, int | None]] = {
     "num_instances": (1, None), "orders": (2, 24), "context_instances": (1, 16), "n_resamples": (1, None),
     "reorderings": (0, 23)}
+# Settings that are one of a few names. DCR's check mode (lm_eval_contam.methods.dcr.schema.CHECK_MODES): "controlled"
+# pairs each generated L3/L4 item with a control, "paper" checks the item alone.
+METADATA_CHOICES: dict[str, tuple[str, ...]] = {"check_mode": ("controlled", "paper")}
 
 
 def check_run_metadata(metadata: Mapping[str, Any] | None) -> None:
-    """The keys of ``--metadata`` the project reads have the type (and range) each needs."""
+    """The keys of ``--metadata`` the project reads have the type (and range, or one of the names) each needs."""
     for key, (kind, expected) in METADATA_TYPES.items():
         if not metadata or key not in metadata:
             continue
@@ -138,6 +142,9 @@ def check_run_metadata(metadata: Mapping[str, Any] | None) -> None:
         low, high = METADATA_BOUNDS.get(key, (None, None))
         if wrong_kind or (low is not None and value < low) or (high is not None and value > high):
             raise ContamError(f"{key!r} is {value!r}; expected {expected}", field="--metadata")
+    for key, choices in METADATA_CHOICES.items():
+        if metadata and key in metadata and metadata[key] not in choices:
+            raise ContamError(f"{key!r} is {metadata[key]!r}; expected one of {list(choices)}", field="--metadata")
 
 
 def check_tasks_named_once(loaded: Mapping[str, Mapping[str, Any]]) -> None:
@@ -195,9 +202,14 @@ class ControlOverlap:
 
 
 def _comparable(text: str) -> str:
-    """A row's text as the overlap check compares it: whitespace collapsed and case folded (a lower-cased copy of the
-    audited data is the audited data)."""
-    return " ".join(text.casefold().split())
+    """A row's text as the overlap check compares it: whitespace collapsed, case folded and its closing punctuation
+    dropped (a lower-cased copy of the audited data, or one whose final full stop is spaced off or removed, is the
+    audited data)."""
+    folded = " ".join(text.casefold().split())
+    end = len(folded)
+    while end and (folded[end - 1].isspace() or unicodedata.category(folded[end - 1]).startswith("P")):
+        end -= 1
+    return folded[:end]
 
 
 def control_overlap(audited: Sequence[str], control: Sequence[str]) -> ControlOverlap:

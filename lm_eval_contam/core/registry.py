@@ -258,6 +258,20 @@ class MethodSpec:
 
 
 _REGISTRY: dict[str, MethodSpec] = {}
+# What registers more methods the first time the registry is read (the catalogue's installed plug-ins): importing the
+# catalogue, as the CLI's parser does for --version and --help, imports no third party's code.
+_PENDING_LOADERS: list[Callable[[], object]] = []
+
+
+def register_lazily(loader: Callable[[], object]) -> None:
+    """Run ``loader`` (which registers methods) once, the first time the registered methods are read."""
+    _PENDING_LOADERS.append(loader)
+
+
+def _registry() -> dict[str, MethodSpec]:
+    while _PENDING_LOADERS:  # popped first: a loader that reads the registry does not run itself again
+        _PENDING_LOADERS.pop(0)()
+    return _REGISTRY
 
 
 def register_method(spec: MethodSpec) -> MethodSpec:
@@ -275,13 +289,13 @@ def unregister_method(name: str) -> None:
 
 def registered_methods() -> list[MethodSpec]:
     """Every registered method, in report order."""
-    return sorted(_REGISTRY.values(), key=lambda spec: (spec.order, spec.name))
+    return sorted(_registry().values(), key=lambda spec: (spec.order, spec.name))
 
 
 def method_of(family: str) -> MethodSpec:
     """The registered method of a task's ``metadata.method``."""
     try:
-        return _REGISTRY[family]
+        return _registry()[family]
     except KeyError:
         raise ContamError(f"no registered method {family!r} (known: {', '.join(sorted(_REGISTRY)) or 'none'}; "
                           "the built-in ones register on `import lm_eval_contam.methods.catalogue`)",
@@ -312,22 +326,22 @@ def task_quiz_samples(configs: Iterable[Mapping[str, Any]]) -> list[QuizSample]:
 
 def controlled_tests() -> frozenset[str]:
     """Every registered method's tests against a control partition (Verdict.test)."""
-    return frozenset(rule for spec in _REGISTRY.values() for rule in spec.controlled_tests)
+    return frozenset(rule for spec in _registry().values() for rule in spec.controlled_tests)
 
 
 def referenced_tests() -> frozenset[str]:
     """Every registered method's tests on u = log p(model) - log p(reference) (Verdict.test)."""
-    return frozenset(rule for spec in _REGISTRY.values() for rule in spec.referenced_tests)
+    return frozenset(rule for spec in _registry().values() for rule in spec.referenced_tests)
 
 
 def papers_own_tests() -> frozenset[str]:
     """Every registered method's papers'-own decision rules (Verdict.test)."""
-    return frozenset(rule for spec in _REGISTRY.values() for rule in spec.papers_own_tests)
+    return frozenset(rule for spec in _registry().values() for rule in spec.papers_own_tests)
 
 
 def reference_methods() -> frozenset[str]:
     """The registered methods whose tasks a reference model scores too (``"reference"`` among their needs)."""
-    return frozenset(spec.name for spec in _REGISTRY.values() if "reference" in spec.needs)
+    return frozenset(spec.name for spec in _registry().values() if "reference" in spec.needs)
 
 
 def scored_by_reference(metadata: Mapping[str, Any]) -> bool:

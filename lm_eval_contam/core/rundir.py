@@ -23,6 +23,7 @@ from lm_eval_contam.core.audit_identity import AUDIT_FILE
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.jsonl import read_jsonl_objects
 from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.result_numbers import count_problem, interval_problems, number_problem
 
 ADJUSTED_SUFFIX = ".dcr_adjusted"
 FILTER = "none"  # the project's tasks define no filters
@@ -51,47 +52,26 @@ def read_results(path: Path) -> dict[str, Any]:
     return results
 
 
-# The ranges of the numbers the project's tasks write, by metric name. A number read back outside its range (a p of
-# -0.2 would flag a partition, one of 1.7 be printed) is a damaged or edited file: refused, never rendered. Values
-# that are no number at all are left to the reader that needs them (ModelResults.number refuses them there).
-_PVALUE = re.compile(r"(?:^|_)pvalue(?:_|$)")  # alg1_pvalue, dcq_pvalue_null, order_pvalue, advantage_pvalue...
-_SHARE = re.compile(r"dcq_(?:max|min|max_ci_low|max_ci_high|chance_max|unparseable|bdq_.+|bcq_.+|non_preferred_.+)"
-                    r"|order_(?:top_share|u_mean)|codec_score|rougeL_(?:guided|general)|alg[12]_contaminated")
-_COUNT = frozenset({"order_items", "exact_matches", "near_exact_matches"})
-_KAPPA = frozenset({"dcq_kappa"})
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
-
-
-def number_problem(metric: str, value: Any) -> str | None:
-    """Why ``value`` cannot be the project's ``metric`` (None when it can, or when it is no number to check)."""
-    if not _is_number(value) or metric.endswith("_stderr"):
-        return None
-    if _PVALUE.search(metric) and not 0.0 <= value <= 1.0:
-        return f"{value!r} is not a p-value (expected a number in [0, 1])"
-    if _SHARE.fullmatch(metric) and not 0.0 <= value <= 1.0:
-        return f"{value!r} is not a share (expected a number in [0, 1])"
-    if metric in _KAPPA and not -1.0 <= value <= 1.0:
-        return f"{value!r} is not a kappa (expected a number in [-1, 1])"
-    if metric in _COUNT and (value < 0 or value != int(value)):
-        return f"{value!r} is not a count (expected a non-negative whole number)"
-    return None
-
-
 def check_results_numbers(results: Mapping[str, Any], path: Path) -> None:
-    """Refuse a results file whose metrics or instance counts are out of their range, naming file, task and field."""
+    """Refuse a results file holding a number its kind does not allow (:mod:`~lm_eval_contam.core.result_numbers`),
+    naming the file, the task and the field; and one whose ``results`` object is empty (nothing was read back)."""
+    if not results["results"]:
+        raise ContamError("not an lm-eval results file: its 'results' object is empty", source=str(path),
+                          field="results")
     for task, row in results["results"].items():
-        for key, value in (row.items() if isinstance(row, dict) else ()):
+        if not isinstance(row, dict):
+            continue
+        for key, value in row.items():
             problem = number_problem(str(key).partition(",")[0], value)
             if problem:
                 raise ContamError(f"task {task}: {problem}", source=str(path), field=str(key))
+        for key, problem in interval_problems(row):
+            raise ContamError(f"task {task}: {problem}", source=str(path), field=key)
     for task, counts in (results.get("n-samples") or {}).items():
         for key, value in (counts.items() if isinstance(counts, dict) else ()):
-            if not _is_number(value) or value < 0 or value != int(value):
-                raise ContamError(f"task {task}: {value!r} is not a count (expected a non-negative whole number)",
-                                  source=str(path), field=f"n-samples.{key}")
+            problem = count_problem(value)
+            if problem:
+                raise ContamError(f"task {task}: {problem}", source=str(path), field=f"n-samples.{key}")
 
 
 def results_files(output_path: str | Path) -> list[Path]:
@@ -289,9 +269,19 @@ def _model_description(results: Mapping[str, Any]) -> str:
     return " ".join(str(part) for part in (model, args) if part) or str(results.get("model_name", ""))
 
 
+def _recorded_model(results: Mapping[str, Any]) -> str | None:
+    """The model a results file says answered: lm-eval's backend and ``model_name`` (what its ``model_args`` name by
+    ``pretrained``, ``peft``, ``model``...; settings such as the batch size left out); None when it records neither."""
+    backend, name = (results.get("config") or {}).get("model"), results.get("model_name")
+    if not backend and not name:
+        return None
+    return " ".join(str(part) for part in (backend, name) if part)
+
+
 def load_model_dir(directory: Path, *, label: str | None = None, model: str | None = None,
                    injection: Mapping[str, Any] | None = None, reference: ModelResults | None = None) -> ModelResults:
-    """One model's results files merged, the latest file winning per task."""
+    """One model's results files merged, the latest file winning per task; a file another model wrote (lm-eval's
+    ``model_name``) is refused, never read as this model's."""
     files = results_by_date(directory)
     if not files:
         raise ContamError("no lm-eval results_*.json here", source=str(directory))
@@ -302,8 +292,16 @@ def load_model_dir(directory: Path, *, label: str | None = None, model: str | No
         "not_run": {}}  # the tasks an audit left out, their method unable to run on the partition (registry.NOT_RUN_KEY)
     task_files: dict[str, TaskFiles] = {}
     latest: dict[str, Any] = {}
+    first: tuple[Path, str] | None = None  # the first file that names its model, and that model
     for path in files:
         latest = read_results(path)
+        answered = _recorded_model(latest)
+        if answered is not None and first is None:
+            first = (path, answered)
+        elif answered is not None and first is not None and answered != first[1]:
+            raise ContamError(f"the run of another model ({answered}) sits in the folder of {first[1]} "
+                              f"({first[0].name}); its tasks would be read as that model's: move it to its own folder",
+                              source=str(path), field="model_name")
         for section, entries in merged.items():
             entries.update(latest.get(section) or {})
         for task in latest["results"]:

@@ -51,6 +51,24 @@ def listed_options(prompt: str) -> list[str]:
     return found if len(found) >= 2 else []
 
 
+_NUMBERED = re.compile(r"^(\d+)[.)]\s*\S")
+
+
+def numbered_options(prompt: str) -> int:
+    """How many ``1.``/``2.``... lines the prompt's first numbered run holds (at least two), else 0: options listed by
+    number, which :func:`render_listed` does not rewrite."""
+    found = 0
+    for line in prompt.split("\n"):
+        match = _NUMBERED.match(line)
+        if match and int(match.group(1)) == found + 1:
+            found += 1
+        elif found >= 2:
+            break
+        else:
+            found = 0
+    return found if found >= 2 else 0
+
+
 def item_from_row(row: Mapping[str, Any], text_field: str = "text") -> Item | None:
     """The item of a rendered benchmark doc (``text`` + ``choices``); None when it has fewer than two options.
 

@@ -4,13 +4,16 @@ Entry points (the CLI, the audit, the report, the null study) import it; a new b
 :data:`BUILTIN_METHODS` and nothing else in the core changes. A method outside this project is an installed package
 that declares an entry point in the group :data:`PLUGIN_GROUP` whose value is a ``MethodSpec`` or a callable returning
 one (``[project.entry-points."lm_eval_contam.methods"] mymethod = "mypackage.method:SPEC"``); it is registered here,
-after the built-in ones, with no edit to this project.
+after the built-in ones, with no edit to this project: the first time the registered methods are read, not on import
+(the CLI's parser imports this module for ``--version`` and ``--help``). A plug-in that does not load is left out and
+named: ``report`` says so in one line and goes on, a command that plans or runs the methods refuses to start.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 from collections.abc import Collection
+from dataclasses import dataclass
 
 from lm_eval_contam.methods.dcq.method import SPEC as DCQ
 from lm_eval_contam.methods.dcr.method import SPEC as DCR
@@ -20,7 +23,7 @@ from lm_eval_contam.methods.likelihood.method import SPEC as LIKELIHOOD
 from lm_eval_contam.methods.optionorder.method import SPEC as OPTIONORDER
 from lm_eval_contam.methods.pairing.method import SPEC as PAIRING
 from lm_eval_contam.kit.quiz_options import OFFLINE, make_quiz_options
-from lm_eval_contam.core.registry import MethodSpec, register_method, registered_methods
+from lm_eval_contam.core.registry import MethodSpec, register_lazily, register_method, registered_methods
 from lm_eval_contam.methods.reordered.method import SPEC as REORDERED
 from lm_eval_contam.methods.sentenceorder.method import SPEC as SENTENCEORDER
 from lm_eval_contam.methods.timetravel.method import SPEC as TIMETRAVEL
@@ -54,15 +57,40 @@ def plugin_method(entry: importlib.metadata.EntryPoint, taken: Collection[str] =
     return spec
 
 
-def register_plugins() -> list[MethodSpec]:
-    """Register every installed plug-in's method (entry points in :data:`PLUGIN_GROUP`, by name) once all of them
-    loaded (a broken one registers none); returns them."""
+@dataclass(frozen=True)
+class Plugins:
+    """The installed plug-ins: the methods registered, and why each one that could not be is left out."""
+
+    methods: tuple[MethodSpec, ...]
+    broken: tuple[ContamError, ...]
+
+
+def register_plugins() -> Plugins:
+    """Register the method of every installed plug-in that loads (entry points in :data:`PLUGIN_GROUP`, by name); one
+    that does not load, gives no ``MethodSpec`` or takes a registered name is left out, its ContamError (naming it)
+    among ``broken``. A command that needs every method refuses to run with one (:func:`plugins`)."""
     specs: list[MethodSpec] = []
+    broken: list[ContamError] = []
     for entry in sorted(importlib.metadata.entry_points(group=PLUGIN_GROUP), key=lambda entry: entry.name):
-        specs.append(plugin_method(entry, taken=[spec.name for spec in specs]))
-    return [register_method(spec) for spec in specs]
+        try:
+            specs.append(plugin_method(entry, taken=[spec.name for spec in specs]))
+        except ContamError as error:
+            broken.append(error)
+    return Plugins(tuple(register_method(spec) for spec in specs), tuple(broken))
+
+
+_PLUGINS: list[Plugins] = []  # the installed plug-ins once loaded (or being loaded)
+
+
+def plugins() -> Plugins:
+    """The installed plug-ins, registered once per process, the first time the registered methods are read (never on
+    import: ``--version`` and ``--help`` import no plug-in)."""
+    if not _PLUGINS:
+        _PLUGINS.append(Plugins((), ()))  # while they load, the registry a plug-in's check reads does not load them again
+        _PLUGINS[0] = register_plugins()
+    return _PLUGINS[0]
 
 
 for _spec in BUILTIN_METHODS:  # a module runs once per process, so each registers once
     register_method(_spec)
-PLUGIN_METHODS: tuple[MethodSpec, ...] = tuple(register_plugins())
+register_lazily(plugins)

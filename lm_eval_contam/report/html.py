@@ -184,7 +184,7 @@ def _sections(report: Report) -> Sequence[str]:
 def benchmark_section(report: Report) -> str:
     """Each benchmark's own score, its DCR-adjusted one and its score with the options reordered (the gap and its p),
     on the first screen beside the verdicts."""
-    scores = layout.benchmark_scores(report.models)
+    scores = layout.benchmark_scores(report.models, report.audit)
     if not scores:
         return ""
     return ('<h2 id="benchmarks">Benchmark scores</h2>'

@@ -16,6 +16,7 @@ from lm_eval_contam.core.registry import papers_own_tests, registered_methods
 from lm_eval_contam.reportkit.facts import test_anchor
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.methods.dcr.configs import METHOD as DCR_METHOD
 from lm_eval_contam.verdicts.verdict import (
     PARTITION_NULL,
     PARTITION_RULE,
@@ -403,9 +404,10 @@ def reordered_fields(row: Mapping[str, Any], metric: str, filtered: str) -> dict
     return {field: _number(row.get(f"{metric}_reordered{suffix},{filtered}")) for field, suffix in keys.items()}
 
 
-def benchmark_scores(models: Sequence[Any]) -> list[BenchmarkScore]:
+def benchmark_scores(models: Sequence[Any], audit: Mapping[str, Any] | None = None) -> list[BenchmarkScore]:
     """Every task's metric that has ``<metric>_adj`` or ``<metric>_reordered`` beside it, per model: the scores the
-    first screen shows (one without ``_adj`` says why it has none)."""
+    first screen shows (one without ``_adj`` says why it has none: ``audit``'s settings tell whether DCR ran)."""
+    no_adjustment = no_adjustment_reason(audit)
     found = []
     for model in models:
         scoring = model.results.get("benchmark_scoring")
@@ -423,16 +425,26 @@ def benchmark_scores(models: Sequence[Any]) -> list[BenchmarkScore]:
                     model.label, task, f"{metric},{filtered}", score, adjusted,
                     _number(row.get(f"{metric}_adj_ci_low,{filtered}")),
                     _number(row.get(f"{metric}_adj_ci_high,{filtered}")), scoring_text(scoring, task),
-                    caveats + ((NO_ADJUSTMENT,) if adjusted is None else ()),
+                    caveats + ((no_adjustment,) if adjusted is None else ()),
                     **reordered_fields(row, metric, filtered)))
-        found += unadjusted_scores(model, scoring, {score.task for score in found if score.model == model.label})
+        found += unadjusted_scores(model, scoring, {score.task for score in found if score.model == model.label},
+                                   no_adjustment)
     return found
 
 
 NO_ADJUSTMENT = "no DCR-adjusted score: no DCR sheet could be built from it (the audit's log says why)"
+DCR_LEFT_OUT = "no DCR-adjusted score: DCR was left out of this audit by --methods"
 
 
-def unadjusted_scores(model: Any, scoring: Mapping[str, Any] | None, adjusted: set[str]) -> list[BenchmarkScore]:
+def no_adjustment_reason(audit: Mapping[str, Any] | None) -> str:
+    """Why a benchmark score has no ``_adj``: the audit left DCR out (its settings' ``skip_methods``), or no sheet
+    could be built from the task."""
+    skipped = ((audit or {}).get("settings") or {}).get("skip_methods") or ()
+    return DCR_LEFT_OUT if DCR_METHOD in skipped else NO_ADJUSTMENT
+
+
+def unadjusted_scores(model: Any, scoring: Mapping[str, Any] | None, adjusted: set[str],
+                      no_adjustment: str) -> list[BenchmarkScore]:
     """The audited benchmarks' own scores that have no ``<metric>_adj`` beside them (no DCR sheet could be built from
     the task, e.g. too few items): shown with a note, not dropped from the report."""
     results = model.results.get("results") or {}
@@ -443,12 +455,15 @@ def unadjusted_scores(model: Any, scoring: Mapping[str, Any] | None, adjusted: s
         if task in adjusted or task not in results or task in groups:
             continue
         for key, value in sorted(results[task].items()):
-            name, _, filtered = key.partition(",")
-            if _number(value) is None or name.endswith("_stderr") or name.startswith("dcr_") or "_reordered" in name:
+            name, comma, filtered = key.partition(",")
+            # A score is "<metric>,<filter>"; lm-eval's own entries without a filter (sample_len: the docs it
+            # evaluated) are no scores.
+            if (not comma or _number(value) is None or name.endswith("_stderr") or name.startswith("dcr_")
+                    or "_reordered" in name):
                 continue
             found.append(BenchmarkScore(
                 model.label, task, key, float(value), None, None, None, scoring_text(scoring, task),
-                (*(((scoring or {}).get("caveats") or {}).get(task) or ()), NO_ADJUSTMENT),
+                (*(((scoring or {}).get("caveats") or {}).get(task) or ()), no_adjustment),
                 **reordered_fields(results[task], name, filtered)))
     return found
 

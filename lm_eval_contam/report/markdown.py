@@ -81,7 +81,7 @@ def details(report: Report) -> list[str]:
 def benchmark_section(report: Report) -> list[str]:
     """Each benchmark's own score, its DCR-adjusted one and its score with the options reordered (the gap and its p),
     on the first screen beside the verdicts."""
-    scores = layout.benchmark_scores(report.models)
+    scores = layout.benchmark_scores(report.models, report.audit)
     if not scores:
         return []
     return ["## Benchmark scores", "",

@@ -2,7 +2,7 @@
 
 Every function returns one standalone-valid ``<svg>`` element (with its XML
 namespace), usable inline in HTML or saved as a ``.svg`` file. All text passes
-through :func:`html.escape`. A value of ``None`` or NaN draws nothing and is
+through :func:`html.escape`, its bidi controls written out (``[U+202E]``). A value of ``None`` or NaN draws nothing and is
 labelled "n/a".
 """
 
@@ -12,6 +12,8 @@ import html
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from lm_eval_contam.core.text import visible_bidi_controls
 
 PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C")
 HIGHLIGHT = "#C44E52"
@@ -37,7 +39,7 @@ class LineSeries:
 
 
 def _text(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    return html.escape(visible_bidi_controls(str(value)), quote=True)
 
 
 def _missing(value: float | None) -> bool:

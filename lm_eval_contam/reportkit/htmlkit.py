@@ -5,12 +5,13 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
+from lm_eval_contam.core.text import visible_bidi_controls
 from lm_eval_contam.reportkit.facts import test_anchor, verdict_facts
 from lm_eval_contam.verdicts.verdict import Verdict, no_call_reason, stated_decision
 
 
 def e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+    return html.escape(visible_bidi_controls(str(value)), quote=True)
 
 
 def scroll(content: str, *, tall: bool = False) -> str:

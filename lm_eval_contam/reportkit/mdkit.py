@@ -1,20 +1,22 @@
 """Markdown building blocks shared by the page and the method renderers.
 
 Data and model text pass through :func:`md`: no HTML gets through (``<``, ``>``
-and ``&`` become entities) and table pipes and newlines cannot break a table.
+and ``&`` become entities), table pipes and newlines cannot break a table, and a bidi control is written out
+(``[U+202E]``) rather than reordering the text after it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from lm_eval_contam.core.text import visible_bidi_controls
 from lm_eval_contam.reportkit.facts import verdict_facts
 from lm_eval_contam.verdicts.verdict import Verdict, no_call_reason, stated_decision
 
 
 def md(value: object) -> str:
     """Text safe inside a Markdown table cell."""
-    text = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = visible_bidi_controls(str(value)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = text.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
     return " ⏎ ".join(line for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
 

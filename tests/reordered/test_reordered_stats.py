@@ -60,6 +60,25 @@ def test_an_item_that_cannot_be_reordered_keeps_its_original_form_only(text: str
     assert [d.order for d in reordered_docs(0, text, choices, 0, reorderings=4, seed=0)] == [0]
 
 
+THIRTY = [f"option {n}" for n in range(1, 31)]
+
+
+@pytest.mark.parametrize(("text", "choices", "why"), [
+    ("Pick:\n" + "\n".join(f"{n}. {option}" for n, option in enumerate(THIRTY, start=1)) + "\nAnswer:",
+     [str(n) for n in range(1, 31)], "its prompt lists 30 options by number (1., 2., ...): only options listed by "
+                                     "letter (A., B., ...) are moved in the prompt"),
+    ("Pick:\n" + "\n".join(f"{letter}. {option}" for letter, option in zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", THIRTY)),
+     THIRTY, "it has 30 options, more than the 26 letters (A.-Z.) a prompt lists options by"),
+    ("Pick:\nA. same\nB. same\nC. same\nD. same\nAnswer:", ["A", "B", "C", "D"],
+     "its 4 options are all the same text ('same'): every order reads the same"),
+])
+def test_thirty_numbered_options_or_four_identical_ones_say_the_real_reason(text: str, choices: list[str],
+                                                                              why: str) -> None:
+    """Issue 41: these read "not shown in the prompt" and "sorted"."""
+    assert why_not_reordered(text, choices) == why
+    assert [d.order for d in reordered_docs(0, text, choices, 0, reorderings=4, seed=0)] == [0]
+
+
 def test_an_item_with_fewer_other_orders_than_k_gets_them_all_and_k_zero_none() -> None:
     assert [d.moved for d in reordered_docs(0, "Q\nA. cat\nB. dog", ["A", "B"], 1, reorderings=4, seed=0)] == \
         [(0, 1), (1, 0)]

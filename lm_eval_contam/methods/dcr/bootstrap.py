@@ -20,15 +20,14 @@ import numpy as np
 
 from lm_eval_contam.methods.dcr.fuzzy import adjust, dcr_factor, dcr_factor_many
 from lm_eval_contam.core.errors import ContamError
+# Metrics whose values cannot leave their range: their adjusted interval is clipped there (the normal draw of the raw
+# metric can pass either end, e.g. an acc of 0.81 with a stderr of 0.1 drew an upper end of 1.0086).
+from lm_eval_contam.core.result_numbers import METRIC_RANGES
 from lm_eval_contam.core.seeding import rng_for
 from lm_eval_contam.core.stats import ConfidenceInterval, Estimate, percentile_interval
 
 N_RESAMPLES = 10_000
 CONFIDENCE_LEVEL = 0.95
-# Metrics whose values cannot leave [0, 1]: their adjusted interval is clipped there (the normal draw of the raw
-# metric can pass either end, e.g. an acc of 0.81 with a stderr of 0.1 drew an upper end of 1.0086).
-METRIC_RANGES: dict[str, tuple[float, float]] = {
-    metric: (0.0, 1.0) for metric in ("acc", "acc_norm", "exact_match", "f1")}
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lm_eval_contam.core.input_checks import METADATA_CHOICES
 from lm_eval_contam.methods.dcr.checks import Check
 
 ITEMS_PER_LEVEL = 20  # the paper's N (Appendix B.3)
@@ -18,7 +19,8 @@ LEVELS = (1, 2, 3, 4)
 GENERATOR_KINDS = ("completion", "membership", "association")
 # How generated L3/L4 items are checked: "controlled" pairs each with a control a memory-free model passes as
 # often (see lm_eval_contam.methods.dcr.twins); "paper" checks the item alone, as the paper's automated Check would.
-CHECK_MODES = ("controlled", "paper")
+# --metadata's check is the same list (run refuses a bad one before anything is written).
+CHECK_MODES = METADATA_CHOICES["check_mode"]
 DEFAULT_CHECK_MODE = "controlled"
 # Wording after Appendix B.2 ("This is a data entry from the LIAR2 dataset, please complete it:
 # [HALF_DATA]", "Is the statement "[DATA]" in LIAR2?") and the L4 injection format "<data> is <label>".

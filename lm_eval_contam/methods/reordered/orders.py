@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.kit.option_items import LETTERS, deliberate, item_from_row, other_orders, positional_reason, render_listed
+from lm_eval_contam.kit.option_items import (LETTERS, deliberate, item_from_row, numbered_options, other_orders,
+                                            positional_reason, render_listed)
 from lm_eval_contam.core.seeding import rng_for, stable_hash
 
 METHOD = "reordered"  # metadata.method of the reordered tasks
@@ -73,8 +74,17 @@ def why_not_reordered(text: str, choices: Sequence[str]) -> str | None:
     if item is None:
         return "fewer than two distinct options"
     if not item.listed:
+        numbered = numbered_options(text)
+        if numbered:
+            return (f"its prompt lists {numbered} options by number (1., 2., ...): only options listed by letter "
+                    f"(A., B., ...) are moved in the prompt")
+        if len(choices) > len(LETTERS):
+            return (f"it has {len(choices)} options, more than the {len(LETTERS)} letters (A.-Z.) a prompt lists "
+                    f"options by")
         return "its options are not shown in the prompt (each is scored as a continuation): their order never " \
                "reaches the model"
+    if len(set(item.options)) == 1:
+        return f"its {len(item.options)} options are all the same text ({item.options[0]!r}): every order reads the same"
     positional = positional_reason(item.options)
     if positional:
         return positional
