@@ -253,7 +253,10 @@ def main() -> None:
                         help="the K >= 8 study at the papers' strength on the default model (see above)")
     parser.add_argument("--partitions", type=int, default=8,
                         help="with --papers: injected (and as many held-out) partitions of each shape")
-    parser.add_argument("--rows", type=int, default=24, help="with --papers: instances per partition")
+    parser.add_argument("--rows", type=int, default=24,
+                        help="with --papers: instances per partition of the generated datasets (their train splits "
+                             "are the injected contaminant, and the filler is sized to it, so every fine-tune "
+                             "changes with --rows; the fresh natural-text partitions keep their 24)")
     parser.add_argument("--passes", help="with --papers: comma-separated scoring passes, cheapest first "
                                          "(default: likelihood; also: generation, quiz — free-text partitions; "
                                          "reference — both shapes, with the filler-only fine-tune; "

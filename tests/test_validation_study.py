@@ -426,3 +426,36 @@ def test_a_verdict_with_a_control_and_a_reference_quotes_its_own_measured_detect
                                        "with a control and a reference model")
     assert clean_bill(row) == ("at the papers' injection strength this verdict (with a control and a reference model) "
                                "finds 3 of 8 injected free text partitions")
+
+
+def test_a_study_partition_larger_than_the_methods_sample_is_scored_whole(tmp_path: Path) -> None:
+    """The methods draw 100 rows unless a task says otherwise: a study of 120-item partitions asks every task of the
+    log-likelihood and reference passes for all 120 (before, the tasks drew 100 of them, in a study that reported
+    120-item partitions); a partition within the default keeps the task YAMLs an audit writes."""
+    from lm_eval_contam import task_dir
+    from lm_eval_contam.core.registry import RenderTarget
+    from lm_eval_contam.kit.instances import sample_indices
+    from lm_eval_contam.methods.optionorder.task import OptionOrderSettings
+    from lm_eval_contam.nullstudy import configs
+    from lm_eval_contam.nullstudy.validation import (
+        ValidationSettings, likelihood_pass_configs, mc_specs, write_mc_data,
+    )
+
+    target = RenderTarget(templates=task_dir(), options_path=tmp_path / "options.json", reference=True)
+    for rows, asked, drawn in ((120, 120, 120), (24, None, 24)):
+        settings = ValidationSettings(partitions=1, mc_partitions=1, rows_per_partition=rows)
+        study_dir = (tmp_path / str(rows)).resolve()
+        partition = mc_specs(write_mc_data(settings, study_dir), study_dir)[0].partition("test")
+        passes = likelihood_pass_configs(partition, target)
+        found = {name: configs.load(text)["metadata"].get("num_instances")
+                 for rendered in passes.values() for name, text in rendered.items()}
+        assert found == {"incontext_quick_bridge_quiz_0_test": asked, "likelihood_quick_bridge_quiz_0_test": asked,
+                         "likelihood_quick_bridge_quiz_0_test_lift": asked,
+                         "optionorder_quick_bridge_quiz_0_test": asked}
+        metadata = configs.load(passes["reference"]["optionorder_quick_bridge_quiz_0_test"])["metadata"]
+        task = OptionOrderSettings.from_metadata(metadata, "test")
+        assert sample_indices(partition, partition.rows(), task.num_instances, task.seed) == list(range(drawn))
+        if rows == 120:  # the same task without the study's num_instances: the 100 rows it drew before
+            default = OptionOrderSettings.from_metadata(
+                {key: value for key, value in metadata.items() if key != "num_instances"}, "test")
+            assert len(sample_indices(partition, partition.rows(), default.num_instances, default.seed)) == 100

@@ -71,6 +71,7 @@ from lm_eval_contam.verdicts.verdict import (
     validation_false_positives,
 )
 from lm_eval_contam.core.wordnet import glosses, wordnet_dir
+from lm_eval_contam.kit.instances import DEFAULT_NUM_INSTANCES
 
 VALIDATION_VERSION = 1
 # The clean (reference) model first: the fine-tunes' reference-differenced verdicts read its runs.
@@ -348,6 +349,9 @@ def likelihood_pass_configs(partition: Partition, target: RenderTarget) -> dict[
     for spec in sorted(registered_methods(), key=_likelihood_pass_order):
         if "generation" not in spec.needs:  # a method that generates has no task in this pass
             rendered.update(spec.render_task_configs(partition, target))
+    rows = len(partition.rows())
+    if rows > DEFAULT_NUM_INSTANCES:  # the methods draw 100 rows unless told: a larger partition is scored whole
+        rendered = {name: configs.dump(every_row(configs.load(text), rows)) for name, text in rendered.items()}
     loaded = {name: configs.load(text) for name, text in rendered.items()}
     passes = {name: scoring_pass(config) for name, config in loaded.items()}
     found = {scored: {name: text for name, text in rendered.items() if passes[name] == scored}
@@ -355,6 +359,11 @@ def likelihood_pass_configs(partition: Partition, target: RenderTarget) -> dict[
     found["control_reference"] = {name: text for name, text in found["likelihood"].items()
                                   if scored_by_reference(loaded[name].get("metadata") or {})}
     return found
+
+
+def every_row(config: Mapping[str, Any], rows: int) -> dict[str, Any]:
+    """A task config that draws all ``rows`` of its partition (``num_instances``, which every method's task reads)."""
+    return {**config, "metadata": {**(config.get("metadata") or {}), "num_instances": rows}}
 
 
 def study_partitions(world: World, world_tasks: Mapping[str, PartitionRole], mc: Sequence[McDataset],
