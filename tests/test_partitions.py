@@ -209,3 +209,19 @@ def test_a_true_or_false_setting_is_checked_and_names_the_yaml() -> None:
     assert metadata_flag({}, "all_orders") is False and metadata_flag({"all_orders": True}, "all_orders") is True
     with pytest.raises(ContamError, match=r"^/x/task\.yaml: field 'all_orders': expected true or false, got 'yes'$"):
         metadata_flag({"all_orders": "yes", "config_source": "/x/task.yaml"}, "all_orders")
+
+
+def test_a_benchmark_sample_above_the_methods_default_is_drawn_whole(tmp_path: Path) -> None:
+    """``audit --sample N`` is the number of instances the sampled tests read: a task that names no ``num_instances``
+    draws 150 of 200 rows (the methods' own default, 100, was a silent cap), 24 at the default size, every row when
+    fewer; a task that names its own keeps it."""
+    from lm_eval_contam.kit.instances import sample_indices, sampled_partition
+
+    rows = [{"sentence": f"Row number {index} of the benchmark, written out.", "label": 0} for index in range(200)]
+
+    def drawn(sample: int | None, **metadata: int) -> int:
+        own = _own_metadata(tmp_path / "my_bench.yaml", **({"sample": sample} if sample else {}))
+        settings = sampled_partition({**own, **metadata}, "eval")
+        return len(sample_indices(settings["partition"], rows, settings["num_instances"], settings["seed"]))
+
+    assert [drawn(150), drawn(24), drawn(300), drawn(None), drawn(150, num_instances=40)] == [150, 24, 200, 100, 40]

@@ -9,7 +9,7 @@ the same metadata keys (:meth:`Partition.from_task_metadata`): ``dataset`` (a
 registered key), or for one's own data ``dataset_name`` + ``data_files`` (split
 -> JSONL) + ``text_field`` (default: the first of ``columns``) [+ ``task_type``, ``second_field``, ``label_field``,
 ``label_names``, ``columns``, ``companion_field``, ``key`` (the key in task names; default: the name's slug),
-``sample`` (at most this many instances in the shared sample the methods draw, :func:`~lm_eval_contam.kit.instances.
+``sample`` (the number of instances in the shared sample the methods draw, at most, :func:`~lm_eval_contam.kit.instances.
 sample_indices`; ``audit --tasks`` writes it: ``--sample``)]; a Hub
 dataset of one's own gives ``hf_path`` [+ ``hf_name``] instead of ``data_files``. An lm-eval task audited with
 ``audit --tasks`` is one's own data too: its rendered docs are written as JSONL under the audit directory and
@@ -106,8 +106,9 @@ class DatasetSpec:
     hf_revision: str | None = None
     # split -> its control (a card's, or a registered dataset's sibling split); a split not named has none.
     controls: Mapping[str, Control] | None = field(default=None, hash=False, compare=False)
-    # At most this many instances in the sample every method but Time Travel draws (instances.sample_indices): a
-    # benchmark audited with --tasks is sampled at the size the validation study measured (``audit --sample``).
+    # The number of instances every method but Time Travel draws unless its task says otherwise (at most, where it
+    # asks fewer; instances.default_instances): a benchmark audited with --tasks is sampled at the size the validation
+    # study measured (``audit --sample``).
     sample: int | None = None
     # A benchmark audited with --tasks: its task's lm-eval output_type. Its items' shape (multiple choice or free text)
     # whichever tests an audit runs on them, so each test's false-positive rate is read for that shape.

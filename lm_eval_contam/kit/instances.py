@@ -124,6 +124,12 @@ def audited_rows(partition: Partition, rows: Sequence[Mapping[str, object]], *,
 def sampled_partition(metadata: Mapping[str, Any], split: str) -> dict[str, Any]:
     """What every partition-level test reads from its task's metadata: its ``partition`` (of ``split``), how many
     instances it samples (``num_instances``) and its ``seed``; a test's settings add their own beside them."""
-    return {"partition": Partition.from_task_metadata(metadata, split),
-            "num_instances": metadata_number(metadata, "num_instances", DEFAULT_NUM_INSTANCES, minimum=1),
+    partition = Partition.from_task_metadata(metadata, split)
+    return {"partition": partition, "num_instances": default_instances(partition, metadata),
             "seed": metadata_number(metadata, "seed", 0)}
+
+
+def default_instances(partition: Partition, metadata: Mapping[str, Any]) -> int:
+    """How many instances a test draws: its metadata's ``num_instances``; without one, the dataset's ``sample`` (a
+    benchmark audited with ``--tasks``: ``audit --sample``, above the methods' default too) or the default, 100."""
+    return metadata_number(metadata, "num_instances", partition.dataset.sample or DEFAULT_NUM_INSTANCES, minimum=1)

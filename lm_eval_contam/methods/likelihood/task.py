@@ -25,7 +25,7 @@ from typing import Any
 from lm_eval.api.instance import Instance
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.kit.instances import DEFAULT_NUM_INSTANCES
+from lm_eval_contam.kit.instances import default_instances
 from lm_eval_contam.methods.likelihood.docs import CONTROL, PARTITION, control_partition, lift_docs, option_docs, text_docs
 from lm_eval_contam.methods.likelihood.stats import control_tests, lift_from_records, lift_test, option_test
 from lm_eval_contam.lmeval.lm_eval_compat import (
@@ -85,7 +85,7 @@ class LikelihoodSettings:
         return cls(
             partition=partition, mode=mode,
             control=control_partition(partition, str(metadata.get("control") or "")) if mode != "lift" else None,
-            num_instances=metadata_number(metadata, "num_instances", DEFAULT_NUM_INSTANCES, minimum=1),
+            num_instances=default_instances(partition, metadata),
             seed=metadata_number(metadata, "seed", 0),
             options_path=resolve_path(options, metadata) if options else default_options_path(),
         )
