@@ -146,8 +146,9 @@ def test_auto_follows_the_model_cards_chain_through_local_folders_to_where_it_st
     assert base_chain(ModelSpec.parse(str(hub))).spec.model_args == "pretrained=HuggingFaceTB/SmolLM2-135M"
     # No flag: the audit suggests it in one line.
     assert suggestion(ModelSpec.parse(str(sft2))) == (
-        f"suggestion: --reference-model auto would audit this model against {root}, the checkpoint its folder says "
-        f"it was fine-tuned from ({chosen.found_by.partition(': ')[2]}): the tests on u need it")
+        f"suggestion: give --reference-model auto: this model's folder names the checkpoint it was fine-tuned from "
+        f"({sft1} ({sft2}/README.md base_model) -> {root} ({sft1}/README.md base_model)), and the tests on u read the "
+        f"model against it")
     assert suggestion(ModelSpec.parse(str(root))) is None
 
 
