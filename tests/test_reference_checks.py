@@ -146,8 +146,9 @@ def test_auto_follows_the_model_cards_chain_through_local_folders_to_where_it_st
     assert base_chain(ModelSpec.parse(str(hub))).spec.model_args == "pretrained=HuggingFaceTB/SmolLM2-135M"
     # No flag: the audit suggests it in one line.
     assert suggestion(ModelSpec.parse(str(sft2))) == (
-        f"suggestion: --reference-model auto would audit this model against {root}, the checkpoint its folder says "
-        f"it was fine-tuned from ({chosen.found_by.partition(': ')[2]}): the tests on u need it")
+        f"suggestion: give --reference-model auto: this model's folder names the checkpoint it was fine-tuned from "
+        f"({sft1} ({sft2}/README.md base_model) -> {root} ({sft1}/README.md base_model)), and the tests on u read the "
+        f"model against it")
     assert suggestion(ModelSpec.parse(str(root))) is None
 
 
@@ -233,3 +234,18 @@ def test_run_refuses_auto_as_the_audits_own(tiny_model_dir: Path) -> None:
         plan_reference("auto", ModelSpec.parse(str(tiny_model_dir)), [], None)
     assert str(error.value) == ("field '--reference-model': 'auto' is the audit's (lm-eval-contam audit "
                                 "--reference-model auto); give run the checkpoint the model was fine-tuned from")
+
+
+def test_an_adapters_base_with_nothing_to_score_is_not_run_and_the_audit_says_so(
+        tiny_model_dir: Path, adapter: Path, tmp_path: Path, home: Path, capsys: pytest.CaptureFixture) -> None:
+    """Found, not asked for: an audit with no test on u (here DCQ alone) runs as it would without a reference."""
+    out = tmp_path / "audit"
+    assert main(["audit", "--model", str(adapter), "--partitions", "toy_news:test", "--methods", "dcq", "--limit", "1",
+                 "--no-report", "--output_path", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (f"reference model: hf pretrained={tiny_model_dir} (the base model lm-eval loads the PEFT "
+                        f"adapter {adapter} on)")
+    assert (f"reference model hf pretrained={tiny_model_dir} not run: no task of a method that differences the two "
+            "models (likelihood, optionorder, pairing, reordered, sentenceorder) is among the tasks") in lines
+    (model,) = json.loads((out / "audit.json").read_text())["models"]
+    assert model["reference"] is None and model["model_args"] == f"pretrained={tiny_model_dir},peft={adapter}"

@@ -155,8 +155,8 @@ def suggestion(audited: ModelSpec) -> str | None:
         found = base_chain(audited)
     except ContamError:
         return None
-    return (f"suggestion: {REFERENCE_FLAG} {AUTO} would audit this model against {found.spec.spec}, the checkpoint "
-            f"its folder says it was fine-tuned from ({found.found_by.partition(': ')[2]}): the tests on u need it")
+    return (f"suggestion: give {REFERENCE_FLAG} {AUTO}: this model's folder names the checkpoint it was fine-tuned "
+            f"from ({found.found_by.partition(': ')[2]}), and the tests on u read the model against it")
 
 
 def check_reference_model(reference: ModelSpec, audited: ModelSpec) -> None:
