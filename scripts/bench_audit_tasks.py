@@ -127,7 +127,8 @@ def _pass(kind: str | None, parts: list[Any], response: Any, tokenizer: Any) -> 
         return ("generate", texts[0], generated), len(tokenizer(texts[0] + generated)["input_ids"])
     if kind == "loglikelihood_rolling":
         return ("rolling", texts[0]), len(tokenizer(texts[0])["input_ids"])
-    context, continuation = texts[0], texts[1]
+    # A request of the text alone (the in-context test scores a prompt with no continuation) reads the text once.
+    context, continuation = texts[0], texts[1] if len(texts) > 1 else ""
     continued = len(tokenizer(continuation, add_special_tokens=False)["input_ids"])
     key = ("loglikelihood", context) if continued == 1 else ("loglikelihood", context, continuation)
     return key, len(tokenizer(context)["input_ids"]) + continued

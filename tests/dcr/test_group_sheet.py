@@ -1,6 +1,6 @@
-"""One DCR sheet per lm-eval group (issue 42): a group of three local subtasks of 15, 10 and 5 docs gets one sheet
-whose 20 rows are drawn across them in proportion to their sizes (10, 7, 3: largest remainder), and its one factor
-adjusts every subtask's acc and the group row; ``dcr_per_subtask: true`` gives each subtask its own sheet."""
+"""One DCR sheet per lm-eval group (issue 42): a nested group of three local subtasks of 15, 10 and 5 docs gets one
+sheet whose 20 rows are drawn across them in proportion to their sizes (10, 7, 3: largest remainder), and its one
+factor adjusts every subtask's acc and both group rows; ``dcr_per_subtask: true`` gives each subtask its own sheet."""
 
 from __future__ import annotations
 
@@ -40,13 +40,15 @@ metric_list:
     aggregation: mean
     higher_is_better: true
 """
-GROUP_YAML = """group: toy_group
-task: [toy_alpha, toy_beta, toy_gamma]
+# Nested like MMLU's (mmlu > mmlu_stem > mmlu_anatomy ...): toy_group > toy_inner > toy_beta, toy_gamma.
+GROUP_YAML = """group: {group}
+task: {tasks}
 aggregate_metric_list:
   - metric: acc
     aggregation: mean
     weight_by_size: true
 """
+GROUPS = {"toy_group": ["toy_alpha", "toy_inner"], "toy_inner": ["toy_beta", "toy_gamma"]}
 
 
 def _question(subtask: str, i: int) -> dict:
@@ -63,7 +65,8 @@ def task_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
         data = folder / f"{name}.jsonl"
         data.write_text("".join(json.dumps(_question(name, i)) + "\n" for i in range(size)))
         (folder / f"{name}.yaml").write_text(SUBTASK_YAML.format(name=name, data=data))
-    (folder / "toy_group.yaml").write_text(GROUP_YAML)
+    for group, tasks in GROUPS.items():
+        (folder / f"{group}.yaml").write_text(GROUP_YAML.format(group=group, tasks=json.dumps(tasks)))
     return folder
 
 
@@ -83,7 +86,7 @@ def test_a_group_gets_one_sheet_drawn_across_its_subtasks_in_proportion(group_sh
     sheet = load_sheet(sheet_path)
     assert (sheet.benchmark, sheet.name, sheet.drawn_across) == ("task_toy_group", "toy_group", tuple(SIZES))
     assert sheet.scope == "DCR factor of the group toy_group, from one sheet drawn across its 3 subtasks"
-    assert [(t.task, t.metric) for t in sheet.adjusts] == [(name, "acc") for name in SIZES] + [("toy_group", "acc")]
+    assert [(t.task, t.metric) for t in sheet.adjusts] == [(name, "acc") for name in (*SIZES, *GROUPS)]
     assert sheet.items_per_level == (1, 2, 20, 20)  # the size of one benchmark's sheet (L2: size and options)
     rows = load_data_rows(sheet)
     assert Counter(row["subtask"] for row in rows) == EXPECTED_DRAW
@@ -129,7 +132,7 @@ def test_each_subtask_and_the_group_row_get_the_groups_factor(group_sheet_yamls,
     levels = [f"dcr_task_toy_group_l{level}" for level in (1, 2, 3, 4)]
     factor = dcr_factor([results["results"][task]["contaminated,none"] for task in levels])
     assert results["results"]["dcr_task_toy_group"]["dcr_factor,none"] == factor
-    for task in (*SIZES, "toy_group"):
+    for task in (*SIZES, *GROUPS):
         row = results["results"][task]
         assert row["dcr_factor,none"] == factor
         assert row["acc_adj,none"] == pytest.approx(row["acc,none"] * (1 - factor))

@@ -203,6 +203,8 @@ def group_sheet(group: str, subtask_docs: Mapping[str, Sequence[Mapping[str, Any
     instances = {name: [{"text": text, "target": doc["target"]}  # each subtask's own template comes off
                         for text, doc in zip(instance_texts([str(doc["text"]) for doc in docs]), docs)]
                  for name, docs in subtask_docs.items()}
+    if not any(instances.values()):
+        raise ContamError("the group's subtasks have no evaluation docs", source=group, field="--tasks")
     drawn = group_draw(instances, items_per_level, seed=seed, group=group)
     rows = [{TEXT_FIELD: instances[name][position]["text"], ANSWER_FIELD: str(instances[name][position]["target"]),
              "subtask": name, "doc_index": position} for name, positions in drawn.items() for position in positions]
