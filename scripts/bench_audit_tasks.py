@@ -1,12 +1,15 @@
 """The whole ``audit --tasks`` against plain ``lm_eval --tasks`` on the same benchmark, side by side in one run.
 
     python scripts/bench_audit_tasks.py [--model PATH] [--batch_size 8] [--sizes 40,1000] [--generation 40]
-        [--out bench_audit_tasks] [--audit-args "--reorderings 2"]
+        [--group 57x8] [--out bench_audit_tasks] [--audit-args "--reorderings 2"]
 
 Benchmarks (written under ``--out``; items from the project's seeded grammar, so no model has seen them and nothing
 is downloaded): one MMLU-style multiple-choice task per ``--sizes`` entry (question, four lettered options,
-``Answer:``; lm-eval's ``multiple_choice``), and one generation task of ``--generation`` items (the same questions
-without options, ``generate_until`` up to a newline, exact match). For each, in this order and alone on the machine:
+``Answer:``; lm-eval's ``multiple_choice``), one generation task of ``--generation`` items (the same questions
+without options, ``generate_until`` up to a newline, exact match), and with ``--group SxN`` a group of MMLU's shape
+(``bench_group_SxN``: S multiple-choice subtasks of N items each, their ``acc`` aggregated weighted by size, as
+lm-eval's ``mmlu`` aggregates its 57), run and audited as one ``--tasks`` name. For each, in this order and alone on
+the machine:
 
 1. ``lm_eval --model hf --tasks <task> --include_path <dir> --batch_size B`` (the benchmark as users run it);
 2. ``lm-eval-contam audit --tasks <task> --include_path <dir> --batch_size B --no-chat-template`` with the same
@@ -57,8 +60,16 @@ metadata: {{version: 1.0}}
 """
 
 
-def write_benchmarks(out: Path, sizes: list[int], generation: int) -> dict[str, tuple[str, int]]:
-    """The benchmark tasks' data and YAMLs under ``out/tasks``: task name -> (output type, items)."""
+GROUP_YAML = """group: {group}
+task: {subtasks}
+aggregate_metric_list: [{{metric: acc, aggregation: mean, weight_by_size: true}}]
+metadata: {{version: 1.0}}
+"""
+
+
+def write_benchmarks(out: Path, sizes: list[int], generation: int,
+                     group: tuple[int, int] | None = None) -> dict[str, tuple[str, int]]:
+    """The benchmark tasks' data and YAMLs under ``out/tasks``: task (or group) name -> (output type, items)."""
     from lm_eval_contam.core.jsonl import write_jsonl
     from lm_eval_contam.nullstudy.corpus import make_mc_dataset
     from lm_eval_contam.nullstudy.study import _vocabulary
@@ -70,6 +81,8 @@ def write_benchmarks(out: Path, sizes: list[int], generation: int) -> dict[str, 
     written = {}
     plan = [(f"bench_mc_{size}", MC_YAML, size) for size in sizes]
     plan += [(f"bench_gen_{generation}", GENERATION_YAML, generation)] if generation else []
+    subtasks = [f"bench_group_{group[0]}x{group[1]}_{index:02d}" for index in range(group[0])] if group else []
+    plan += [(subtask, MC_YAML, group[1]) for subtask in subtasks] if group else []
     for task, template, size in plan:
         # Each benchmark's items depend on its name only: the same task is the same items in every run of the script.
         rows = make_mc_dataset(20261127, int(stable_hash(task), 16) % 10**6, nouns, adjectives, rows_per_split=size,
@@ -77,6 +90,12 @@ def write_benchmarks(out: Path, sizes: list[int], generation: int) -> dict[str, 
         data = write_jsonl(tasks_dir / f"{task}.jsonl", list(rows.splits["test"]))
         (tasks_dir / f"{task}.yaml").write_text(template.format(task=task, data=json.dumps(str(data))))
         written[task] = ("generate_until" if template is GENERATION_YAML else "multiple_choice", size)
+    if group:
+        name = f"bench_group_{group[0]}x{group[1]}"
+        (tasks_dir / f"{name}.yaml").write_text(GROUP_YAML.format(group=name, subtasks=json.dumps(subtasks)))
+        for subtask in subtasks:  # run and audited through their group only
+            del written[subtask]
+        written[name] = (f"group of {group[0]} multiple_choice subtasks", group[0] * group[1])
     return written
 
 
@@ -108,7 +127,8 @@ def _pass(kind: str | None, parts: list[Any], response: Any, tokenizer: Any) -> 
         return ("generate", texts[0], generated), len(tokenizer(texts[0] + generated)["input_ids"])
     if kind == "loglikelihood_rolling":
         return ("rolling", texts[0]), len(tokenizer(texts[0])["input_ids"])
-    context, continuation = texts[0], texts[1]
+    # A request of the text alone (the in-context test scores a prompt with no continuation) reads the text once.
+    context, continuation = texts[0], texts[1] if len(texts) > 1 else ""
     continued = len(tokenizer(continuation, add_special_tokens=False)["input_ids"])
     key = ("loglikelihood", context) if continued == 1 else ("loglikelihood", context, continuation)
     return key, len(tokenizer(context)["input_ids"]) + continued
@@ -155,6 +175,8 @@ def main() -> None:
     parser.add_argument("--batch_size", type=int, default=8)
     parser.add_argument("--sizes", default="40,1000", help="items of each multiple-choice benchmark")
     parser.add_argument("--generation", type=int, default=40, help="items of the generation benchmark (0: none)")
+    parser.add_argument("--group", metavar="SxN", help="also a group of S multiple-choice subtasks of N items each "
+                                                        "(MMLU's shape: 57xN), audited as one --tasks group")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, default=Path("bench_audit_tasks"))
     parser.add_argument("--audit-args", default="", help="extra audit arguments, e.g. '--reorderings 2'")
@@ -164,9 +186,15 @@ def main() -> None:
     if out.exists():
         refuse(f"--out {out} exists: give a new folder (nothing is overwritten)")
     sizes = [size.strip() for size in args.sizes.split(",") if size.strip()]
-    if not sizes or not all(size.isdigit() and int(size) > 0 for size in sizes) or args.generation < 0:
+    if not all(size.isdigit() and int(size) > 0 for size in sizes) or args.generation < 0:
         refuse(f"--sizes {args.sizes!r} / --generation {args.generation}: expected positive whole numbers of items")
-    benchmarks = write_benchmarks(out, [int(size) for size in sizes], args.generation)
+    shape = (args.group or "").split("x")
+    if args.group is not None and not (len(shape) == 2 and all(part.isdigit() and int(part) > 0 for part in shape)):
+        refuse(f"--group {args.group!r}: expected SUBTASKSxITEMS, e.g. 57x8")
+    group = (int(shape[0]), int(shape[1])) if args.group is not None else None
+    if not sizes and not args.generation and group is None:
+        refuse("nothing to measure: give --sizes, --generation or --group")
+    benchmarks = write_benchmarks(out, [int(size) for size in sizes], args.generation, group)
     tokenizer = AutoTokenizer.from_pretrained(model)
     bin_dir = Path(sys.executable).parent
     rows = {}
@@ -185,7 +213,7 @@ def main() -> None:
                       "audit_seconds": round(audit, 1), "ratio": round(audit / plain, 2),
                       "benchmark": benchmark_counts, "audit": request_counts(audit_dir / "runs" / "bench", tokenizer)}
         print(table(task, rows[task]), flush=True)
-    (out / "bench.json").write_text(json.dumps({"model": model, "batch_size": args.batch_size,
+    (out / "bench.json").write_text(json.dumps({"model": model, "batch_size": args.batch_size, "group": args.group,
                                                 "audit_args": args.audit_args, "benchmarks": rows}, indent=1))
     for task, row in rows.items():
         print(f"{task} ({row['kind']}, {row['items']} items): audit {row['audit_seconds']:.0f} s, "

@@ -44,7 +44,8 @@ def test_the_audit_benchmark_counts_each_forward_pass_once_for_the_benchmark_fir
     configs = {"quiz": {"output_type": "multiple_choice"},
                "reordered_quiz": {"output_type": "multiple_choice", "metadata": {"method": "reordered"}},
                "optionorder_x": {"output_type": "loglikelihood_rolling", "metadata": {"method": "optionorder"}},
-               "timetravel_x": {"output_type": "generate_until", "metadata": {"method": "timetravel"}}}
+               "timetravel_x": {"output_type": "generate_until", "metadata": {"method": "timetravel"}},
+               "incontext_x": {"output_type": "loglikelihood", "metadata": {"method": "incontext"}}}
     (tmp_path / "results_1.json").write_text(json.dumps({"configs": configs}))
 
     def letters(context: str) -> dict:
@@ -55,11 +56,14 @@ def test_the_audit_benchmark_counts_each_forward_pass_once_for_the_benchmark_fir
                "reordered_quiz": [{"arguments": letters("Q one ?"), "resps": [[0], [0]]},
                                   {"arguments": letters("Q one reordered ?"), "resps": [[0], [0]]}],
                "optionorder_x": [{"arguments": {"gen_args_0": {"arg_0": "a b c"}}, "resps": [[0]]}],
-               "timetravel_x": [{"arguments": {"gen_args_0": {"arg_0": "go on", "arg_1": {}}}, "resps": [[" x y"]]}]}
+               "timetravel_x": [{"arguments": {"gen_args_0": {"arg_0": "go on", "arg_1": {}}}, "resps": [[" x y"]]}],
+               # a prompt scored alone (no continuation): its text read once
+               "incontext_x": [{"arguments": {"gen_args_0": {"arg_0": "d e f g"}}, "resps": [[0]]}]}
     for task, rows in samples.items():
         (tmp_path / f"samples_{task}_2026.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     assert counts(tmp_path, tokenizer) == {
         "benchmark": {"multiple_choice requests": 2, "passes": 1, "tokens": 4},  # "Q one ?" + one letter
         "reordered": {"multiple_choice requests": 4, "passes": 1, "tokens": 5},
         "optionorder": {"loglikelihood_rolling requests": 1, "passes": 1, "tokens": 3},
-        "timetravel": {"generate_until requests": 1, "passes": 1, "tokens": 4}}  # "go on" + " x y"
+        "timetravel": {"generate_until requests": 1, "passes": 1, "tokens": 4},  # "go on" + " x y"
+        "incontext": {"loglikelihood requests": 1, "passes": 1, "tokens": 4}}

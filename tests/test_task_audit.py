@@ -21,6 +21,7 @@ from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.registry import AuditedModel, registered_methods
+from lm_eval_contam.methods.dcr.sheet import load_sheet
 from lm_eval_contam.verdicts.verdict import FREE_TEXT, MULTIPLE_CHOICE, methods_without_a_call
 from lm_eval_contam.audit.benchmark_partitions import BenchmarkControl, derive_partitions
 
@@ -229,7 +230,11 @@ def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: 
     tasks = audit["models"][0]["tasks"]
     planned = len(per_task[0]) + len(per_task[1]) + 1
     assert tasks[:planned] == [*per_task[0], *per_task[1], "quiz_group"]
-    assert sorted(tasks[planned:]) == list(map(str, sheets)) and len(sheets) == 8  # a DCR sheet (4 levels) per benchmark
+    # One DCR sheet (4 levels) for the group, drawn across both subtasks (issue 42), not one per subtask.
+    assert sorted(tasks[planned:]) == list(map(str, sheets)) and len(sheets) == 4
+    (folder,) = {path.parent for path in sheets}
+    sheet = load_sheet(folder / "sheet.yaml")
+    assert (sheet.name, sheet.drawn_across) == ("quiz_group", ("quiz_mc", "quiz_gen"))
     for name in ("quiz_mc", "quiz_gen"):  # each partition's rows are its task's rendered docs, exactly
         card = Partition.from_card(tmp_path / "partitions" / f"task_{name}_test.yaml")
         assert card.rows() == _rendered_rows(benchmark_docs(name, loaded["quiz_group"][name]))
@@ -237,9 +242,10 @@ def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: 
     # The benchmark itself ran in the same call: its raw metrics sit in the results beside the audit's.
     results = json.loads(sorted((tmp_path / "runs" / "tiny").rglob("results_*.json"))[-1].read_text())["results"]
     assert 0.0 <= results["quiz_mc"]["acc,none"] <= 1.0 and results["quiz_gen"]["exact_match,none"] == 0.0
-    # ... with the adjusted score and its interval beside each (the DCR hook; issue 19, item 3).
+    # ... with the adjusted score and its interval beside each (the DCR hook; issue 19, item 3), by the group's factor.
     for task, metric in (("quiz_mc", "acc"), ("quiz_gen", "exact_match")):
         row = results[task]
+        assert row["dcr_factor,none"] == results[sheet.group]["dcr_factor,none"]
         assert row[f"{metric}_adj,none"] == pytest.approx(row[f"{metric},none"] * (1 - row["dcr_factor,none"]))
         assert row[f"{metric}_adj_ci_low,none"] <= row[f"{metric}_adj,none"] <= row[f"{metric}_adj_ci_high,none"]
     verdicts = collect(load_run(tmp_path))
@@ -248,10 +254,13 @@ def test_audit_tasks_audits_a_group_per_subtask(tiny_model_dir: Path, task_dir: 
     assert {v.partition: v.shape for v in verdicts if not v.partition.startswith("DCR sheet ")} == {
         "quiz_mc test": MULTIPLE_CHOICE, "quiz_gen test": FREE_TEXT}
     decisions = {v.partition: v.flagged for v in partition_verdicts(verdicts)}
-    # An untrained model memorised nothing; each benchmark's DCR sheet adds a partition whose factor decides nothing.
+    # An untrained model memorised nothing; the group's DCR sheet adds a partition whose factor decides nothing.
     assert {p: flagged for p, flagged in decisions.items() if not p.startswith("DCR sheet ")} == {
         "quiz_mc test": False, "quiz_gen test": False}
-    assert [flagged for p, flagged in decisions.items() if p.startswith("DCR sheet ")] == [None, None]
+    assert [flagged for p, flagged in decisions.items() if p.startswith("DCR sheet ")] == [None]
+    (dcr,) = [v for v in verdicts if v.family == "dcr"]
+    assert ("factor of", "DCR factor of the group quiz_group, from one sheet drawn across its 2 subtasks") in \
+        dcr.evidence.facts()
     # No control given: the lift mode is tested, the control and options modes say so and decide nothing.
     likelihood = {(v.partition, v.test): v for v in verdicts if v.family == "likelihood"}
     assert sorted(likelihood) == [(partition, method) for partition in ("quiz_gen test", "quiz_mc test")

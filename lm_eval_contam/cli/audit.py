@@ -122,6 +122,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                              "drive a verdict, i.e. all but those whose every test is measured over its level: "
                              "pairing, sentenceorder; e.g. optionorder,reordered for the cheap calibrated ones on "
                              "every subject: docs/cost.md)")
+    parser.add_argument("--dcr-per-subtask", action="store_true",
+                        help="--tasks groups: a DCR sheet per subtask (its own factor on each) instead of one sheet "
+                             "drawn across the group's subtasks (the default: one sheet's generations, not one per "
+                             "subtask; docs/cost.md)")
     parser.add_argument("--reorderings", type=int, metavar="K",
                         help=f"--tasks multiple-choice benchmarks: acc_reordered averages each item over K seeded "
                              f"reorderings of its options (default {DEFAULT_REORDERINGS}, fewer above 250 items: "
@@ -145,7 +149,8 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
         limit=args.limit,
         benchmark_chat_template=args.benchmark_chat_template,
         skip_methods=skipped_methods(args.methods, args.no_likelihood),
-        adjustment_metadata=(("reorderings", args.reorderings),) if args.reorderings is not None else (),
+        adjustment_metadata=(*((("reorderings", args.reorderings),) if args.reorderings is not None else ()),
+                             *((("dcr_per_subtask", True),) if args.dcr_per_subtask else ())),
     )
 
 
@@ -202,7 +207,8 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, C
                    if args.tasks is not None else {}),
                 **({"methods": list(name_list(args.methods, "--methods") or ())} if args.methods is not None else {}),
                 **({"reference_model": reference.spec.spec} if reference is not None else {}),
-                **({"reorderings": args.reorderings} if args.reorderings is not None else {})}
+                **({"reorderings": args.reorderings} if args.reorderings is not None else {}),
+                **({"dcr_per_subtask": True} if args.dcr_per_subtask else {})}
     check_same_audit(args.output_path, identity, label, spec.backend, spec.model_args)
     return identity, spec, reference
 

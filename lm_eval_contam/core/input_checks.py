@@ -117,6 +117,7 @@ METADATA_TYPES: dict[str, tuple[type, str]] = {
     "seed": (int, "a whole number"),
     "num_instances": (int, "a whole number >= 1"),
     "dcr_adjust": (bool, "true or false (JSON booleans, not strings)"),
+    "dcr_per_subtask": (bool, "true or false (JSON booleans, not strings)"),
     # The methods' own settings, with the bounds their tasks check when lm-eval builds them (partitions.metadata_number):
     # checked here too, or a bad value is refused only after the DCR sheets were written under the cache home.
     "orders": (int, "a whole number from 2 to 24"),

@@ -106,10 +106,19 @@ class Sheet:
     data: DataSource | None
     levels: tuple[Level, Level, Level, Level]
     check_mode: str = DEFAULT_CHECK_MODE
+    drawn_across: tuple[str, ...] = ()  # a sheet built for an lm-eval group: the subtasks its rows are drawn across
 
     @property
     def group(self) -> str:
         return f"dcr_{self.benchmark}"
+
+    @property
+    def scope(self) -> str | None:
+        """What the factor describes, in words, for a sheet built for a group (None for one benchmark's sheet)."""
+        if not self.drawn_across:
+            return None
+        return (f"DCR factor of the group {self.name}, from one sheet drawn across its {len(self.drawn_across)} "
+                f"subtasks")
 
     def level_size(self, level: int) -> int:
         return self.items_per_level[level - 1]

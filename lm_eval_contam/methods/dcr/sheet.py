@@ -100,7 +100,7 @@ def parse_sheet(raw: Any, *, path: Path, judge_model: str | None = None) -> Shee
     if not isinstance(raw, dict):
         raise ContamError(f"a sheet must be a YAML mapping, got {type(raw).__name__}", source=source)
     _no_unknown(raw, {"benchmark", "name", "description", "adjusts", "items_per_level", "data", "levels",
-                      "check_mode"}, source, "sheet")
+                      "check_mode", "drawn_across"}, source, "sheet")
     benchmark = _require(raw, "benchmark", str, source, "benchmark")
     if not _BENCHMARK.match(benchmark):
         raise ContamError(f"use lower-case letters, digits and '_' (it names tasks), got {benchmark!r}",
@@ -118,6 +118,9 @@ def parse_sheet(raw: Any, *, path: Path, judge_model: str | None = None) -> Shee
         adjusts.append(AdjustTarget(_require(target, "task", str, source, f"{field}.task"),
                                     _require(target, "metric", str, source, f"{field}.metric")))
     items_per_level = _items_per_level(raw.get("items_per_level", ITEMS_PER_LEVEL), source)
+    drawn_across = raw.get("drawn_across", [])
+    if not isinstance(drawn_across, list) or not all(isinstance(task, str) and task for task in drawn_across):
+        raise ContamError(f"expected a list of task names, got {drawn_across!r}", source=source, field="drawn_across")
     data = _parse_data(raw["data"], path) if raw.get("data") is not None else None
     levels_raw = _require(raw, "levels", dict, source, "levels")
     _no_unknown(levels_raw, {f"l{n}" for n in LEVELS}, source, "levels")
@@ -140,7 +143,8 @@ def parse_sheet(raw: Any, *, path: Path, judge_model: str | None = None) -> Shee
         levels.append(level)
     return Sheet(path=path, benchmark=benchmark, name=name, adjusts=tuple(adjusts),
                  items_per_level=items_per_level, data=data, levels=tuple(levels),  # type: ignore[arg-type]
-                 check_mode=valid_check_mode(raw.get("check_mode", DEFAULT_CHECK_MODE), source=source, field="check_mode"))
+                 check_mode=valid_check_mode(raw.get("check_mode", DEFAULT_CHECK_MODE), source=source, field="check_mode"),
+                 drawn_across=tuple(drawn_across))
 
 
 def _items_per_level(raw: Any, source: str) -> tuple[int, int, int, int]:

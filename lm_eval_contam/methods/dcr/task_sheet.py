@@ -24,6 +24,11 @@ item per question that applies: 1-2 per level, fewer than the
 :data:`~lm_eval_contam.methods.dcr.level_score.MIN_LEVEL_ITEMS` a controlled level needs, so the hook reports them as
 too few items and they never move the factor (their answers stay in the level tasks' rows), as any level of
 fewer docs would. Every choice is seeded by ``seed`` and the task's name.
+
+A group (``mmlu``: 57 subtasks) gets one sheet (:func:`group_sheet`): its rows are as many docs as one task's sheet
+holds, drawn across the subtasks in proportion to their sizes (:func:`group_draw`), its L1/L2 questions are about the
+group, and its one factor adjusts every subtask's metrics and the group rows'. The sheet lists the subtasks under
+``drawn_across``.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from lm_eval_contam.methods.dcr.items import asks_another_question
 from lm_eval_contam.methods.dcr.schema import ITEMS_PER_LEVEL
 from lm_eval_contam.methods.dcr.twins import perturbed_twin
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.seeding import rng_for
+from lm_eval_contam.core.seeding import rng_for, stable_hash
 
 TEXT_FIELD, ANSWER_FIELD = "text", "answer"
 BENCHMARK_PREFIX = "task_"  # derived sheets' benchmark: task_<name>, so dcr_task_<name>_l1 never meets a shipped sheet
@@ -151,6 +156,71 @@ def task_sheet(task: str, docs: Sequence[Mapping[str, Any]], *, split: str, metr
     texts = instance_texts([str(doc["text"]) for doc in docs])
     rows = [{TEXT_FIELD: text, ANSWER_FIELD: str(doc["target"])} for text, doc in zip(texts, docs)
             if str(doc["target"]).strip()]
+    return _sheet(task, rows, docs, adjusts=[(task, metric) for metric in metrics], split=split,
+                  description=description, items_per_level=items_per_level, seed=seed, data_file=data_file,
+                  built_from=f"the lm-eval task {task!r} ({len(docs)} {split} docs)")
+
+
+def group_draw(subtask_docs: Mapping[str, Sequence[Mapping[str, Any]]], size: int, *, seed: int,
+               group: str) -> dict[str, list[int]]:
+    """Which docs of each subtask (``{"text", "target"}``, the text without the subtask's template) a group's sheet
+    holds, as positions in its docs: ``size`` in all, shared out in
+    proportion to the subtasks' sizes (largest remainder; a tie goes to the subtask listed first), each subtask's
+    taken in an order seeded by ``seed`` and each doc's identity (group, subtask, position), passing over docs that
+    cannot make a controlled item (no gold answer, no word WordNet can replace). A subtask with fewer such docs than
+    its share gives what it has."""
+    total = sum(len(docs) for docs in subtask_docs.values())
+    wanted = min(size, total)
+    quotas = {name: wanted * len(docs) / total for name, docs in subtask_docs.items()}
+    shares = {name: math.floor(quota) for name, quota in quotas.items()}
+    by_remainder = sorted(quotas, key=lambda name: -(quotas[name] - shares[name]))  # sorted() is stable: ties in order
+    for name in by_remainder[: wanted - sum(shares.values())]:
+        shares[name] += 1
+    drawn: dict[str, list[int]] = {}
+    for name, docs in subtask_docs.items():
+        order = sorted(range(len(docs)), key=lambda position: stable_hash(seed, "dcr-group-sheet", group, name,
+                                                                          position))
+        chosen = []
+        for position in order:
+            if len(chosen) == shares[name]:
+                break
+            doc = docs[position]
+            if str(doc["target"]).strip() and perturbed_twin(str(doc["text"]), seed=seed) is not None:
+                chosen.append(position)
+        drawn[name] = sorted(chosen)
+    return drawn
+
+
+def group_sheet(group: str, subtask_docs: Mapping[str, Sequence[Mapping[str, Any]]], *, split: str,
+                adjusts: Sequence[tuple[str, str]], items_per_level: int = ITEMS_PER_LEVEL, seed: int = 0,
+                data_file: str = "rows.jsonl") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One sheet for an lm-eval group: its rows drawn across the subtasks (:func:`group_draw`, as many as one task's
+    sheet holds), its L1/L2 questions about the group, and ``adjusts`` ((task or group, metric): every subtask's and
+    the group rows') adjusted by its one factor. Each row keeps its subtask and doc position."""
+    if not adjusts:
+        raise ContamError("no subtask reports a metric where higher is better: nothing to adjust", source=group,
+                          field="metric_list")
+    instances = {name: [{"text": text, "target": doc["target"]}  # each subtask's own template comes off
+                        for text, doc in zip(instance_texts([str(doc["text"]) for doc in docs]), docs)]
+                 for name, docs in subtask_docs.items()}
+    if not any(instances.values()):
+        raise ContamError("the group's subtasks have no evaluation docs", source=group, field="--tasks")
+    drawn = group_draw(instances, items_per_level, seed=seed, group=group)
+    rows = [{TEXT_FIELD: instances[name][position]["text"], ANSWER_FIELD: str(instances[name][position]["target"]),
+             "subtask": name, "doc_index": position} for name, positions in drawn.items() for position in positions]
+    every_doc = [doc for docs in subtask_docs.values() for doc in docs]
+    return _sheet(group, rows, every_doc, adjusts=adjusts, split=split, description="",
+                  items_per_level=items_per_level, seed=seed, data_file=data_file,
+                  built_from=f"the lm-eval group {group!r}: one sheet drawn across its {len(subtask_docs)} subtasks "
+                             f"({len(every_doc)} {split} docs)", drawn_across=list(subtask_docs))
+
+
+def _sheet(name: str, rows: list[dict[str, Any]], docs: Sequence[Mapping[str, Any]], *,
+           adjusts: Sequence[tuple[str, str]], split: str, description: str, items_per_level: int, seed: int,
+           data_file: str, built_from: str,
+           drawn_across: Sequence[str] = ()) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The sheet mapping over ``rows`` (instance texts and gold answers); ``docs``: every doc of the benchmark,
+    rendered (its size and answer options, for L2 and the label set)."""
     choice_sets = {tuple(doc.get("choices") or ()) for doc in docs}
     label_names = list(next(iter(choice_sets))) if len(choice_sets) == 1 else []
     if label_names and not all(row[ANSWER_FIELD] in label_names for row in rows):
@@ -164,12 +234,12 @@ def task_sheet(task: str, docs: Sequence[Mapping[str, Any]], *, split: str, metr
     association = _usable(rows, items_per_level, seed, lambda text: True, "association")
     if not rows or not association:
         raise ContamError("no doc has a gold answer and a word WordNet can replace: no controlled L4 item can be "
-                          "built", source=task, field="doc_to_target")
+                          "built", source=name, field="doc_to_target")
     if not completion + membership:
         raise ContamError("no doc text has a word WordNet can replace: no controlled L3 item can be built",
-                          source=task, field="doc_to_text")
+                          source=name, field="doc_to_text")
 
-    l1, l2 = benchmark_questions(task, split=split, n_docs=len(docs), n_choices=n_choices or None,
+    l1, l2 = benchmark_questions(name, split=split, n_docs=len(docs), n_choices=n_choices or None,
                                  description=description, seed=seed)
     l3 = [generator for generator in ({"kind": "completion", "count": completion,
                                        "check": {"kind": "overlap", "threshold": 0.5}},
@@ -183,10 +253,11 @@ def task_sheet(task: str, docs: Sequence[Mapping[str, Any]], *, split: str, metr
         data["answer_pattern"] = GSM8K_ANSWER
         l4["template"] = ANSWER_TEMPLATE
     sheet = {
-        "benchmark": benchmark_slug(task),
-        "name": task,
-        "description": f"Built by lm-eval-contam from the lm-eval task {task!r} ({len(docs)} {split} docs).",
-        "adjusts": [{"task": task, "metric": metric} for metric in metrics],
+        "benchmark": benchmark_slug(name),
+        "name": name,
+        "description": f"Built by lm-eval-contam from {built_from}.",
+        "adjusts": [{"task": task, "metric": metric} for task, metric in adjusts],
+        **({"drawn_across": list(drawn_across)} if drawn_across else {}),
         "items_per_level": {"l1": len(l1), "l2": len(l2), "l3": completion + membership, "l4": association},
         "check_mode": "controlled",
         "data": data,

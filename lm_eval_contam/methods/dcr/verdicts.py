@@ -76,10 +76,12 @@ class DCREvidence:
     adjusted: tuple[AdjustedMetric, ...]
     check_mode: str | None = None  # what produced S1..S4; None when no sheet is known
     level_pvalues: LevelScores = (None, None, None, None)  # controlled levels' sign test, original vs control
+    scope: str | None = None  # a group's sheet: what its factor describes (Sheet.scope)
 
     def facts(self) -> list[tuple[str, str]]:
         tested = [f"L{level} p = {number(p)}" for level, p in zip(LEVELS, self.level_pvalues) if p is not None]
         return [("sheet", self.sheet),
+                *([("factor of", self.scope)] if self.scope else []),
                 ("check mode", self.check_mode or "unknown"),
                 ("level scores S1–S4", ", ".join(number(score) for score in self.level_scores)),
                 *([("item vs control (sign test)", ", ".join(tested))] if tested else []),
@@ -156,13 +158,14 @@ def check_mode_of(model: ModelResults, group_row: Mapping[str, Any], tasks: Mapp
     return recorded if isinstance(recorded, str) else level_check_modes(model.results, tasks)
 
 
-def sheet_targets(sheet: str) -> tuple[str | None, set[str]]:
-    """The sheet's group and the tasks it adjusts, from its file; (None, no tasks) when it cannot be loaded."""
+def sheet_targets(sheet: str) -> tuple[str | None, set[str], str | None]:
+    """The sheet's group, the tasks it adjusts and what its factor describes (a group's sheet), from its file;
+    (None, no tasks, None) when it cannot be loaded."""
     try:
         loaded = load_sheet(sheet)
     except ContamError:
-        return None, set()
-    return loaded.group, {target.task for target in loaded.adjusts}
+        return None, set(), None
+    return loaded.group, {target.task for target in loaded.adjusts}, loaded.scope
 
 
 def _items(model: ModelResults, tasks: Mapping[int, str]) -> int | None:
@@ -192,7 +195,7 @@ def verdicts(model: ModelResults) -> list[Verdict]:
     adjusted = adjusted_metrics(model)
     found, accounted = [], set()
     for sheet, tasks in sorted(dcr_level_tasks(model.results).items()):
-        sheet_group, targets = sheet_targets(sheet)
+        sheet_group, targets, scope = sheet_targets(sheet)
         group = group_of(model, list(tasks.values())) or sheet_group
         group_row = model.row(group) if group else {}
         mine = tuple(row for row in adjusted if row.task in targets)
@@ -201,7 +204,7 @@ def verdicts(model: ModelResults) -> list[Verdict]:
                                factor=number_or_none(group_row.get(f"dcr_factor,{FILTER}")),
                                factor_ci=factor_interval(group_row), adjusted=mine,
                                check_mode=check_mode_of(model, group_row, tasks),
-                               level_pvalues=level_pvalues(model, tasks))
+                               level_pvalues=level_pvalues(model, tasks), scope=scope)
         found.append(_verdict(model, partition=f"DCR sheet {sheet}", task=group or sheet, evidence=evidence,
                               n=_items(model, tasks), caveats=too_few_items_caveats(group_row)))
     for task in sorted({row.task for row in adjusted} - accounted):
