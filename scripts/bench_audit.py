@@ -82,9 +82,9 @@ def family_cost(family: str, model_args: str, tasks: list[str], max_gen_toks: in
     import lm_eval
     from lm_eval.models.huggingface import HFLM
 
+    from lm_eval_contam.harness import task_manager
     from lm_eval_contam.harness.evaluation import evaluation_tasks
     from lm_eval_contam.lmeval.generation import default_device
-    from lm_eval_contam.harness import task_manager
 
     counts = {"_model_call": 0, "_model_generate": 0}
     originals = {name: getattr(HFLM, name) for name in counts}
@@ -121,9 +121,9 @@ def main() -> None:
     args = parser.parse_args()
 
     from lm_eval_contam.audit.job import AuditSettings, partition_tasks, run_model
-    from lm_eval_contam.models.default_model import default_model_path
-    from lm_eval_contam.lmeval.generation import ModelSpec
     from lm_eval_contam.core.registry import registered_methods
+    from lm_eval_contam.lmeval.generation import ModelSpec
+    from lm_eval_contam.models.default_model import default_model_path
 
     model = args.model or str(default_model_path())
     model_args = f"pretrained={model}"

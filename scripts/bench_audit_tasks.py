@@ -71,9 +71,9 @@ def write_benchmarks(out: Path, sizes: list[int], generation: int,
                      group: tuple[int, int] | None = None) -> dict[str, tuple[str, int]]:
     """The benchmark tasks' data and YAMLs under ``out/tasks``: task (or group) name -> (output type, items)."""
     from lm_eval_contam.core.jsonl import write_jsonl
+    from lm_eval_contam.core.seeding import stable_hash
     from lm_eval_contam.nullstudy.corpus import make_mc_dataset
     from lm_eval_contam.nullstudy.study import _vocabulary
-    from lm_eval_contam.core.seeding import stable_hash
 
     nouns, adjectives = _vocabulary()
     tasks_dir = out / "tasks"

@@ -12,8 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from lm_eval_contam.methods.catalogue import plugins
 from lm_eval_contam.core.registry import registered_methods, shipped_task_configs
+from lm_eval_contam.methods.catalogue import plugins
 
 REPO_TASK_DIR = Path(__file__).resolve().parent.parent / "task_configs"
 GENERATED_MARK = "# Generated"  # the first line of every file a method renders

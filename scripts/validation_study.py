@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 import sys
+import time
 from pathlib import Path
 
 from lm_eval_contam.contaminate import InjectionSettings
@@ -158,16 +158,27 @@ def run_papers_strength(args) -> None:
     import datetime
     import shlex
 
+    from lm_eval_contam.core.registry import referenced_tests
     from lm_eval_contam.models.default_model import default_model_path
-    from lm_eval_contam.verdicts.detection_rates import VALIDATION_RATES_FILE
-    from lm_eval_contam.nullstudy.validation import (
-        ValidationSettings, collect, compute_seconds, rates_document, run_validation, scored_runs, write_outputs,
-    )
     from lm_eval_contam.nullstudy.pooled_power import (
-        POOLED_FILE, partition_spreads, pooled_rates, projected_rates, projected_table, spread_table,
+        POOLED_FILE,
+        partition_spreads,
+        pooled_rates,
+        projected_rates,
+        projected_table,
+        spread_table,
     )
     from lm_eval_contam.nullstudy.pooled_power import markdown_table as pooled_markdown
-    from lm_eval_contam.core.registry import referenced_tests
+    from lm_eval_contam.nullstudy.validation import (
+        ValidationSettings,
+        collect,
+        compute_seconds,
+        rates_document,
+        run_validation,
+        scored_runs,
+        write_outputs,
+    )
+    from lm_eval_contam.verdicts.detection_rates import VALIDATION_RATES_FILE
 
     settings = ValidationSettings(partitions=args.partitions, mc_partitions=args.partitions,
                                   rows_per_partition=args.rows,
@@ -206,8 +217,8 @@ def carried_rates(args) -> dict:
     """The document whose entries the rates keep where this call measures nothing: with --measure, the shipped file as
     it is now (what --measure promises: an entry measured since the study began, e.g. by another pass, is kept);
     otherwise the rates shipped when the study began."""
-    from lm_eval_contam.verdicts.detection_rates import VALIDATION_RATES_FILE
     from lm_eval_contam.nullstudy.validation import prior_rates
+    from lm_eval_contam.verdicts.detection_rates import VALIDATION_RATES_FILE
 
     if args.measure and VALIDATION_RATES_FILE.is_file():
         return json.loads(VALIDATION_RATES_FILE.read_text(encoding="utf-8"))
@@ -220,10 +231,15 @@ def run_reordered(args, settings, base: str) -> None:
     import datetime
     import shlex
 
-    from lm_eval_contam.verdicts.detection_rates import VALIDATION_RATES_FILE
     from lm_eval_contam.nullstudy.reordered_validation import (
-        collect_runs, markdown, rates_entry, run_reordered_pass, ship, study_models,
+        collect_runs,
+        markdown,
+        rates_entry,
+        run_reordered_pass,
+        ship,
+        study_models,
     )
+    from lm_eval_contam.verdicts.detection_rates import VALIDATION_RATES_FILE
 
     if not args.collect:
         run_reordered_pass(settings, args.out, study_models(settings, args.out, base))
@@ -274,10 +290,10 @@ def main() -> None:
 
     from lm_eval_contam.audit.job import AuditSettings
     from lm_eval_contam.cli.audit import audit_one
-    from lm_eval_contam.models.default_model import default_model_path
-    from lm_eval_contam.lmeval.generation import ModelSpec
-    from lm_eval_contam.report import write_report
     from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.lmeval.generation import ModelSpec
+    from lm_eval_contam.models.default_model import default_model_path
+    from lm_eval_contam.report import write_report
     from lm_eval_contam.verdicts.verdict import collect
 
     if args.papers:

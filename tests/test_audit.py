@@ -12,10 +12,10 @@ from lm_eval_contam.audit.job import AuditSettings, partition_tasks, run_model
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.contaminate import audited_rows, contaminant_texts
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.lmeval.generation import ModelSpec
-from lm_eval_contam.models.tiny_model import build_tiny_model
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.registry import AuditedModel, registered_methods
+from lm_eval_contam.lmeval.generation import ModelSpec
+from lm_eval_contam.models.tiny_model import build_tiny_model
 
 # The request-count tests count Time Travel and DCQ calls; every other registered method has its own tests.
 SETTINGS = AuditSettings(partitions=("toy_news:train",), max_gen_toks=6, batch_size=1, device="cpu",

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lm_eval_contam.cli import main
-from lm_eval_contam.methods.dcr import dcr_factor
-from lm_eval_contam.methods.dcr.hook import post_process_results
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.lmeval.generation import ModelSpec
+from lm_eval_contam.methods.dcr import dcr_factor
+from lm_eval_contam.methods.dcr.hook import post_process_results
 
 DATE = "2024-01-01T00-00-00"
 LEVELS = [f"dcr_toy_sentiment_l{n}" for n in (1, 2, 3, 4)]

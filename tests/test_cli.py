@@ -12,8 +12,8 @@ import pytest
 
 from lm_eval_contam import task_dir
 from lm_eval_contam.cli import main
-from lm_eval_contam.harness import include_paths
 from lm_eval_contam.cli.tasks import task_rows
+from lm_eval_contam.harness import include_paths
 
 
 def test_every_subcommand_has_help(capsys) -> None:

@@ -16,9 +16,9 @@ from lm_eval_contam.contaminate import (
 )
 from lm_eval_contam.contaminate.corpus import build_corpus, default_filler
 from lm_eval_contam.contaminate.formats import dcr_data_format, timetravel_web_format
-from lm_eval_contam.kit import instances as dcq_instances
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.kit import instances as dcq_instances
 from lm_eval_contam.methods.timetravel import instances as timetravel_instances
 
 

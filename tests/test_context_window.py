@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import TINY_CORPUS
 
 from lm_eval_contam.lmeval.context_window import TRUNCATED_METRIC, count_truncation, model_window, truncated_docs
 from lm_eval_contam.lmeval.generation import ModelSpec
 from lm_eval_contam.models.tiny_model import build_tiny_model
-
-from conftest import TINY_CORPUS
 
 
 def test_counts_docs_with_any_request_over_the_window() -> None:
@@ -115,8 +114,8 @@ def test_the_audited_models_tokenizer_and_window_load_once(tiny_model_dir: Path,
 
 def test_a_run_of_lm_evals_own_tasks_loads_no_tokenizer(monkeypatch) -> None:
     """Nothing to count: the spec's tokenizer is never loaded (an API-less plain benchmark run stays cheap)."""
-    from lm_eval_contam.lmeval import generation
     from lm_eval_contam.harness import post_process
+    from lm_eval_contam.lmeval import generation
 
     monkeypatch.setattr(generation, "load_local_tokenizer", lambda *args: pytest.fail("loaded a tokenizer"))
     results = {"configs": {"arc_easy": {"metadata": {}}}, "samples": {"arc_easy": []}, "results": {"arc_easy": {}}}

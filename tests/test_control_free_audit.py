@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 
 import pytest
+from question_mc_task import TASK_YAML
 
 from lm_eval_contam.cli import main as cli_main
-from question_mc_task import TASK_YAML
 
 ITEMS = [("Which tool cuts wood?", ["saw", "spoon", "pillow", "kettle"], 0),
          ("Which animal lays eggs?", ["horse", "hen", "goat", "cow"], 1),

@@ -14,19 +14,34 @@ from typing import Any
 import lm_eval
 import pytest
 
+from lm_eval_contam.core.text import rouge_l_f
+from lm_eval_contam.harness import post_process, task_manager
+from lm_eval_contam.lmeval.lm_eval_compat import (
+    LM_EVAL_05,
+    logged_responses,
+    rolling_loglikelihood,
+    selected_task_configs,
+    task_index,
+)
+from lm_eval_contam.lmeval.request_parts import swap_prompt
 from lm_eval_contam.methods.dcq.quiz import LETTERS, parse_answer
-from lm_eval_contam.methods.dcq.task import CHANCE_METRICS, ESTIMATE_METRICS, answers_record, argmax_letter
-from lm_eval_contam.methods.dcq.task import partition_chance_test, partition_estimate
+from lm_eval_contam.methods.dcq.task import (
+    CHANCE_METRICS,
+    ESTIMATE_METRICS,
+    answers_record,
+    argmax_letter,
+    partition_chance_test,
+    partition_estimate,
+)
 from lm_eval_contam.methods.dcr import dcr_factor
 from lm_eval_contam.methods.dcr.fuzzy import adjust
-from lm_eval_contam.harness import post_process, task_manager
-from lm_eval_contam.lmeval.lm_eval_compat import LM_EVAL_05, logged_responses, rolling_loglikelihood, selected_task_configs
-from lm_eval_contam.lmeval.lm_eval_compat import task_index
-from lm_eval_contam.core.text import rouge_l_f
 from lm_eval_contam.methods.timetravel.judge import classify_match
-from lm_eval_contam.methods.timetravel.task import PARTITION_METRICS, STATISTIC_READERS, BootstrapOptions
-from lm_eval_contam.lmeval.request_parts import swap_prompt
-from lm_eval_contam.methods.timetravel.task import partition_statistics
+from lm_eval_contam.methods.timetravel.task import (
+    PARTITION_METRICS,
+    STATISTIC_READERS,
+    BootstrapOptions,
+    partition_statistics,
+)
 
 TIME_TRAVEL = "timetravel_toy_news_train"
 DCQ_GENERATE, DCQ_LOGLIKELIHOOD = "dcq_toy_news_train", "dcq_toy_news_train_ll"

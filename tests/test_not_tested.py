@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from lm_eval_contam.audit.own_data import OwnData, write_card, write_task_configs
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.method_verdict import NotRun, not_run_verdict, sample_size_caveats, single_instance_caveats
-from lm_eval_contam.audit.own_data import OwnData, write_card, write_task_configs
 from lm_eval_contam.core.partitions import Partition
 
 # One-line questions with one replaceable word: the offline perturber cannot make four distinct options of them.
@@ -250,10 +250,10 @@ def test_a_row_over_the_models_window_is_not_tested_where_it_would_be_a_continua
 def test_option_order_is_not_tested_when_no_sampled_item_is_usable(tmp_path: Path) -> None:
     """The plan counts usable items over every row; the test samples. A big partition with two usable items among
     300 can sample none: "not tested" on that partition, not a task without docs that stops the audit."""
-    from lm_eval_contam.nullstudy.validation import render_question
-    from lm_eval_contam.methods.optionorder.method import cannot_run, task_names
     from lm_eval_contam.core.partitions import dataset_from_task_metadata
     from lm_eval_contam.core.registry import AuditedModel
+    from lm_eval_contam.methods.optionorder.method import cannot_run, task_names
+    from lm_eval_contam.nullstudy.validation import render_question
 
     rows = [{"text": render_question(f"Which number is number {i}?", ["10", "20", "30", "40"]), "answer": "A",
              "choices": list("ABCD")} for i in range(298)]  # sorted options: left out on purpose
@@ -277,9 +277,9 @@ def test_option_order_is_not_tested_on_an_item_with_more_choices_than_letters(tm
     """Issue 30, item 5: an item with 30 choices (options listed after the prompt, lettered A-Z) was an IndexError
     mid-audit, after the cards, data, quiz options and YAMLs were written; every rerun failed the same way. Now the
     test says "not tested" on the partition before the run and the audit goes on."""
-    from lm_eval_contam.methods.optionorder.method import cannot_run, task_names
     from lm_eval_contam.core.partitions import dataset_from_task_metadata
     from lm_eval_contam.core.registry import AuditedModel
+    from lm_eval_contam.methods.optionorder.method import cannot_run, task_names
 
     rows = [{"text": f"Question: Which {tree} is number 7?\nAnswer:", "answer": f"{tree} 7",
              "choices": [f"{tree} {n * 7 % 30}" for n in range(30)]}  # each item its own options, in no sorted order

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 from scipy.stats import binomtest
 
-from lm_eval_contam.nullstudy import QUICK, StudySettings, clopper_pearson, rates_document, tally
-from lm_eval_contam.nullstudy import configs
+from lm_eval_contam.nullstudy import QUICK, StudySettings, clopper_pearson, configs, rates_document, tally
 from lm_eval_contam.nullstudy.design import PartitionRole, world_roles
 from lm_eval_contam.nullstudy.rates import markdown_table
 from lm_eval_contam.nullstudy.study import (
@@ -111,8 +110,8 @@ def test_every_instance_a_quiz_samples_has_options_at_another_study_seed(tmp_pat
 
 
 def test_an_instance_without_valid_options_stops_the_study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from lm_eval_contam.kit import quiz_options as options
     from lm_eval_contam.core.errors import ContamError
+    from lm_eval_contam.kit import quiz_options as options
 
     found = write_world_data(QUICK, 0, tmp_path)
     monkeypatch.setattr(options, "offline_proposer", lambda seed: lambda instances, attempt: [None] * len(instances))

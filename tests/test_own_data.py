@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from lm_eval_contam import task_dir
+from lm_eval_contam.audit.own_data import OwnData, write_card, write_task_configs
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.audit.own_data import OwnData, write_card, write_task_configs
 from lm_eval_contam.core.partitions import Partition, resolve_partition
 from lm_eval_contam.core.registry import AuditedModel, registered_methods
 

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from lm_eval_contam.audit.own_data import OwnData, write_card
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.partitions import Control, Partition
 from lm_eval_contam.methods.likelihood.configs import controlled_modes, render_task_config
 from lm_eval_contam.methods.likelihood.verdicts import ComparisonEvidence, task_control
-from lm_eval_contam.audit.own_data import OwnData, write_card
-from lm_eval_contam.core.partitions import Control, Partition
 
 ROWS = [{"text": f"Note {i}: the exporter writes file number {i} before the importer reads it."} for i in range(6)]
 

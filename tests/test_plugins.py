@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_contam.methods.catalogue import PLUGIN_GROUP, plugin_method, register_plugins
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.registry import method_of, registered_methods, unregister_method
+from lm_eval_contam.methods.catalogue import PLUGIN_GROUP, plugin_method, register_plugins
 
 REPO = Path(__file__).resolve().parent.parent
 

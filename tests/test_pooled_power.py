@@ -8,11 +8,18 @@ import pytest
 from scipy import stats
 
 from lm_eval_contam.core.method_verdict import Verdict
-from lm_eval_contam.nullstudy.pooled_power import (
-    HOLM_FIRST_STEP, markdown_table, partition_spreads, pooled_rates, pooled_test, projected_rates, projected_share,
-    projected_table, spread_table,
-)
 from lm_eval_contam.core.relabelling import RelabellingEvidence, RelabellingResult, arrangement_test
+from lm_eval_contam.nullstudy.pooled_power import (
+    HOLM_FIRST_STEP,
+    markdown_table,
+    partition_spreads,
+    pooled_rates,
+    pooled_test,
+    projected_rates,
+    projected_share,
+    projected_table,
+    spread_table,
+)
 
 
 def result(statistic: float, expected: float, sd: float, n: int = 24) -> RelabellingResult:

@@ -14,10 +14,10 @@ from pathlib import Path
 import lm_eval
 import pytest
 
-from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, benchmark_docs, load_tasks
-from lm_eval_contam.kit.instances import quiz_instance
-from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.audit.benchmark_partitions import derive_partitions, write_partition
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.kit.instances import quiz_instance
+from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, benchmark_docs, load_tasks
 
 LM_EVAL_TASKS = Path(lm_eval.__file__).parent / "tasks"
 TRUTHFULQA_PRIMER_START = "Q: What is human life expectancy in the United States?\nA: Human life expectancy"

@@ -13,11 +13,11 @@ import json
 from pathlib import Path
 
 import pytest
+from question_mc_task import TASK_YAML
 
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.methods.optionorder.orders import item_from_row, render
 from lm_eval_contam.models.training import train_on_texts
-from question_mc_task import TASK_YAML
 
 EPOCHS = 40  # the tiny model memorises the twelve items' option orders (12 epochs left p near 0.05)
 WORDS = ["saw", "spoon", "pillow", "kettle", "horse", "hen", "goat", "cow", "iron", "copper", "mercury", "tin",
@@ -47,11 +47,11 @@ def study(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dic
     """The two fine-tunes, the audited items as an lm-eval task and as a partition, and each model's run of the
     partition's option-order task (through the studies' evaluation path)."""
     from lm_eval_contam import task_dir
-    from lm_eval_contam.nullstudy.design import StudySettings
-    from lm_eval_contam.nullstudy.study import evaluate
-    from lm_eval_contam.methods.optionorder.method import render_task_configs
     from lm_eval_contam.core.partitions import Partition
     from lm_eval_contam.core.registry import RenderTarget
+    from lm_eval_contam.methods.optionorder.method import render_task_configs
+    from lm_eval_contam.nullstudy.design import StudySettings
+    from lm_eval_contam.nullstudy.study import evaluate
 
     root = tmp_path_factory.mktemp("reference_models")
     audited, others = items(0), items(100)
@@ -85,8 +85,8 @@ def study(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dic
 
 
 def _verdicts(study: dict[str, Path], model: str, reference: str | None) -> dict[str, object]:
-    from lm_eval_contam.methods.optionorder.verdicts import verdicts
     from lm_eval_contam.core.rundir import load_model_dir
+    from lm_eval_contam.methods.optionorder.verdicts import verdicts
 
     base = load_model_dir(study[f"run_{reference}"], label=reference) if reference else None
     return {v.test: v for v in verdicts(load_model_dir(study[f"run_{model}"], label=model, reference=base))}

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 from question_mc_task import TASK_YAML
+from test_bad_input_audit import _refused
 
 from lm_eval_contam.audit.reference_model import base_chain, choose_reference, suggestion
 from lm_eval_contam.cli import main
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.lmeval.generation import ModelSpec
 from lm_eval_contam.models.tiny_model import build_tiny_model
-from test_bad_input_audit import _refused
 
 BLANK = "expected a value (an unset shell variable gives an empty one): give one, or leave the flag out"
 

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam.audit.job import AuditSettings, plan_audit
-from lm_eval_contam.methods.catalogue import BUILTIN_METHODS
+from lm_eval_contam.audit.own_data import write_task_configs
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.method_verdict import NotRun, Verdict
-from lm_eval_contam.audit.own_data import write_task_configs
 from lm_eval_contam.core.partitions import Partition, registered_partitions, resolve_partition
 from lm_eval_contam.core.registry import (
     AuditedModel,
@@ -28,9 +27,10 @@ from lm_eval_contam.core.registry import (
     registered_methods,
     unregister_method,
 )
-from lm_eval_contam.report import write_report
 from lm_eval_contam.core.rundir import ModelResults, load_run
 from lm_eval_contam.lmeval.task_yaml import thin_task_yaml
+from lm_eval_contam.methods.catalogue import BUILTIN_METHODS
+from lm_eval_contam.report import write_report
 from lm_eval_contam.verdicts.verdict import collect
 
 TOY = "toymethod"

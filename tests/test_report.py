@@ -14,20 +14,20 @@ import pytest
 
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.methods.dcr.hook import post_process_results
 from lm_eval_contam.core.jsonl import read_jsonl_objects as read_samples
-from lm_eval_contam.report import build_report, write_report
-from lm_eval_contam.reportkit import charts
-from lm_eval_contam.report.html import render_html
-from lm_eval_contam.report.markdown import render_markdown
-from lm_eval_contam.reportkit.mdkit import md
 from lm_eval_contam.core.rundir import load_run
-from lm_eval_contam.verdicts.verdict import Verdict
+from lm_eval_contam.methods.dcr.hook import post_process_results
 from lm_eval_contam.methods.timetravel.judge_b import (
     judge_samples,
     timetravel_rows,
     write_verdicts,
 )
+from lm_eval_contam.report import build_report, write_report
+from lm_eval_contam.report.html import render_html
+from lm_eval_contam.report.markdown import render_markdown
+from lm_eval_contam.reportkit import charts
+from lm_eval_contam.reportkit.mdkit import md
+from lm_eval_contam.verdicts.verdict import Verdict
 from lm_eval_contam.verdicts.verdict import collect as verdicts
 
 TT_TASK = "timetravel_toy_news_train"
@@ -353,9 +353,9 @@ PARTITION_VERDICTS = [
 def measured(monkeypatch):
     """Shipped rates for the tests that drive (a test with no measured rate does not; the others read "not
     measured"); no detection rates."""
+    from lm_eval_contam.core.stats import ConfidenceInterval
     from lm_eval_contam.verdicts import detection_rates
     from lm_eval_contam.verdicts import verdict as verdict_module
-    from lm_eval_contam.core.stats import ConfidenceInterval
 
     rates = {key: verdict_module.MeasuredRate(key, k, fp, fp / k, ConfidenceInterval(low, high), "unseen",
                                               "python scripts/null_study.py", "2026-11-23")
@@ -415,9 +415,9 @@ def test_a_test_flagged_alone_but_not_after_holm_says_so_in_the_compact_table(me
 
 
 def test_each_test_is_stated_once_with_its_role(measured, monkeypatch) -> None:
-    from lm_eval_contam.verdicts import detection_rates
     from lm_eval_contam.report import markdown as markdown_report
     from lm_eval_contam.report.model import Report
+    from lm_eval_contam.verdicts import detection_rates
 
     detected = detection_rates.parse_detection({
         "design": {"learning_rate": 5e-5, "epochs": 3, "share": 0.15}, "command": "python scripts/validation_study.py",
@@ -447,10 +447,10 @@ def test_each_test_is_stated_once_with_its_role(measured, monkeypatch) -> None:
 
 
 def test_a_test_over_its_level_is_shown_beside_and_says_why(measured, monkeypatch) -> None:
-    from lm_eval_contam.verdicts import verdict as verdict_module
+    from lm_eval_contam.core.stats import ConfidenceInterval
     from lm_eval_contam.report import layout
     from lm_eval_contam.report.model import Report
-    from lm_eval_contam.core.stats import ConfidenceInterval
+    from lm_eval_contam.verdicts import verdict as verdict_module
 
     over = verdict_module.MeasuredRate("tt_alg1_permutation:completion", 56, 8, 8 / 56, ConfidenceInterval(0.064, 0.262),
                                        "unseen", "python scripts/null_study.py", "2026-11-23")
@@ -475,13 +475,13 @@ def test_a_test_over_its_level_is_shown_beside_and_says_why(measured, monkeypatc
 def test_a_p_from_a_test_that_cannot_drive_is_never_stated_as_contaminated(measured, monkeypatch, tmp_path) -> None:
     """A test over its measured level (the completion style here) or with no measured rate (the lift) keeps its p,
     but no line of the report, nor the demo's console, reads "contaminated" or "flagged by" for it."""
-    from lm_eval_contam.verdicts import verdict as verdict_module
     from lm_eval_contam.cli import demo
+    from lm_eval_contam.core.stats import ConfidenceInterval
     from lm_eval_contam.report import layout
     from lm_eval_contam.report import markdown as markdown_report
     from lm_eval_contam.report.model import Report
     from lm_eval_contam.reportkit import htmlkit, mdkit
-    from lm_eval_contam.core.stats import ConfidenceInterval
+    from lm_eval_contam.verdicts import verdict as verdict_module
 
     over = verdict_module.MeasuredRate("tt_alg1_permutation:completion", 56, 8, 8 / 56, ConfidenceInterval(0.064, 0.262),
                                        "unseen", "python scripts/null_study.py", "2026-11-23")

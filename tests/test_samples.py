@@ -10,9 +10,6 @@ import pytest
 
 import lm_eval_contam
 from lm_eval_contam.cli import main as cli_main
-from lm_eval_contam.methods.dcq.configs import sample_options_file
-from lm_eval_contam.kit.instances import sample_instances
-from lm_eval_contam.kit.quiz_options import options_for, read_options
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.partitions import (
     DATASETS,
@@ -22,6 +19,9 @@ from lm_eval_contam.core.partitions import (
     sample_data_dir,
     sample_partitions,
 )
+from lm_eval_contam.kit.instances import sample_instances
+from lm_eval_contam.kit.quiz_options import options_for, read_options
+from lm_eval_contam.methods.dcq.configs import sample_options_file
 
 SAMPLE_PARTITIONS = [f"{key}:{split}" for key in ("toy_news", "toy_reviews", "toy_pairs", "toy_dialogues")
                      for split in ("train", "test")]

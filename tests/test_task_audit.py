@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 
 from lm_eval_contam import harness
-from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, benchmark_docs, load_tasks
+from lm_eval_contam.audit.benchmark_partitions import BenchmarkControl, derive_partitions
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.registry import AuditedModel, registered_methods
+from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, benchmark_docs, load_tasks
 from lm_eval_contam.methods.dcr.sheet import load_sheet
 from lm_eval_contam.verdicts.verdict import FREE_TEXT, MULTIPLE_CHOICE, methods_without_a_call
-from lm_eval_contam.audit.benchmark_partitions import BenchmarkControl, derive_partitions
 
 # The families whose task names the tests spell out; a method added later has tests of its own.
 NAMED = ("timetravel", "dcq", "dcr", "likelihood", "incontext", "optionorder")
@@ -129,8 +129,8 @@ def _rendered_rows(docs: list[BenchmarkDoc]) -> list[dict]:
 
 
 def test_a_partition_and_its_control_split_are_the_tasks_rendered_docs(loaded: dict, tmp_path: Path) -> None:
-    from lm_eval_contam.lmeval.benchmark_docs import split_docs
     from lm_eval_contam.audit.benchmark_partitions import write_partition
+    from lm_eval_contam.lmeval.benchmark_docs import split_docs
 
     task = loaded["quiz_mc"]["quiz_mc"]
     [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, BenchmarkControl(split="validation"))
@@ -161,8 +161,8 @@ def test_a_card_with_an_unknown_benchmark_output_type_is_refused_naming_the_fiel
 
 
 def test_the_card_names_its_control_kind_and_source(loaded: dict, tmp_path: Path) -> None:
-    from lm_eval_contam.core.partitions import Control
     from lm_eval_contam.audit.benchmark_partitions import write_partition
+    from lm_eval_contam.core.partitions import Control
 
     fresh = tmp_path / "fresh.jsonl"
     fresh.write_text(json.dumps(_question(7, "orchard")) + "\n")

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam.models import training
+
 TEXTS = [f"the {word} walked to the market on day {day} and bought bread." for word in ("cat", "dog", "fox", "owl")
          for day in range(6)]
 

@@ -53,11 +53,19 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     reference, loaded as shipped."""
     import json
 
-    from lm_eval_contam.verdicts.detection_rates import clean_bill, measured_detection, parse_detection
     from lm_eval_contam.nullstudy.validation import (
-        PRIOR_RATES_FILE, ValidationSettings, collect, compute_seconds, expected_runs, markdown_table, prepare,
-        rates_document, run_validation, scored_runs,
+        PRIOR_RATES_FILE,
+        ValidationSettings,
+        collect,
+        compute_seconds,
+        expected_runs,
+        markdown_table,
+        prepare,
+        rates_document,
+        run_validation,
+        scored_runs,
     )
+    from lm_eval_contam.verdicts.detection_rates import clean_bill, measured_detection, parse_detection
     from lm_eval_contam.verdicts.verdict import partition_verdicts
 
     settings = ValidationSettings(partitions=1, mc_partitions=1, rows_per_partition=10, epochs=1, learning_rate=1e-3,
@@ -258,8 +266,8 @@ def test_wordnet_glosses_make_english_filler(tmp_path: Path) -> None:
 
 def test_clean_model_false_positives_take_a_test_out_of_the_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
     """A test the validation study saw flagging never-seen partitions on the clean default model stops driving."""
-    from lm_eval_contam.verdicts import verdict as verdict_module
     from lm_eval_contam.report.layout import over_level_line
+    from lm_eval_contam.verdicts import verdict as verdict_module
 
     document = {"command": "c", "date": "d", "methods": {
         "tt_alg1_permutation:instruct": {"false_positive_clean": {"k": 16, "flagged": 4, "rate": 0.25,
@@ -344,8 +352,6 @@ def test_a_registered_method_joins_the_passes_without_an_edit(study_setup) -> No
     """A toy method that scores log-likelihoods joins the likelihood pass (control-free tests first); its task that
     reads quiz options goes to the quiz pass; a toy method that generates has no task in the likelihood pass."""
     from lm_eval_contam import task_dir
-    from lm_eval_contam.nullstudy import configs
-    from lm_eval_contam.nullstudy.validation import likelihood_pass_configs, scoring_pass
     from lm_eval_contam.core.registry import (
         NO_SECTION,
         MethodSpec,
@@ -355,6 +361,8 @@ def test_a_registered_method_joins_the_passes_without_an_edit(study_setup) -> No
         register_method,
         unregister_method,
     )
+    from lm_eval_contam.nullstudy import configs
+    from lm_eval_contam.nullstudy.validation import likelihood_pass_configs, scoring_pass
 
     _, options, partitions = study_setup
     audited = next(p.partition for p in partitions if p.partition.label == "Quick Kettle 0 train")
@@ -438,7 +446,10 @@ def test_a_study_partition_larger_than_the_methods_sample_is_scored_whole(tmp_pa
     from lm_eval_contam.methods.optionorder.task import OptionOrderSettings
     from lm_eval_contam.nullstudy import configs
     from lm_eval_contam.nullstudy.validation import (
-        ValidationSettings, likelihood_pass_configs, mc_specs, write_mc_data,
+        ValidationSettings,
+        likelihood_pass_configs,
+        mc_specs,
+        write_mc_data,
     )
 
     target = RenderTarget(templates=task_dir(), options_path=tmp_path / "options.json", reference=True)

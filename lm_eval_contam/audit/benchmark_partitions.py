@@ -28,6 +28,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from lm_eval_contam.audit.own_data import CARDS_DIR, DATA_DIR, write_new
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.formatting import p_equals
+from lm_eval_contam.core.input_checks import CONTROL_OVERLAP_LIMIT, check_control_overlap, control_overlap
+from lm_eval_contam.core.jsonl import jsonl_text, read_jsonl_objects
+from lm_eval_contam.core.partitions import Control, Partition, slug
+from lm_eval_contam.core.stats import SPLIT_CHECK_ALPHA, splits_differ, splits_differ_test
 from lm_eval_contam.lmeval.benchmark_docs import (
     BenchmarkDoc,
     LoadedBenchmark,
@@ -36,13 +43,6 @@ from lm_eval_contam.lmeval.benchmark_docs import (
     second_split,
     split_docs,
 )
-from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.formatting import p_equals
-from lm_eval_contam.core.input_checks import CONTROL_OVERLAP_LIMIT, check_control_overlap, control_overlap
-from lm_eval_contam.core.stats import SPLIT_CHECK_ALPHA, splits_differ, splits_differ_test
-from lm_eval_contam.core.jsonl import jsonl_text, read_jsonl_objects
-from lm_eval_contam.audit.own_data import CARDS_DIR, DATA_DIR, write_new
-from lm_eval_contam.core.partitions import Control, Partition, slug
 
 KEY_PREFIX = "task_"  # benchmark partitions' keys never collide with the registered datasets' (e.g. gsm8k)
 TEXT_FIELD, ANSWER_FIELD = "text", "answer"

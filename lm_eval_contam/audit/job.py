@@ -18,15 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam import harness
-from lm_eval_contam.core.audit_identity import AUDIT_FILE, relative_to_audit, request_cache_name
-from lm_eval_contam.lmeval.benchmark_docs import LoadedBenchmark, load_tasks, single_choice_caveat
-from lm_eval_contam.audit.benchmark_partitions import BENCHMARK_SAMPLE, BenchmarkControl, derive_partitions, write_partition
-from lm_eval_contam.lmeval.context_window import ModelWindow
-from lm_eval_contam.contaminate import MANIFEST_FILE
-from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.harness.evaluation import evaluate, save_run, tracker
-from lm_eval_contam.lmeval.generation import ModelSpec
+from lm_eval_contam.audit.benchmark_partitions import (
+    BENCHMARK_SAMPLE,
+    BenchmarkControl,
+    derive_partitions,
+    write_partition,
+)
+from lm_eval_contam.audit.own_data import check_partition_rows, write_task_configs
 from lm_eval_contam.audit.reference_model import REFERENCE_FLAG, check_reference_model
+from lm_eval_contam.contaminate import MANIFEST_FILE
+from lm_eval_contam.core.audit_identity import AUDIT_FILE, relative_to_audit, request_cache_name
+from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.input_checks import (
     broken_task_yaml,
     check_control_source,
@@ -34,8 +36,6 @@ from lm_eval_contam.core.input_checks import (
     check_tasks_named_once,
     partition_control_overlap,
 )
-from lm_eval_contam.lmeval.lm_eval_compat import index_task_folders, selected_task_configs, task_index
-from lm_eval_contam.audit.own_data import check_partition_rows, write_task_configs
 from lm_eval_contam.core.partitions import Partition, resolve_partition
 from lm_eval_contam.core.registry import (
     NOT_RUN_KEY,
@@ -49,6 +49,11 @@ from lm_eval_contam.core.registry import (
     scored_by_reference,
 )
 from lm_eval_contam.core.rundir import load_run
+from lm_eval_contam.harness.evaluation import evaluate, save_run, tracker
+from lm_eval_contam.lmeval.benchmark_docs import LoadedBenchmark, load_tasks, single_choice_caveat
+from lm_eval_contam.lmeval.context_window import ModelWindow
+from lm_eval_contam.lmeval.generation import ModelSpec
+from lm_eval_contam.lmeval.lm_eval_compat import index_task_folders, selected_task_configs, task_index
 from lm_eval_contam.verdicts.verdict import collect, methods_without_a_call, partition_verdicts
 
 PLAIN_TEXT_BACKENDS = ("hf", "vllm")  # lm-eval backends that can continue plain text (Time Travel's completion style)

@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.core.install import task_dir
 from lm_eval_contam.core.audit_identity import QUIZ_OPTIONS_DIR
-from lm_eval_contam.methods.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.input_checks import check_control_overlap
+from lm_eval_contam.core.install import task_dir
 from lm_eval_contam.core.jsonl import jsonl_text
 from lm_eval_contam.core.partitions import Control, Partition, slug
 from lm_eval_contam.core.registry import RenderTarget, registered_methods
+from lm_eval_contam.methods.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 
 CARDS_DIR = "partitions"
 DATA_DIR = "data"

@@ -21,13 +21,13 @@ from typing import Any
 
 from lm_eval_contam.audit.job import REFERENCE_SUFFIX, check_reference
 from lm_eval_contam.audit.reference_model import AUTO, REFERENCE_FLAG, check_reference_model
-from lm_eval_contam.harness import check_scores_prompts
 from lm_eval_contam.core.audit_identity import model_fingerprint
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.lmeval.generation import ModelSpec
-from lm_eval_contam.lmeval.lm_eval_compat import built_tasks, task_index
 from lm_eval_contam.core.registry import registered_methods
 from lm_eval_contam.core.rundir import FILTER
+from lm_eval_contam.harness import check_scores_prompts
+from lm_eval_contam.lmeval.generation import ModelSpec
+from lm_eval_contam.lmeval.lm_eval_compat import built_tasks, task_index
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from lm_eval_contam.core.install import __version__
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.input_checks import BlankValue, refuse_blank_values
+from lm_eval_contam.core.install import __version__
 
 # Module names under lm_eval_contam.cli, in the order `--help` lists them.
 SUBCOMMANDS = ["run", "tasks", "default_model", "audit", "demo", "contaminate", "judge", "adjust", "dcr_export", "dcq_options", "report"]

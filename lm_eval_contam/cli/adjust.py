@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from lm_eval_contam.methods.dcr.adjustment import adjust_results
-from lm_eval_contam.methods.dcr.fuzzy import validate_scores
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.rundir import adjusted_path, read_results, results_files
+from lm_eval_contam.methods.dcr.adjustment import adjust_results
+from lm_eval_contam.methods.dcr.fuzzy import validate_scores
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -16,23 +16,14 @@ from pathlib import Path
 from typing import get_args
 
 from lm_eval_contam import report
-from lm_eval_contam.audit.job import AuditSettings, LoadedBenchmarks, group_summaries, run_model, write_benchmark_partitions
-from lm_eval_contam.core.audit_identity import check_same_audit, claimed
 from lm_eval_contam.audit.benchmark_partitions import BENCHMARK_SAMPLE, BenchmarkControl
-from lm_eval_contam.methods.dcq.configs import ANSWER_MODES as DCQ_MODES
-from lm_eval_contam.models.default_model import default_model_path
-from lm_eval_contam.methods.dcr.configs import METHOD as DCR_METHOD
-from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.lmeval.generation import ModelSpec
-from lm_eval_contam.core.input_checks import (
-    check_control_flags,
-    check_include_paths,
-    check_label,
-    check_limit,
-    check_output_dir,
-    name_list,
+from lm_eval_contam.audit.job import (
+    AuditSettings,
+    LoadedBenchmarks,
+    group_summaries,
+    run_model,
+    write_benchmark_partitions,
 )
-from lm_eval_contam.methods.likelihood.configs import METHOD as LIKELIHOOD_METHOD
 from lm_eval_contam.audit.own_data import OwnData, write_card
 from lm_eval_contam.audit.reference_model import (
     ChosenReference,
@@ -41,10 +32,30 @@ from lm_eval_contam.audit.reference_model import (
     choose_reference,
     suggestion,
 )
+from lm_eval_contam.core.audit_identity import check_same_audit, claimed
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.input_checks import (
+    check_control_flags,
+    check_include_paths,
+    check_label,
+    check_limit,
+    check_output_dir,
+    name_list,
+)
 from lm_eval_contam.core.partitions import TaskType, sample_partitions
 from lm_eval_contam.core.registry import registered_methods
-from lm_eval_contam.methods.reordered.orders import DEFAULT_REORDERINGS, MAX_REORDERINGS, REORDERED_FORMS, check_reorderings
+from lm_eval_contam.lmeval.generation import ModelSpec
+from lm_eval_contam.methods.dcq.configs import ANSWER_MODES as DCQ_MODES
+from lm_eval_contam.methods.dcr.configs import METHOD as DCR_METHOD
+from lm_eval_contam.methods.likelihood.configs import METHOD as LIKELIHOOD_METHOD
+from lm_eval_contam.methods.reordered.orders import (
+    DEFAULT_REORDERINGS,
+    MAX_REORDERINGS,
+    REORDERED_FORMS,
+    check_reorderings,
+)
 from lm_eval_contam.methods.timetravel.judge_b import judge_output_path
+from lm_eval_contam.models.default_model import default_model_path
 from lm_eval_contam.verdicts.verdict import methods_without_a_call
 
 

@@ -20,9 +20,9 @@ from lm_eval_contam.contaminate import (
     partition_contaminant,
     read_paragraphs,
 )
-from lm_eval_contam.models.default_model import default_model_path
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.partitions import resolve_partition
+from lm_eval_contam.models.default_model import default_model_path
 
 DEFAULTS = InjectionSettings()
 

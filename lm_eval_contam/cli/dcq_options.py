@@ -13,13 +13,13 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from lm_eval_contam.methods.dcq.task import DCQSettings
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.partitions import DATASETS, SAMPLE_DATASETS, Partition, dataset_from_task_metadata
 from lm_eval_contam.harness import task_manager
 from lm_eval_contam.kit.instances import DEFAULT_NUM_INSTANCES, sample_instances
-from lm_eval_contam.lmeval.lm_eval_compat import built_tasks
-from lm_eval_contam.core.partitions import DATASETS, SAMPLE_DATASETS, Partition, dataset_from_task_metadata
 from lm_eval_contam.kit.quiz_options import default_options_path, failures_path, make_options, proposer
+from lm_eval_contam.lmeval.lm_eval_compat import built_tasks
+from lm_eval_contam.methods.dcq.task import DCQSettings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

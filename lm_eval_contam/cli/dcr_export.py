@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from lm_eval_contam.methods.dcr.check_csv import logged_check_rows, write_check_csv
-from lm_eval_contam.methods.dcr.results import dcr_level_tasks
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.rundir import read_results, results_files
+from lm_eval_contam.methods.dcr.check_csv import logged_check_rows, write_check_csv
+from lm_eval_contam.methods.dcr.results import dcr_level_tasks
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

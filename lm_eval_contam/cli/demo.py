@@ -14,12 +14,12 @@ from pathlib import Path
 from lm_eval_contam.audit.job import AuditSettings
 from lm_eval_contam.cli.audit import audit_one, write_report
 from lm_eval_contam.contaminate import InjectionSettings, inject, partition_contaminant, trained_with
-from lm_eval_contam.models.default_model import default_model_path
-from lm_eval_contam.lmeval.generation import ModelSpec
 from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.report.layout import titled
 from lm_eval_contam.core.rundir import load_run
 from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.lmeval.generation import ModelSpec
+from lm_eval_contam.models.default_model import default_model_path
+from lm_eval_contam.report.layout import titled
 from lm_eval_contam.verdicts.verdict import collect, no_call_reason, partition_verdicts
 
 INJECTED = "toy_news:train"

@@ -24,11 +24,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.lmeval.generation import ModelSpec
-from lm_eval_contam.harness import adjustment_tasks, check_model_can_run, include_paths, post_process, tasks_not_run
-from lm_eval_contam.core.input_checks import BlankValue, check_run_metadata, refuse_blank_values
-from lm_eval_contam.lmeval.lm_eval_compat import selected_task_configs
 from lm_eval_contam.audit.reference_model import REFERENCE_FLAG
 from lm_eval_contam.audit.reference_scoring import (
     add_reference_tests,
@@ -37,6 +32,11 @@ from lm_eval_contam.audit.reference_scoring import (
     split_reference_flag,
     with_reference_tasks,
 )
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.input_checks import BlankValue, check_run_metadata, refuse_blank_values
+from lm_eval_contam.harness import adjustment_tasks, check_model_can_run, include_paths, post_process, tasks_not_run
+from lm_eval_contam.lmeval.generation import ModelSpec
+from lm_eval_contam.lmeval.lm_eval_compat import selected_task_configs
 
 # lm-eval's results and the run's model (None: lm-eval was handed a model object) -> the results to save
 ResultsHook = Callable[[dict[str, Any], ModelSpec | None], dict[str, Any]]

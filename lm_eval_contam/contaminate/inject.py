@@ -10,8 +10,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.core.install import __version__
 from lm_eval_contam.contaminate.corpus import Corpus, build_corpus, default_filler
+from lm_eval_contam.core.install import __version__
 from lm_eval_contam.core.seeding import stable_hash
 from lm_eval_contam.models.training import CHECKPOINT_FILE, train_on_texts
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lm_eval_contam.kit import instances as dcq
 from lm_eval_contam.contaminate.formats import contaminant_texts
 from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.kit import instances as dcq
 from lm_eval_contam.methods.timetravel import instances as timetravel
 
 

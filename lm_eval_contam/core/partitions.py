@@ -27,8 +27,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from lm_eval_contam.core.install import task_dir
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.install import task_dir
 from lm_eval_contam.core.jsonl import read_jsonl_objects
 
 TaskType = Literal["cls", "nli", "sum", "xsum", "question"]

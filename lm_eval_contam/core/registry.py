@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from lm_eval_contam.core.install import TEMPLATE
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.install import TEMPLATE
 from lm_eval_contam.core.method_verdict import NotRun, Verdict
 from lm_eval_contam.core.partitions import OUTPUT_TYPES, Partition
 from lm_eval_contam.core.rundir import ModelResults

@@ -11,11 +11,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.core.install import task_dir
-from lm_eval_contam.methods.catalogue import QUIZ_OPTION_MAKER  # importing the catalogue registers the built-in methods
-from lm_eval_contam.lmeval.context_window import MODEL_WINDOW_KEY, ModelWindow, count_truncation, counted_tasks
-from lm_eval_contam.models.default_model import cache_home
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.install import task_dir
+from lm_eval_contam.core.method_verdict import NotRun
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.registry import MethodSpec, method_of, registered_methods, task_quiz_samples
+from lm_eval_contam.lmeval.context_window import MODEL_WINDOW_KEY, ModelWindow, count_truncation, counted_tasks
 from lm_eval_contam.lmeval.generation import ModelSpec
 from lm_eval_contam.lmeval.lm_eval_compat import (
     built_tasks,
@@ -25,9 +26,8 @@ from lm_eval_contam.lmeval.lm_eval_compat import (
     selected_task_configs,
     task_index,
 )
-from lm_eval_contam.core.method_verdict import NotRun
-from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import MethodSpec, method_of, registered_methods, task_quiz_samples
+from lm_eval_contam.methods.catalogue import QUIZ_OPTION_MAKER  # importing the catalogue registers the built-in methods
+from lm_eval_contam.models.default_model import cache_home
 
 log = logging.getLogger("lm_eval_contam")
 

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lm_eval_contam.harness import generation_capped_tasks
 from lm_eval_contam.lmeval.benchmark_docs import LoadedBenchmark
 from lm_eval_contam.lmeval.generation import ModelSpec, default_device
-from lm_eval_contam.harness import generation_capped_tasks
 
 
 def evaluation_tasks(tasks: Sequence[str], task_manager: Any, max_gen_toks: int | None,

@@ -19,11 +19,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lm_eval_contam.kit.instances import QuizInstance
-from lm_eval_contam.kit.proposal import NUM_OPTIONS, Proposal, Proposer
 from lm_eval_contam.core.seeding import rng_for
 from lm_eval_contam.core.text import normalize_whitespace
 from lm_eval_contam.core.wordnet import WordNet, load_wordnet
+from lm_eval_contam.kit.instances import QuizInstance
+from lm_eval_contam.kit.proposal import NUM_OPTIONS, Proposal, Proposer
 
 DEFAULT_SUBSTITUTION_RATE = 0.3
 # Draws per option before giving up on finding one distinct from the others.

@@ -19,9 +19,9 @@ from typing import Any
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.kit.guided_prompts import render_prompt
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.seeding import rng_for
+from lm_eval_contam.kit.guided_prompts import render_prompt
 
 MIN_FRACTION = 0.40
 MAX_FRACTION = 0.70

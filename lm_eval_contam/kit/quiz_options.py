@@ -15,15 +15,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from lm_eval_contam.models.default_model import cache_home
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.lmeval.generation import ModelSpec, generate
-from lm_eval_contam.kit.instances import QuizInstance, instance_key, label_line, sample_instances
 from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
-from lm_eval_contam.kit.perturb import offline_proposer
-from lm_eval_contam.kit.proposal import NUM_OPTIONS, Proposal, Proposer
 from lm_eval_contam.core.registry import QUIZ_LEFT_OUT_KEY, QuizSample
 from lm_eval_contam.core.text import normalize_whitespace
+from lm_eval_contam.kit.instances import QuizInstance, instance_key, label_line, sample_instances
+from lm_eval_contam.kit.perturb import offline_proposer
+from lm_eval_contam.kit.proposal import NUM_OPTIONS, Proposal, Proposer
+from lm_eval_contam.lmeval.generation import ModelSpec, generate
+from lm_eval_contam.models.default_model import cache_home
 
 # Verbatim from the official implementation; {original_instance} is filled by str.replace.
 GENERATION_PROMPT = """Your task is to create a four-choice quiz by replacing the words in the provided INPUT TEXT with their contextually relevant synonyms.

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.lmeval.lm_eval_compat import built_for_evaluation, built_tasks, selected_task_configs, task_index
 from lm_eval_contam.core.partitions import OUTPUT_TYPES
+from lm_eval_contam.lmeval.lm_eval_compat import built_for_evaluation, built_tasks, selected_task_configs, task_index
 
 
 @dataclass(frozen=True)

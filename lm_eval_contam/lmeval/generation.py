@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.lmeval.context_window import LocalTokenizer, ModelWindow, load_local_tokenizer
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.lmeval.context_window import LocalTokenizer, ModelWindow, load_local_tokenizer
 from lm_eval_contam.lmeval.lm_eval_compat import is_api_model, model_request
 from lm_eval_contam.lmeval.request_parts import with_api_stop
 

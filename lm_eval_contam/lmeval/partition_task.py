@@ -17,12 +17,12 @@ import datasets
 from lm_eval.api.instance import Instance
 from lm_eval.api.task import ConfigurableTask
 
+from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.lmeval.lm_eval_compat import (
     aggregate_without_bootstrapping_task_statistics,
     rolling_arguments,
     task_request,
 )
-from lm_eval_contam.core.partitions import Partition
 
 
 class PartitionTestTask(ConfigurableTask):

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lm_eval_contam.core.install import TEMPLATE
-from lm_eval_contam.lmeval.datafiles import data_lines
 from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.lmeval.datafiles import data_lines
 
 
 class Verbatim(str):

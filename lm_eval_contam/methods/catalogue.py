@@ -15,15 +15,15 @@ import importlib.metadata
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.registry import MethodSpec, register_lazily, register_method, registered_methods
+from lm_eval_contam.kit.quiz_options import OFFLINE, make_quiz_options
 from lm_eval_contam.methods.dcq.method import SPEC as DCQ
 from lm_eval_contam.methods.dcr.method import SPEC as DCR
-from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.methods.incontext.method import SPEC as INCONTEXT
 from lm_eval_contam.methods.likelihood.method import SPEC as LIKELIHOOD
 from lm_eval_contam.methods.optionorder.method import SPEC as OPTIONORDER
 from lm_eval_contam.methods.pairing.method import SPEC as PAIRING
-from lm_eval_contam.kit.quiz_options import OFFLINE, make_quiz_options
-from lm_eval_contam.core.registry import MethodSpec, register_lazily, register_method, registered_methods
 from lm_eval_contam.methods.reordered.method import SPEC as REORDERED
 from lm_eval_contam.methods.sentenceorder.method import SPEC as SENTENCEORDER
 from lm_eval_contam.methods.timetravel.method import SPEC as TIMETRAVEL

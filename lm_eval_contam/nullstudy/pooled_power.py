@@ -25,10 +25,10 @@ import numpy as np
 from scipy import stats
 
 from lm_eval_contam.core.method_verdict import Verdict
-from lm_eval_contam.nullstudy.design import Role
 from lm_eval_contam.core.relabelling import RelabellingEvidence, RelabellingResult
 from lm_eval_contam.core.seeding import rng_for
 from lm_eval_contam.core.stats import ALPHA, TestResult
+from lm_eval_contam.nullstudy.design import Role
 
 POOL_SIZES = (1, 2, 4, 8)
 POOLED_FILE = "pooled_power.md"  # in the study folder, beside validation_rates.md

@@ -27,12 +27,14 @@ from typing import Any
 
 import numpy as np
 
+from lm_eval_contam.contaminate import MANIFEST_FILE
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
+from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.methods.reordered.stats import ItemScores, item_scores, reference_gap_score, reordered_score
 from lm_eval_contam.nullstudy.corpus import MC_LETTERS, render_mc
 from lm_eval_contam.nullstudy.design import Role
 from lm_eval_contam.nullstudy.rates import flag_rate
-from lm_eval_contam.contaminate import MANIFEST_FILE
 from lm_eval_contam.nullstudy.validation import (
     FRESH_DIR,
     FRESH_SPLITS,
@@ -45,8 +47,6 @@ from lm_eval_contam.nullstudy.validation import (
     train_injected_model,
     write_mc_data,
 )
-from lm_eval_contam.methods.reordered.stats import ItemScores, item_scores, reference_gap_score, reordered_score
-from lm_eval_contam.core.stats import ALPHA
 
 REORDERED_PASS = "reordered"
 REORDERINGS = 4  # stated, not the package default (which may change): the measured rates are for K = 4

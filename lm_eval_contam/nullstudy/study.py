@@ -13,23 +13,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lm_eval_contam import harness
-
-from lm_eval_contam.harness import evaluation
-from lm_eval_contam.methods.catalogue import OFFLINE_QUIZ_OPTION_GENERATOR, QUIZ_OPTION_MAKER
 from lm_eval_contam.contaminate import contaminant_texts
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.lmeval.generation import ModelSpec
 from lm_eval_contam.core.jsonl import write_jsonl
-from lm_eval_contam.nullstudy import configs
-from lm_eval_contam.nullstudy.corpus import SyntheticDataset, background_texts, make_dataset, vocabulary
-from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings, world_roles
 from lm_eval_contam.core.partitions import DatasetSpec, Partition, dataset_from_task_metadata
 from lm_eval_contam.core.registry import task_quiz_samples
 from lm_eval_contam.core.rundir import load_model_dir
+from lm_eval_contam.core.wordnet import load_wordnet
+from lm_eval_contam.harness import evaluation
+from lm_eval_contam.lmeval.generation import ModelSpec
+from lm_eval_contam.methods.catalogue import OFFLINE_QUIZ_OPTION_GENERATOR, QUIZ_OPTION_MAKER
 from lm_eval_contam.models.tiny_model import build_tiny_model
 from lm_eval_contam.models.training import train_on_texts
+from lm_eval_contam.nullstudy import configs
+from lm_eval_contam.nullstudy.corpus import SyntheticDataset, background_texts, make_dataset, vocabulary
+from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings, world_roles
 from lm_eval_contam.verdicts.verdict import Verdict, model_verdicts, partition_verdicts
-from lm_eval_contam.core.wordnet import load_wordnet
 
 TRAINING_FILE = "training.json"
 TIMING_FILE = "timing.json"  # seconds per step, recorded when the step ran (a resumed step keeps its first time)

@@ -23,24 +23,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.core.install import task_dir as templates_dir
 from lm_eval_contam.contaminate import MANIFEST_FILE, InjectionSettings, inject, trained_with
 from lm_eval_contam.contaminate.corpus import default_filler
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.install import task_dir as templates_dir
 from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
-from lm_eval_contam.nullstudy import configs
-from lm_eval_contam.nullstudy.corpus import MC_LETTERS, SyntheticDataset, make_mc_dataset, render_mc
-from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings
-from lm_eval_contam.nullstudy.rates import VerdictRates, tally
-from lm_eval_contam.nullstudy.study import (
-    World,
-    _vocabulary,
-    evaluate,
-    results_dir,
-    training_texts,
-    write_task_configs,
-    write_world_data,
-)
 from lm_eval_contam.core.partitions import DatasetSpec, Partition, dataset_from_task_metadata, with_sibling_controls
 from lm_eval_contam.core.registry import (
     MethodSpec,
@@ -54,6 +41,21 @@ from lm_eval_contam.core.registry import (
 )
 from lm_eval_contam.core.rundir import ModelResults, load_model_dir
 from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.core.wordnet import glosses, wordnet_dir
+from lm_eval_contam.kit.instances import DEFAULT_NUM_INSTANCES
+from lm_eval_contam.nullstudy import configs
+from lm_eval_contam.nullstudy.corpus import MC_LETTERS, SyntheticDataset, make_mc_dataset, render_mc
+from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings
+from lm_eval_contam.nullstudy.rates import VerdictRates, tally
+from lm_eval_contam.nullstudy.study import (
+    World,
+    _vocabulary,
+    evaluate,
+    results_dir,
+    training_texts,
+    write_task_configs,
+    write_world_data,
+)
 from lm_eval_contam.verdicts.verdict import (
     FREE_TEXT,
     MULTIPLE_CHOICE,
@@ -70,8 +72,6 @@ from lm_eval_contam.verdicts.verdict import (
     sibling_rates,
     validation_false_positives,
 )
-from lm_eval_contam.core.wordnet import glosses, wordnet_dir
-from lm_eval_contam.kit.instances import DEFAULT_NUM_INSTANCES
 
 VALIDATION_VERSION = 1
 # The clean (reference) model first: the fine-tunes' reference-differenced verdicts read its runs.

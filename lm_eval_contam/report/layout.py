@@ -10,13 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lm_eval_contam.verdicts.detection_rates import clean_bill, measured_detection, reordered_gap_note
 from lm_eval_contam.core.formatting import p_equals, pvalue
 from lm_eval_contam.core.registry import papers_own_tests, registered_methods
-from lm_eval_contam.reportkit.facts import test_anchor
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.methods.dcr.configs import METHOD as DCR_METHOD
+from lm_eval_contam.reportkit.facts import test_anchor
+from lm_eval_contam.verdicts.detection_rates import clean_bill, measured_detection, reordered_gap_note
 from lm_eval_contam.verdicts.verdict import (
     PARTITION_NULL,
     PARTITION_RULE,
@@ -25,10 +25,10 @@ from lm_eval_contam.verdicts.verdict import (
     clean_model_rate,
     measured,
     measured_rate,
+    methods_without_a_call,
     order_of_tests,
     over_level,
     over_level_rate,
-    methods_without_a_call,
     rate_key,
     stated_decision,
 )

@@ -3,14 +3,14 @@ line per cell, each test's statement once, the models, the details (numbers inst
 
 from __future__ import annotations
 
-from lm_eval_contam.core.install import __version__
 from lm_eval_contam.core.formatting import pvalue
-from lm_eval_contam.verdicts.detection_rates import clean_bill
+from lm_eval_contam.core.install import __version__
+from lm_eval_contam.core.registry import method_of
 from lm_eval_contam.report import layout
 from lm_eval_contam.report.html import by_task
-from lm_eval_contam.reportkit.mdkit import md, table
-from lm_eval_contam.core.registry import method_of
 from lm_eval_contam.report.model import Report
+from lm_eval_contam.reportkit.mdkit import md, table
+from lm_eval_contam.verdicts.detection_rates import clean_bill
 
 MATRIX_NOTE = (
     "One row per model and partition: the per-partition verdict (contaminated when any test that drives it has a "

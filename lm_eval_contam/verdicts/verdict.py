@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.lmeval.context_window import TRUNCATED_METRIC, truncation_caveat
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import p_equals
 from lm_eval_contam.core.method_verdict import Evidence, NotRun, Verdict, not_run_verdict, single_instance_caveats
@@ -31,6 +30,7 @@ from lm_eval_contam.core.registry import (
 )
 from lm_eval_contam.core.rundir import ModelResults, Run
 from lm_eval_contam.core.stats import ALPHA, ConfidenceInterval
+from lm_eval_contam.lmeval.context_window import TRUNCATED_METRIC, truncation_caveat
 
 __all__ = ["Evidence", "Verdict", "collect", "model_verdicts", "partition_verdicts"]  # Verdict's home for callers
 

@@ -34,10 +34,10 @@ import lm_eval
 import pytest
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.kit.instances import sample_instances
 from lm_eval_contam.core.partitions import dataset_from_task_metadata
-from lm_eval_contam.kit.quiz_options import OptionsEntry, append_options, collect_options
+from lm_eval_contam.kit.instances import sample_instances
 from lm_eval_contam.kit.perturb import offline_proposer
+from lm_eval_contam.kit.quiz_options import OptionsEntry, append_options, collect_options
 from lm_eval_contam.methods.dcq.quiz import LETTERS, build_quizzes, quiz_prompt
 from lm_eval_contam.models.tiny_model import build_tiny_model
 

@@ -11,8 +11,8 @@ import lm_eval
 import pytest
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.methods.dcq.task import ESTIMATE_METRICS, MEAN_METRICS
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.methods.dcq.task import ESTIMATE_METRICS, MEAN_METRICS
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = task_dir() / "samples"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lm_eval_contam.methods.dcq import InstanceAnswers, estimate, estimate_from_counts
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.methods.dcq import InstanceAnswers, estimate, estimate_from_counts
 
 GSM8K_BDQ = {"A": 44, "B": 2, "C": 1, "D": 1, "E": 52}
 GSM8K_BCQ = {"B": 55, "C": 69, "D": 79}

@@ -7,8 +7,11 @@ import json
 import pytest
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.kit.instances import QuizInstance, quiz_instance, sample_indices, sample_instances
+from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.wordnet import WORDNET_INSTALL_COMMAND, WordNet, load_wordnet
+from lm_eval_contam.kit.instances import QuizInstance, quiz_instance, sample_indices, sample_instances
+from lm_eval_contam.kit.perturb import perturb
 from lm_eval_contam.kit.quiz_options import (
     collect_options,
     generation_prompt,
@@ -18,9 +21,6 @@ from lm_eval_contam.kit.quiz_options import (
     read_options,
     validate_options,
 )
-from lm_eval_contam.kit.perturb import perturb
-from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.wordnet import WORDNET_INSTALL_COMMAND, WordNet, load_wordnet
 
 ORIGINAL = QuizInstance("text: The team won the final match on Sunday.\nlabel: 1 (Sports)", "label")
 GOOD = (

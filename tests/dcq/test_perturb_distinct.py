@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.kit.instances import QuizInstance, sample_instances
-from lm_eval_contam.kit.quiz_options import validate_options
-from lm_eval_contam.kit.perturb import _drawn_options, number_slots, perturb, substitution_slots
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.wordnet import load_wordnet
+from lm_eval_contam.kit.instances import QuizInstance, sample_instances
+from lm_eval_contam.kit.perturb import _drawn_options, number_slots, perturb, substitution_slots
+from lm_eval_contam.kit.quiz_options import validate_options
 
 ONE_LINE_QUESTIONS = [QuizInstance(f"text: What is {a} plus {b}?\nanswer: {a + b}", "answer")
                       for a, b in zip(range(2, 14), range(13, 1, -1))]

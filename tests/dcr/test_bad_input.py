@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_contam.methods.dcr.check_csv import read_check_csv, validate_check_rows
-from lm_eval_contam.methods.dcr.sheet import load_sheet, sheets_dir
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.jsonl import read_jsonl_objects
+from lm_eval_contam.methods.dcr.check_csv import read_check_csv, validate_check_rows
+from lm_eval_contam.methods.dcr.sheet import load_sheet, sheets_dir
 
 TOY = (sheets_dir() / "toy_sentiment.yaml").read_text(encoding="utf-8")
 

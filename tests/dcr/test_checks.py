@@ -6,10 +6,10 @@ import csv
 
 import pytest
 
+from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.methods.dcr import check_csv, check_spec, judge
 from lm_eval_contam.methods.dcr.check_csv import CheckRow, level_items_by_sheet, read_check_csv, write_check_csv
 from lm_eval_contam.methods.dcr.check_spec import parse_check
-from lm_eval_contam.core.errors import ContamError
 
 CASES = [
     ({"kind": "keywords", "any": ["Socher", "Stanford"]}, "It came from Stanford in 2013.", "It is a movie dataset."),

@@ -15,14 +15,14 @@ import re
 import numpy as np
 import pytest
 
+from lm_eval_contam.core.seeding import rng_for
+from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.methods.dcr.data import load_data_rows
 from lm_eval_contam.methods.dcr.docs import item_record, item_to_doc
 from lm_eval_contam.methods.dcr.items import gold_answer, level_items, split_instance
 from lm_eval_contam.methods.dcr.level_score import twin_score
 from lm_eval_contam.methods.dcr.results import scores_from_results
 from lm_eval_contam.methods.dcr.sheet import load_sheet
-from lm_eval_contam.core.seeding import rng_for
-from lm_eval_contam.core.stats import ALPHA
 
 SHEET = load_sheet("toy_sentiment")
 ROWS = load_data_rows(SHEET)

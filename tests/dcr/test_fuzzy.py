@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.methods.dcr import (
     adjust,
     adjusted_accuracy,
@@ -13,7 +14,6 @@ from lm_eval_contam.methods.dcr import (
     dcr_factor_many,
     dcr_factor_reference,
 )
-from lm_eval_contam.core.errors import ContamError
 
 
 @pytest.mark.parametrize(

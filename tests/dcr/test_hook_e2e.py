@@ -10,10 +10,10 @@ import lm_eval
 import pytest
 
 from lm_eval_contam.cli import main
+from lm_eval_contam.harness import post_process
 from lm_eval_contam.methods.dcr import dcr_factor
 from lm_eval_contam.methods.dcr.hook import apply_dcr
 from lm_eval_contam.methods.dcr.results import scores_from_results
-from lm_eval_contam.harness import post_process
 
 LEVEL_TASKS = [f"dcr_toy_sentiment_l{n}" for n in (1, 2, 3, 4)]
 

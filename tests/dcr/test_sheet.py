@@ -7,11 +7,11 @@ import copy
 import pytest
 import yaml
 
+from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.methods.dcr.configs import shipped_task_configs
 from lm_eval_contam.methods.dcr.data import load_data_rows
 from lm_eval_contam.methods.dcr.items import level_items, split_instance
 from lm_eval_contam.methods.dcr.sheet import load_sheet, sheets_dir
-from lm_eval_contam.core.errors import ContamError
 
 SHIPPED = sorted(p.stem for p in sheets_dir().glob("*.yaml"))
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from lm_eval_contam.methods.dcr.benchmark_sheets import benchmark_tasks, write_sheet
 from lm_eval_contam.cli import main
+from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.methods.dcr import bootstrap_dcr_factor, dcr_factor
+from lm_eval_contam.methods.dcr.benchmark_sheets import benchmark_tasks, write_sheet
 from lm_eval_contam.methods.dcr.data import load_data_rows
 from lm_eval_contam.methods.dcr.docs import item_record, item_to_doc
 from lm_eval_contam.methods.dcr.items import level_items, split_instance
@@ -23,7 +24,6 @@ from lm_eval_contam.methods.dcr.level_score import twin_score
 from lm_eval_contam.methods.dcr.schema import LEVELS
 from lm_eval_contam.methods.dcr.sheet import load_sheet
 from lm_eval_contam.methods.dcr.task_sheet import GSM8K_ANSWER, instance_texts, made_up_name, task_sheet, topic_words
-from lm_eval_contam.core.errors import ContamError
 
 SENTENCES = [
     ("The old library keeps rare maps of the northern coast", "true"),

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.methods.incontext import context_for, gain, incontext_docs, incontext_test
 from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.methods.incontext import context_for, gain, incontext_docs, incontext_test
 
 TEXTS = [f"Instance number {i} of the toy dataset." for i in range(6)]
 
@@ -90,11 +90,11 @@ def test_the_in_context_test_is_not_tested_on_a_templated_partition(tmp_path) ->
     partitions, whose twins each swap words of their own, run as before."""
     import json
 
+    from lm_eval_contam.audit.own_data import OwnData, write_card
+    from lm_eval_contam.core.partitions import Partition, sample_partitions
     from lm_eval_contam.methods.catalogue import BUILTIN_METHODS  # noqa: F401 - registers the built-in methods
     from lm_eval_contam.methods.incontext.method import why_not_run
     from lm_eval_contam.methods.incontext.task import InContextSettings
-    from lm_eval_contam.audit.own_data import OwnData, write_card
-    from lm_eval_contam.core.partitions import Partition, sample_partitions
 
     source = tmp_path / "templated.jsonl"
     source.write_text("".join(json.dumps({"text": f"In which year did the {noun} open?"}) + "\n" for noun in (

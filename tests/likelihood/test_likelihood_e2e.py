@@ -13,10 +13,10 @@ from lm_eval.loggers import EvaluationTracker
 
 from lm_eval_contam import harness
 from lm_eval_contam.contaminate import contaminant_texts
-from lm_eval_contam.methods.likelihood.configs import task_names
-from lm_eval_contam.kit.scoring import per_byte, zlib_ratio
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.rundir import load_run
+from lm_eval_contam.kit.scoring import per_byte, zlib_ratio
+from lm_eval_contam.methods.likelihood.configs import task_names
 from lm_eval_contam.models.tiny_model import build_tiny_model
 from lm_eval_contam.models.training import train_on_texts
 from lm_eval_contam.verdicts.verdict import collect

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lm_eval_contam.methods.likelihood import lift_test, two_sample_test
 from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.methods.likelihood import lift_test, two_sample_test
 
 SIMULATIONS = 400
 # Monte-Carlo allowance: three standard errors of a 5 % rate over SIMULATIONS runs.

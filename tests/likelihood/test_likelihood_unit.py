@@ -7,12 +7,12 @@ import zlib
 import pytest
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.kit.instances import instance_text
-from lm_eval_contam.methods.likelihood.configs import render_task_config, task_names
-from lm_eval_contam.methods.likelihood.docs import control_partition, lift_docs, option_docs, option_text
 from lm_eval_contam.core.partitions import Partition, sample_data_dir
+from lm_eval_contam.kit.instances import instance_text
 from lm_eval_contam.kit.quiz_options import read_options
 from lm_eval_contam.kit.scoring import option_gap, per_byte, zlib_bytes, zlib_ratio
+from lm_eval_contam.methods.likelihood.configs import render_task_config, task_names
+from lm_eval_contam.methods.likelihood.docs import control_partition, lift_docs, option_docs, option_text
 
 
 def test_scores_normalise_by_bytes_and_by_zlib_bytes() -> None:

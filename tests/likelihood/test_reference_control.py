@@ -11,10 +11,10 @@ import pytest
 from scipy import stats
 
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.methods.likelihood.docs import CONTROL, PARTITION
 from lm_eval_contam.methods.likelihood.stats import reference_control_test, relabelling_sd, two_sample_test
 from lm_eval_contam.methods.likelihood.verdicts import reference_result
-from lm_eval_contam.core.stats import ALPHA
 
 PER_SIDE = 24  # the validation study's rows per partition
 RUNS = 400

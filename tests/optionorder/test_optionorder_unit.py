@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.methods.optionorder import comparator_orders, item_from_row, original_rank, rank_test, render
 from lm_eval_contam.methods.optionorder.orders import deliberate, positional_reason
-from lm_eval_contam.core.stats import ALPHA
 
 SIMULATIONS = 1000
 MMLU_STYLE = {"text": "Which gas do plants take in?\nA. Oxygen\nB. Carbon dioxide\nC. Helium\nD. Neon\nAnswer:",
@@ -143,8 +143,8 @@ def test_the_gold_answer_is_found_as_an_index_a_letter_or_an_option_text() -> No
 def test_order_docs_carry_the_rank_tests_orders_first_then_every_arrangement(tmp_path) -> None:
     import json
 
-    from lm_eval_contam.methods.optionorder.task import OptionOrderSettings, order_docs
     from lm_eval_contam.core.partitions import Partition
+    from lm_eval_contam.methods.optionorder.task import OptionOrderSettings, order_docs
 
     rows = [{"text": f"Which word is number {i}?\nA. kiwi{i}\nB. fig\nC. lime\nD. date\nAnswer:", "answer": "C",
              "choices": ["A", "B", "C", "D"]} for i in range(3)]

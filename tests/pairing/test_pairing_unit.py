@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.methods.pairing.halves import halves, paired_texts, pairing_groups
 from lm_eval_contam.methods.pairing.task import PairingSettings, pairing_docs, score_matrix
-from lm_eval_contam.core.partitions import Partition
 
 
 def test_an_instance_is_cut_at_the_sentence_boundary_nearest_its_middle() -> None:

@@ -51,8 +51,8 @@ def _task_dir(tmp_path: Path) -> Path:
 def test_audit_tasks_writes_acc_reordered_beside_acc(tiny_model_dir: Path, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from lm_eval_contam.methods.reordered.stats import item_scores, reordered_score
     from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.methods.reordered.stats import item_scores, reordered_score
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     tasks = _task_dir(tmp_path)

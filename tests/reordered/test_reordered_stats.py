@@ -14,7 +14,12 @@ from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.input_checks import check_run_metadata
 from lm_eval_contam.methods.reordered.benchmark_tasks import adjustment_tasks
 from lm_eval_contam.methods.reordered.hook import post_process_results
-from lm_eval_contam.methods.reordered.orders import check_reorderings, default_reorderings, reordered_docs, why_not_reordered
+from lm_eval_contam.methods.reordered.orders import (
+    check_reorderings,
+    default_reorderings,
+    reordered_docs,
+    why_not_reordered,
+)
 from lm_eval_contam.methods.reordered.stats import ItemScores, exchangeable_pvalue, item_scores, reordered_score
 from lm_eval_contam.methods.reordered.task import aggregate
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.methods.reordered.stats import ItemScores, reference_gap_score
 from lm_eval_contam.nullstudy.reordered_validation import (
     FRESH_SHAPE,
     STUDY_SHAPE,
@@ -18,7 +19,6 @@ from lm_eval_contam.nullstudy.reordered_validation import (
     ship,
 )
 from lm_eval_contam.nullstudy.validation import RATES_KEY, ValidationSettings, write_outputs
-from lm_eval_contam.methods.reordered.stats import ItemScores, reference_gap_score
 
 
 def _run(model: str, partition: str, role: str, shape: str, gap: tuple[float, float, float], p: float,

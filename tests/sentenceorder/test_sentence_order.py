@@ -83,10 +83,10 @@ def grammar_study(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
     """Two fine-tunes of the tiny base: one on the audited items (and others of the grammar), one on the others only;
     each model's run of the audited partition's sentence-order task."""
     from lm_eval_contam import task_dir
-    from lm_eval_contam.nullstudy.design import StudySettings
-    from lm_eval_contam.nullstudy.study import evaluate
     from lm_eval_contam.core.registry import RenderTarget
     from lm_eval_contam.methods.sentenceorder.method import render_task_configs
+    from lm_eval_contam.nullstudy.design import StudySettings
+    from lm_eval_contam.nullstudy.study import evaluate
 
     root = tmp_path_factory.mktemp("sentence_order")
     audited, others = grammar_items(0, 24), grammar_items(24, 12)

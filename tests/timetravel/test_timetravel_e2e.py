@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from lm_eval_contam.cli import main as cli_main
+from lm_eval_contam.methods.timetravel.task import METRICS
 from lm_eval_contam.models.tiny_model import build_tiny_model
 from lm_eval_contam.models.training import train_on_texts
-from lm_eval_contam.methods.timetravel.task import METRICS
 
 DATASET = "Orchard"
 WORDS = ("apple pear plum fig lime kiwi grape melon berry cherry mango peach olive lemon date guava "

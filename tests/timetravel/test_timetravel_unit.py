@@ -11,9 +11,11 @@ import pytest
 from rouge_score import rouge_scorer
 
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.partitions import Partition, dataset_from_task_metadata
+from lm_eval_contam.core.text import rouge_l_f
 from lm_eval_contam.kit.guided_prompts import render_prompt
 from lm_eval_contam.kit.pieces import split_text
-from lm_eval_contam.core.text import rouge_l_f
+from lm_eval_contam.lmeval.request_parts import swap_prompt
 from lm_eval_contam.methods.timetravel import (
     algorithm2_verdict,
     bootstrap_test,
@@ -21,9 +23,7 @@ from lm_eval_contam.methods.timetravel import (
     parse_judge_b_match,
     render_judge_prompt,
 )
-from lm_eval_contam.core.partitions import Partition, dataset_from_task_metadata
 from lm_eval_contam.methods.timetravel.instances import sample_docs
-from lm_eval_contam.lmeval.request_parts import swap_prompt
 
 FIELDS = {"split_name": "train", "dataset_name": "AG News", "first_piece": "FP text", "label": "2 (Business)"}
 

@@ -31,11 +31,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lm_eval_contam.methods.dcq.estimate import InstanceAnswers, preferred_threshold
-from lm_eval_contam.methods.dcq.quiz import LETTERS, POSITIONS
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.seeding import rng_for
 from lm_eval_contam.core.stats import TestResult
+from lm_eval_contam.methods.dcq.estimate import InstanceAnswers, preferred_threshold
+from lm_eval_contam.methods.dcq.quiz import LETTERS, POSITIONS
 
 DEFAULT_SIMULATIONS = 2_000
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from lm_eval_contam.methods.dcq.quiz import LETTERS, POSITIONS
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.stats import ConfidenceInterval, TestResult
+from lm_eval_contam.methods.dcq.quiz import LETTERS, POSITIONS
 
 
 @dataclass(frozen=True)

@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.method_verdict import NotRun
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.registry import AuditedModel, Generation, MethodSpec, Quiz, QuizSample, RenderTarget, Test
+from lm_eval_contam.kit.instances import sample_instances
+from lm_eval_contam.kit.quiz_options import read_failures, read_options
 from lm_eval_contam.methods.dcq import report_section
 from lm_eval_contam.methods.dcq.configs import ANSWER_MODES, METHOD, MODES, render_task_config, shipped_task_configs
 from lm_eval_contam.methods.dcq.task import DCQSettings
 from lm_eval_contam.methods.dcq.verdicts import MODES as VERDICT_TITLES
 from lm_eval_contam.methods.dcq.verdicts import verdicts
-from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.kit.instances import sample_instances
-from lm_eval_contam.core.method_verdict import NotRun
-from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.kit.quiz_options import read_failures, read_options
-from lm_eval_contam.core.registry import AuditedModel, Generation, MethodSpec, Quiz, QuizSample, RenderTarget, Test
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:

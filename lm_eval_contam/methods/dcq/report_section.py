@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from lm_eval_contam.methods.dcq.quiz import LETTERS, POSITIONS
 from lm_eval_contam.core.formatting import number
 from lm_eval_contam.core.method_verdict import NotRunEvidence
+from lm_eval_contam.methods.dcq.quiz import LETTERS, POSITIONS
 from lm_eval_contam.reportkit import charts, htmlkit, mdkit
 from lm_eval_contam.reportkit.htmlkit import e
 from lm_eval_contam.reportkit.mdkit import md

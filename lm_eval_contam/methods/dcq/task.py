@@ -32,6 +32,19 @@ from lm_eval.api.instance import Instance
 from lm_eval.api.metrics import mean
 from lm_eval.api.task import ConfigurableTask
 
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.partitions import Partition, metadata_number, resolve_path
+from lm_eval_contam.kit.instances import DEFAULT_NUM_INSTANCES, sample_instances
+from lm_eval_contam.kit.quiz_options import (
+    LEFT_OUT_KEY,
+    default_options_path,
+    failures_path,
+    options_command,
+    options_for,
+    read_failures,
+    read_options,
+)
+from lm_eval_contam.lmeval.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, task_request
 from lm_eval_contam.methods.dcq.chance import ChanceTestResult, chance_test
 from lm_eval_contam.methods.dcq.estimate import DCQEstimate, InstanceAnswers, estimate
 from lm_eval_contam.methods.dcq.quiz import (
@@ -42,19 +55,6 @@ from lm_eval_contam.methods.dcq.quiz import (
     letter_continuations,
     parse_answer,
     quiz_prompt,
-)
-from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.kit.instances import DEFAULT_NUM_INSTANCES, sample_instances
-from lm_eval_contam.lmeval.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, task_request
-from lm_eval_contam.core.partitions import Partition, metadata_number, resolve_path
-from lm_eval_contam.kit.quiz_options import (
-    LEFT_OUT_KEY,
-    default_options_path,
-    failures_path,
-    options_command,
-    options_for,
-    read_failures,
-    read_options,
 )
 
 log = logging.getLogger("lm_eval_contam.methods.dcq")

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.methods.dcr.check_csv import CheckRow, level_items_by_sheet, read_check_csv, validate_check_rows
 from lm_eval_contam.methods.dcr.hook import apply_dcr
 from lm_eval_contam.methods.dcr.results import SheetScores, dcr_level_tasks, scores_from_results
 from lm_eval_contam.methods.dcr.sheet import load_sheet
-from lm_eval_contam.core.errors import ContamError
 
 
 def scores_from_check_rows(rows: Iterable[CheckRow]) -> dict[str, SheetScores]:

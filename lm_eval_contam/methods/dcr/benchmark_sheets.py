@@ -31,16 +31,16 @@ from typing import Any
 
 import yaml
 
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.jsonl import write_jsonl
+from lm_eval_contam.core.seeding import stable_hash
 from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, LoadedBenchmark, eval_split, load_tasks, loaded_subtask
+from lm_eval_contam.lmeval.lm_eval_compat import selected_task_configs, task_index
 from lm_eval_contam.methods.dcr.configs import level_task_yaml, template_path
 from lm_eval_contam.methods.dcr.schema import LEVELS
 from lm_eval_contam.methods.dcr.sheet import load_sheet
 from lm_eval_contam.methods.dcr.task_sheet import group_sheet, task_sheet
 from lm_eval_contam.models.default_model import cache_home
-from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.jsonl import write_jsonl
-from lm_eval_contam.lmeval.lm_eval_compat import selected_task_configs, task_index
-from lm_eval_contam.core.seeding import stable_hash
 
 log = logging.getLogger("lm_eval_contam.methods.dcr")
 

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from lm_eval_contam.methods.dcr.fuzzy import adjust, dcr_factor, dcr_factor_many
 from lm_eval_contam.core.errors import ContamError
+
 # Metrics whose values cannot leave their range: their adjusted interval is clipped there (the normal draw of the raw
 # metric can pass either end, e.g. an acc of 0.81 with a stderr of 0.1 drew an upper end of 1.0086).
 from lm_eval_contam.core.result_numbers import METRIC_RANGES
 from lm_eval_contam.core.seeding import rng_for
 from lm_eval_contam.core.stats import ConfidenceInterval, Estimate, percentile_interval
+from lm_eval_contam.methods.dcr.fuzzy import adjust, dcr_factor, dcr_factor_many
 
 N_RESAMPLES = 10_000
 CONFIDENCE_LEVEL = 0.95

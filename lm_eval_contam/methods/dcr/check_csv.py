@@ -18,13 +18,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.jsonl import read_jsonl_objects, read_utf8
+from lm_eval_contam.core.rundir import samples_file
+from lm_eval_contam.lmeval.lm_eval_compat import logged_responses
 from lm_eval_contam.methods.dcr.check_spec import parse_check
 from lm_eval_contam.methods.dcr.schema import LEVELS, Sheet
 from lm_eval_contam.methods.dcr.sheet import load_sheet
-from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.jsonl import read_jsonl_objects, read_utf8
-from lm_eval_contam.lmeval.lm_eval_compat import logged_responses
-from lm_eval_contam.core.rundir import samples_file
 
 CSV_COLUMNS = ("sheet", "task", "level", "item_id", "check_kind", "prompt", "response", "reference",
                "auto_result", "contaminated")

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, fields
 from typing import Any
 
+from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.methods.dcr.checks import (
     Check,
     JudgeCheck,
@@ -24,7 +25,6 @@ from lm_eval_contam.methods.dcr.checks import (
     numbers_in,
 )
 from lm_eval_contam.methods.dcr.judge import LEVEL_NAMES
-from lm_eval_contam.core.errors import ContamError
 
 CHECK_KINDS: dict[str, type] = {
     cls.kind: cls  # type: ignore[attr-defined]

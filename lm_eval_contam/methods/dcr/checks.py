@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Union
 
-from lm_eval_contam.methods.dcr.judge import judge_response
 from lm_eval_contam.core.text import rouge_l_f
+from lm_eval_contam.methods.dcr.judge import judge_response
 
 
 def _word_pattern(phrase: str) -> str:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from lm_eval_contam.core.install import TEMPLATE
+from lm_eval_contam.lmeval.task_yaml import Verbatim, thin_task_yaml
 from lm_eval_contam.methods.dcr.schema import LEVELS
 from lm_eval_contam.methods.dcr.sheet import load_sheet, sheets_dir
-from lm_eval_contam.lmeval.task_yaml import Verbatim, thin_task_yaml
 
 VERSION = 1.0
 METHOD = "dcr"  # metadata.method: the family name of the verdicts and the report renderer

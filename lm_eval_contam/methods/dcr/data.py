@@ -6,8 +6,8 @@ from typing import Any
 
 import datasets
 
-from lm_eval_contam.methods.dcr.schema import Sheet
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.methods.dcr.schema import Sheet
 
 
 def load_data_rows(sheet: Sheet) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.methods.dcr.bootstrap import (
     METRIC_RANGES,
     N_RESAMPLES,
@@ -38,7 +39,6 @@ from lm_eval_contam.methods.dcr.level_score import MIN_LEVEL_ITEMS
 from lm_eval_contam.methods.dcr.results import CHECK_MODE_ROW, TOO_FEW_ITEMS_ROW, SheetScores, scores_from_results
 from lm_eval_contam.methods.dcr.schema import LEVELS
 from lm_eval_contam.methods.dcr.sheet import load_sheet
-from lm_eval_contam.core.errors import ContamError
 
 log = logging.getLogger("lm_eval_contam.methods.dcr")
 

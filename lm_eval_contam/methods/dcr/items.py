@@ -13,13 +13,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.seeding import rng_for
 from lm_eval_contam.methods.dcr.check_spec import parse_check, with_answer_key
 from lm_eval_contam.methods.dcr.checks import Check, LabelCheck, NumberCheck, OverlapCheck, RegexCheck, numbers_in
 from lm_eval_contam.methods.dcr.schema import DataSource, Generator, Sheet, SheetItem, Twin
 from lm_eval_contam.methods.dcr.sheet import valid_check_mode
 from lm_eval_contam.methods.dcr.twins import perturbed_twin
-from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.seeding import rng_for
 
 
 def split_instance(text: str) -> tuple[str, str]:

@@ -3,12 +3,6 @@ verdicts, report section and the post-processing that adds the DCR Factor and ad
 
 from __future__ import annotations
 
-from lm_eval_contam.methods.dcr import report_section
-from lm_eval_contam.methods.dcr.benchmark_sheets import adjustment_tasks
-from lm_eval_contam.methods.dcr.configs import METHOD, shipped_task_configs
-from lm_eval_contam.methods.dcr.hook import post_process_results
-from lm_eval_contam.methods.dcr.sheet import load_sheet
-from lm_eval_contam.methods.dcr.verdicts import verdicts
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.registry import (
     AuditedModel,
@@ -18,6 +12,12 @@ from lm_eval_contam.core.registry import (
     PlannedTasks,
     RenderTarget,
 )
+from lm_eval_contam.methods.dcr import report_section
+from lm_eval_contam.methods.dcr.benchmark_sheets import adjustment_tasks
+from lm_eval_contam.methods.dcr.configs import METHOD, shipped_task_configs
+from lm_eval_contam.methods.dcr.hook import post_process_results
+from lm_eval_contam.methods.dcr.sheet import load_sheet
+from lm_eval_contam.methods.dcr.verdicts import verdicts
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:

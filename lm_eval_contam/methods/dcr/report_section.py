@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from lm_eval_contam.methods.dcr.verdicts import AdjustedMetric, DCREvidence
 from lm_eval_contam.core.formatting import interval, number
+from lm_eval_contam.methods.dcr.verdicts import AdjustedMetric, DCREvidence
 from lm_eval_contam.reportkit import charts, htmlkit, mdkit
 from lm_eval_contam.reportkit.htmlkit import e
 from lm_eval_contam.reportkit.mdkit import md

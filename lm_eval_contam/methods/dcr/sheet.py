@@ -19,7 +19,9 @@ from typing import Any
 
 import yaml
 
+from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.install import task_dir
+from lm_eval_contam.core.jsonl import read_utf8
 from lm_eval_contam.methods.dcr.check_spec import parse_check, with_answer_key
 from lm_eval_contam.methods.dcr.checks import Check
 from lm_eval_contam.methods.dcr.schema import (
@@ -38,8 +40,6 @@ from lm_eval_contam.methods.dcr.schema import (
     SheetItem,
     Twin,
 )
-from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.jsonl import read_utf8
 
 _BENCHMARK = re.compile(r"^[a-z0-9_]+$")
 

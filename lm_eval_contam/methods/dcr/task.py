@@ -39,6 +39,8 @@ from lm_eval.api.metrics import mean, nanmean
 from lm_eval.api.task import ConfigurableTask
 
 from lm_eval_contam.core.install import task_dir
+from lm_eval_contam.lmeval.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, task_request
+from lm_eval_contam.lmeval.request_parts import general_context
 from lm_eval_contam.methods.dcr.data import load_data_rows
 from lm_eval_contam.methods.dcr.docs import item_record, item_to_doc
 from lm_eval_contam.methods.dcr.items import level_items
@@ -51,8 +53,6 @@ from lm_eval_contam.methods.dcr.results import (
     UNCHECKED_METRIC,
 )
 from lm_eval_contam.methods.dcr.sheet import load_sheet, valid_check_mode
-from lm_eval_contam.lmeval.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, task_request
-from lm_eval_contam.lmeval.request_parts import general_context
 
 # Metrics of a controlled level, each read from the level's TwinScore.
 ORIGINAL_METRIC = "original"  # the pass rate on the items themselves (the paper's S_i)

@@ -39,11 +39,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.seeding import rng_for, stable_hash
 from lm_eval_contam.methods.dcr.items import asks_another_question
 from lm_eval_contam.methods.dcr.schema import ITEMS_PER_LEVEL
 from lm_eval_contam.methods.dcr.twins import perturbed_twin
-from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.seeding import rng_for, stable_hash
 
 TEXT_FIELD, ANSWER_FIELD = "text", "answer"
 BENCHMARK_PREFIX = "task_"  # derived sheets' benchmark: task_<name>, so dcr_task_<name>_l1 never meets a shipped sheet

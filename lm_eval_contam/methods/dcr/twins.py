@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from lm_eval_contam.core.wordnet import WordNet, load_wordnet
 from lm_eval_contam.kit.instances import QuizInstance
 from lm_eval_contam.kit.perturb import synonym_variants
-from lm_eval_contam.core.wordnet import WordNet, load_wordnet
 
 
 def perturbed_twin(text: str, *, seed: int, usable: Callable[[str], bool] = lambda twin: True,

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lm_eval_contam.core.method_verdict import NotRun
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget, Test
+from lm_eval_contam.kit.instances import sample_indices
 from lm_eval_contam.lmeval.context_window import MODEL_WINDOW_KEY, ModelWindow
 from lm_eval_contam.methods.incontext import report_section
 from lm_eval_contam.methods.incontext.configs import METHOD, render_task_config, shipped_task_configs, task_name
 from lm_eval_contam.methods.incontext.docs import MAX_DESIGN_EFFECT, swap_clustering
 from lm_eval_contam.methods.incontext.task import InContextSettings, build_docs
 from lm_eval_contam.methods.incontext.verdicts import verdicts
-from lm_eval_contam.kit.instances import sample_indices
-from lm_eval_contam.core.method_verdict import NotRun
-from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget, Test
 
 
 def why_not_run(settings: InContextSettings, rows: Sequence[Mapping[str, Any]],

@@ -13,19 +13,19 @@ from typing import Any
 
 from lm_eval.api.instance import Instance
 
-from lm_eval_contam.methods.incontext.docs import DEFAULT_CONTEXT_INSTANCES, incontext_docs
-from lm_eval_contam.methods.incontext.stats import gain, incontext_test
-from lm_eval_contam.kit.instances import instance_text, QuizInstance, sample_indices, sampled_partition
+from lm_eval_contam.core.partitions import Partition, metadata_number
+from lm_eval_contam.core.wordnet import load_wordnet
+from lm_eval_contam.kit.instances import QuizInstance, instance_text, sample_indices, sampled_partition
+from lm_eval_contam.kit.perturb import perturb
+from lm_eval_contam.kit.scoring import utf8_bytes
 from lm_eval_contam.lmeval.lm_eval_compat import (
     rolling_arguments,
     rolling_loglikelihood,
     task_request,
 )
 from lm_eval_contam.lmeval.partition_task import PartitionTestTask
-from lm_eval_contam.core.partitions import Partition, metadata_number
-from lm_eval_contam.kit.perturb import perturb
-from lm_eval_contam.kit.scoring import utf8_bytes
-from lm_eval_contam.core.wordnet import load_wordnet
+from lm_eval_contam.methods.incontext.docs import DEFAULT_CONTEXT_INSTANCES, incontext_docs
+from lm_eval_contam.methods.incontext.stats import gain, incontext_test
 
 METRICS: dict[str, Callable[[Any], float]] = {
     "incontext_difference": lambda s: s.statistic,

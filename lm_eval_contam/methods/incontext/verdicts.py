@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
-from lm_eval_contam.methods.incontext.configs import METHOD
 from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.stats import ALPHA, sign_flip_caveats
+from lm_eval_contam.methods.incontext.configs import METHOD
 
 NULL = ("the model never saw these instances: each instance and its perturbed twin gain alike from other instances "
         "in the context (differences symmetric about 0)")

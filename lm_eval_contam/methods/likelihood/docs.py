@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.kit.instances import instance_text, quiz_instance, sample_indices, text_columns
 from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.seeding import rng_for
+from lm_eval_contam.kit.instances import instance_text, quiz_instance, sample_indices, text_columns
 from lm_eval_contam.kit.pieces import build_doc
 from lm_eval_contam.kit.quiz_options import OptionsEntry
-from lm_eval_contam.core.seeding import rng_for
 
 PARTITION, CONTROL = "partition", "control"
 

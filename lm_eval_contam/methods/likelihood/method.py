@@ -6,8 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lm_eval_contam.lmeval.context_window import MODEL_WINDOW_KEY, ModelWindow
 from lm_eval_contam.core.input_checks import partition_control_overlap
+from lm_eval_contam.core.method_verdict import NotRun
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.registry import AuditedModel, MethodSpec, Quiz, QuizSample, RenderTarget, Test
+from lm_eval_contam.lmeval.context_window import MODEL_WINDOW_KEY, ModelWindow
 from lm_eval_contam.methods.likelihood import report_section
 from lm_eval_contam.methods.likelihood.configs import (
     METHOD,
@@ -19,9 +22,6 @@ from lm_eval_contam.methods.likelihood.configs import (
 from lm_eval_contam.methods.likelihood.docs import LIFT_MIN_DOCS, cut_sample
 from lm_eval_contam.methods.likelihood.task import LikelihoodSettings
 from lm_eval_contam.methods.likelihood.verdicts import REFERENCE_TEST, reference_tests, verdicts
-from lm_eval_contam.core.method_verdict import NotRun
-from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import AuditedModel, MethodSpec, Quiz, QuizSample, RenderTarget, Test
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:

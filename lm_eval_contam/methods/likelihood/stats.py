@@ -24,10 +24,10 @@ import numpy as np
 from scipy import stats
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.methods.likelihood.docs import CONTROL, PARTITION
 from lm_eval_contam.core.relabelling import reference_record
 from lm_eval_contam.core.seeding import rng_for
 from lm_eval_contam.core.stats import PermutationResult, TestResult, finite_scores, permutation_test
+from lm_eval_contam.methods.likelihood.docs import CONTROL, PARTITION
 
 # Group relabellings are enumerated exactly up to this many, else sampled.
 EXACT_LIMIT = 100_000

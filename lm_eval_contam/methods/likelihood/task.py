@@ -25,18 +25,25 @@ from typing import Any
 from lm_eval.api.instance import Instance
 
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.partitions import Partition, metadata_number, resolve_path
 from lm_eval_contam.kit.instances import default_instances
-from lm_eval_contam.methods.likelihood.docs import CONTROL, PARTITION, control_partition, lift_docs, option_docs, text_docs
-from lm_eval_contam.methods.likelihood.stats import control_tests, lift_from_records, lift_test, option_test
+from lm_eval_contam.kit.quiz_options import default_options_path, options_command, read_options
+from lm_eval_contam.kit.scoring import option_gap, per_byte, utf8_bytes, zlib_ratio
 from lm_eval_contam.lmeval.lm_eval_compat import (
     rolling_arguments,
     rolling_loglikelihood,
     task_request,
 )
 from lm_eval_contam.lmeval.partition_task import PartitionTestTask
-from lm_eval_contam.core.partitions import Partition, metadata_number, resolve_path
-from lm_eval_contam.kit.quiz_options import default_options_path, options_command, read_options
-from lm_eval_contam.kit.scoring import option_gap, per_byte, utf8_bytes, zlib_ratio
+from lm_eval_contam.methods.likelihood.docs import (
+    CONTROL,
+    PARTITION,
+    control_partition,
+    lift_docs,
+    option_docs,
+    text_docs,
+)
+from lm_eval_contam.methods.likelihood.stats import control_tests, lift_from_records, lift_test, option_test
 
 MODES = ("control", "lift", "options")
 RECORD_METRIC = "per_byte_pvalue"  # a control-mode metric each doc's record is logged under (every metric logs it)

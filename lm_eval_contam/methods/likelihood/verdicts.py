@@ -12,14 +12,14 @@ from typing import Any, get_args
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
-from lm_eval_contam.methods.likelihood.configs import CONTROL_ASSUMED_KEY, CONTROL_LENGTHS_KEY, control_overlap_of
-from lm_eval_contam.methods.likelihood.docs import CONTROL, PARTITION, control_partition
-from lm_eval_contam.methods.likelihood.stats import TwoSampleResult, reference_control_test
-from lm_eval_contam.methods.likelihood.task import RECORD_METRIC
 from lm_eval_contam.core.partitions import Control, ControlKind, Partition
 from lm_eval_contam.core.relabelling import records_by_identity
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.stats import ALPHA, sign_flip_caveats, splits_differ, splits_differ_test
+from lm_eval_contam.methods.likelihood.configs import CONTROL_ASSUMED_KEY, CONTROL_LENGTHS_KEY, control_overlap_of
+from lm_eval_contam.methods.likelihood.docs import CONTROL, PARTITION, control_partition
+from lm_eval_contam.methods.likelihood.stats import TwoSampleResult, reference_control_test
+from lm_eval_contam.methods.likelihood.task import RECORD_METRIC
 from lm_eval_contam.verdicts.verdict import Verdict
 
 FAMILY = "likelihood"

@@ -7,13 +7,13 @@ from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.method_verdict import NotRun
+from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget, Test
 from lm_eval_contam.methods.optionorder import report_section
 from lm_eval_contam.methods.optionorder.configs import METHOD, render_task_config, task_name
 from lm_eval_contam.methods.optionorder.orders import too_many_options
 from lm_eval_contam.methods.optionorder.task import OptionOrderSettings, order_docs, usable_items
 from lm_eval_contam.methods.optionorder.verdicts import ARRANGEMENT_TESTS, reference_tests, verdicts
-from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget, Test
 
 
 def _multiple_choice(partition: Partition) -> bool:

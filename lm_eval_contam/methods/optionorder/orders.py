@@ -15,6 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lm_eval_contam.core.seeding import rng_for
 from lm_eval_contam.kit.option_items import (
     LETTERS,
     Item,
@@ -25,7 +26,6 @@ from lm_eval_contam.kit.option_items import (
     positional_reason,
     render_listed,
 )
-from lm_eval_contam.core.seeding import rng_for
 
 __all__ = ["DEFAULT_ARRANGEMENTS", "DEFAULT_ORDERS", "Item", "answer_index", "arrangement_orders", "comparator_orders",
            "deliberate", "item_from_row", "keeps_answer", "positional_reason", "render", "too_many_options"]

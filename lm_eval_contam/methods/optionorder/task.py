@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.partitions import Partition, metadata_flag, metadata_number
 from lm_eval_contam.kit.instances import sample_indices, sampled_partition
 from lm_eval_contam.lmeval.lm_eval_compat import rolling_loglikelihood
+from lm_eval_contam.lmeval.partition_task import ScoredTextsTask
 from lm_eval_contam.methods.optionorder.orders import (
     DEFAULT_ARRANGEMENTS,
     DEFAULT_ORDERS,
@@ -36,8 +38,6 @@ from lm_eval_contam.methods.optionorder.orders import (
     render,
 )
 from lm_eval_contam.methods.optionorder.stats import OrderStatistics, order_statistics, original_rank
-from lm_eval_contam.lmeval.partition_task import ScoredTextsTask
-from lm_eval_contam.core.partitions import Partition, metadata_flag, metadata_number
 
 METRICS: dict[str, Callable[[OrderStatistics], float]] = {
     "order_u_mean": lambda s: s.rank.statistic,

@@ -9,24 +9,24 @@ from typing import Any
 
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
 from lm_eval_contam.core.method_verdict import Verdict
-from lm_eval_contam.methods.optionorder.configs import METHOD
-from lm_eval_contam.methods.optionorder.orders import DEFAULT_ORDERS
-from lm_eval_contam.methods.optionorder.stats import arranged_scores
 from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.registry import Test
 from lm_eval_contam.core.relabelling import (
+    RelabellingEvidence,
+    RelabellingResult,
     arrangement_test,
     reference_differenced,
     reference_record,
     reference_tests_reading,
     relabelling_verdict,
-    RelabellingEvidence,
-    RelabellingResult,
     residualised,
     scored_as,
 )
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.stats import ALPHA
-from lm_eval_contam.core.registry import Test
+from lm_eval_contam.methods.optionorder.configs import METHOD
+from lm_eval_contam.methods.optionorder.orders import DEFAULT_ORDERS
+from lm_eval_contam.methods.optionorder.stats import arranged_scores
 
 NULL = ("the model never saw these items: each item's original option order is exchangeable with its admissible "
         "reorderings, so its likelihood rank among them is uniform")

@@ -8,12 +8,12 @@ from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.method_verdict import NotRun
+from lm_eval_contam.core.partitions import Partition, local_free_text
+from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget
 from lm_eval_contam.methods.pairing import report_section
 from lm_eval_contam.methods.pairing.configs import METHOD, render_task_config, shipped_configs, task_name
 from lm_eval_contam.methods.pairing.task import PairingSettings, pairing_docs
 from lm_eval_contam.methods.pairing.verdicts import TESTS, reference_tests, verdicts
-from lm_eval_contam.core.partitions import Partition, local_free_text
-from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget
 
 
 def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.kit.instances import instance_text, sample_indices, sampled_partition
-from lm_eval_contam.lmeval.lm_eval_compat import rolling_loglikelihood
-from lm_eval_contam.methods.pairing.halves import DEFAULT_GROUP_SIZE, halves, paired_texts, pairing_groups
-from lm_eval_contam.lmeval.partition_task import ScoredTextsTask
 from lm_eval_contam.core.partitions import Partition, metadata_number
 from lm_eval_contam.core.relabelling import RelabellingResult, pairing_test
+from lm_eval_contam.kit.instances import instance_text, sample_indices, sampled_partition
+from lm_eval_contam.lmeval.lm_eval_compat import rolling_loglikelihood
+from lm_eval_contam.lmeval.partition_task import ScoredTextsTask
+from lm_eval_contam.methods.pairing.halves import DEFAULT_GROUP_SIZE, halves, paired_texts, pairing_groups
 
 METRICS: dict[str, Callable[[RelabellingResult], float]] = {
     "pairing_z": lambda s: s.standardised,

@@ -6,20 +6,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lm_eval_contam.core.method_verdict import Verdict
-from lm_eval_contam.methods.pairing.configs import METHOD
-from lm_eval_contam.methods.pairing.task import pairing_statistics
 from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.registry import Test
 from lm_eval_contam.core.relabelling import (
+    RelabellingEvidence,
+    RelabellingResult,
     reference_differenced,
     reference_tests_reading,
     relabelling_verdict,
-    RelabellingEvidence,
-    RelabellingResult,
     scored_as,
 )
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.stats import ALPHA
-from lm_eval_contam.core.registry import Test
+from lm_eval_contam.methods.pairing.configs import METHOD
+from lm_eval_contam.methods.pairing.task import pairing_statistics
 
 NULL = ("the model never saw these instances: within each group, which second half goes with which first half is "
         "exchangeable in the double-centred log-likelihoods (each half's own level removed)")

@@ -23,12 +23,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.core.install import TEMPLATE, task_dir
-from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, LoadedBenchmark, loaded_subtask
-from lm_eval_contam.models.default_model import cache_home
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.install import TEMPLATE, task_dir
 from lm_eval_contam.core.jsonl import write_jsonl
+from lm_eval_contam.core.seeding import stable_hash
+from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, LoadedBenchmark, loaded_subtask
 from lm_eval_contam.lmeval.lm_eval_compat import selected_task_configs
+from lm_eval_contam.lmeval.task_yaml import Verbatim, thin_task_yaml
 from lm_eval_contam.methods.reordered.orders import (
     METADATA_KEY,
     METHOD,
@@ -38,8 +39,7 @@ from lm_eval_contam.methods.reordered.orders import (
     why_not_reordered,
 )
 from lm_eval_contam.methods.reordered.task import SCORED_METRICS
-from lm_eval_contam.core.seeding import stable_hash
-from lm_eval_contam.lmeval.task_yaml import Verbatim, thin_task_yaml
+from lm_eval_contam.models.default_model import cache_home
 
 log = logging.getLogger("lm_eval_contam.methods.reordered")
 

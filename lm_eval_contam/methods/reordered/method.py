@@ -4,14 +4,13 @@ run (``audit --tasks``, ``run --tasks``) gets a reordered task, and the post-pro
 
 from __future__ import annotations
 
-
 from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.registry import NO_SECTION, AuditedModel, BenchmarkAdjustment, MethodSpec, RenderTarget
+from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.methods.reordered.benchmark_tasks import adjustment_tasks
 from lm_eval_contam.methods.reordered.hook import post_process_results
 from lm_eval_contam.methods.reordered.orders import METHOD
-from lm_eval_contam.core.rundir import ModelResults
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:

@@ -18,9 +18,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.kit.option_items import (LETTERS, deliberate, item_from_row, numbered_options, other_orders,
-                                            positional_reason, render_listed)
 from lm_eval_contam.core.seeding import rng_for, stable_hash
+from lm_eval_contam.kit.option_items import (
+    LETTERS,
+    deliberate,
+    item_from_row,
+    numbered_options,
+    other_orders,
+    positional_reason,
+    render_listed,
+)
 
 METHOD = "reordered"  # metadata.method of the reordered tasks
 METADATA_KEY = "reorderings"  # run metadata (--metadata '{"reorderings": K}', audit --reorderings K); 0 turns it off

@@ -23,7 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import signal, stats as scipy_stats
+from scipy import signal
+from scipy import stats as scipy_stats
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.seeding import rng_for

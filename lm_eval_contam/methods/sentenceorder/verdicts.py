@@ -7,19 +7,19 @@ from typing import Any
 
 from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.registry import Test
 from lm_eval_contam.core.relabelling import (
+    RelabellingEvidence,
+    RelabellingResult,
     arrangement_test,
     reference_differenced,
     reference_tests_reading,
     relabelling_verdict,
-    RelabellingEvidence,
-    RelabellingResult,
     scored_as,
 )
 from lm_eval_contam.core.rundir import ModelResults
-from lm_eval_contam.methods.sentenceorder.configs import METHOD
 from lm_eval_contam.core.stats import ALPHA
-from lm_eval_contam.core.registry import Test
+from lm_eval_contam.methods.sentenceorder.configs import METHOD
 
 NULL = ("the model never saw these instances: which of each instance's scored sentence orders is its own is "
         "exchangeable (uniform over them), independently across instances")

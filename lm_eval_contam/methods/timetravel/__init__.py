@@ -6,13 +6,13 @@ sign-flip test, ours), :func:`classify_match`
 (:func:`lm_eval_contam.kit.guided_prompts.render_prompt`).
 """
 
+from lm_eval_contam.core.stats import PermutationResult, permutation_test
 from lm_eval_contam.methods.timetravel.judge import (
     Algorithm2Verdict,
     algorithm2_verdict,
     classify_match,
     parse_judge_b_match,
 )
-from lm_eval_contam.core.stats import PermutationResult, permutation_test
 from lm_eval_contam.methods.timetravel.prompts import render_judge_prompt
 from lm_eval_contam.methods.timetravel.stats import BootstrapResult, bootstrap_test
 

@@ -8,10 +8,10 @@ from typing import Any, get_args
 from tqdm import tqdm
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.kit.guided_prompts import PromptStyle
 from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.kit.pieces import build_doc
 from lm_eval_contam.core.seeding import rng_for
+from lm_eval_contam.kit.guided_prompts import PromptStyle
+from lm_eval_contam.kit.pieces import build_doc
 
 DEFAULT_NUM_INSTANCES = 10  # the paper's sample per partition
 

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.lmeval.generation import ModelSpec, generate
 from lm_eval_contam.core.jsonl import read_jsonl_objects
-from lm_eval_contam.lmeval.lm_eval_compat import logged_responses
 from lm_eval_contam.core.partitions import slug
 from lm_eval_contam.core.rundir import derived_path, read_json, samples_files
+from lm_eval_contam.lmeval.generation import ModelSpec, generate
+from lm_eval_contam.lmeval.lm_eval_compat import logged_responses
 from lm_eval_contam.methods.timetravel.judge import algorithm2_verdict, parse_judge_b_match
 from lm_eval_contam.methods.timetravel.prompts import render_judge_prompt
 

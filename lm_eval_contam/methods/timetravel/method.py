@@ -9,7 +9,13 @@ from lm_eval_contam.core.method_verdict import NotRun
 from lm_eval_contam.core.partitions import Partition, metadata_number
 from lm_eval_contam.core.registry import AuditedModel, Generation, MethodSpec, RenderTarget, Test
 from lm_eval_contam.methods.timetravel import report_section
-from lm_eval_contam.methods.timetravel.configs import METHOD, STYLES, render_task_config, shipped_task_configs, task_name
+from lm_eval_contam.methods.timetravel.configs import (
+    METHOD,
+    STYLES,
+    render_task_config,
+    shipped_task_configs,
+    task_name,
+)
 from lm_eval_contam.methods.timetravel.instances import has_cuttable_row
 from lm_eval_contam.methods.timetravel.verdicts import verdicts
 

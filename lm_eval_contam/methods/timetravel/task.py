@@ -23,14 +23,17 @@ import numpy as np
 from lm_eval.api.metrics import mean
 from lm_eval.api.task import ConfigurableTask
 
-from lm_eval_contam.lmeval.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, is_json_chat, task_request
 from lm_eval_contam.core.partitions import Partition, metadata_number
-from lm_eval_contam.lmeval.request_parts import general_context, with_api_stop
-from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.core.stats import ALPHA, PermutationResult, permutation_test
 from lm_eval_contam.core.text import rouge_l_f
+from lm_eval_contam.lmeval.lm_eval_compat import (
+    aggregate_without_bootstrapping_task_statistics,
+    is_json_chat,
+    task_request,
+)
+from lm_eval_contam.lmeval.request_parts import general_context, with_api_stop
 from lm_eval_contam.methods.timetravel.instances import DEFAULT_NUM_INSTANCES, sample_docs
 from lm_eval_contam.methods.timetravel.judge import Algorithm2Verdict, algorithm2_verdict, classify_match
-from lm_eval_contam.core.stats import PermutationResult, permutation_test
 from lm_eval_contam.methods.timetravel.stats import BootstrapResult, bootstrap_test
 
 # Metrics aggregated from the per-doc record (the rest are means of per-doc ROUGE-L).
