@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from question_mc_task import TASK_YAML
 
 from lm_eval_contam import harness
 from lm_eval_contam.lmeval.benchmark_docs import load_tasks
@@ -25,21 +26,6 @@ PLACES = ["river", "mountain", "forest", "harbour", "village", "desert", "island
           "garden", "bridge", "library", "station", "tower"]
 SEASONS = ["spring", "summer", "autumn", "winter"]
 
-SUBTASK_YAML = """task: {name}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: multiple_choice
-doc_to_text: "Question: {{{{question}}}}\\nAnswer:"
-doc_to_target: answer
-doc_to_choice: choices
-metric_list:
-  - metric: acc
-    aggregation: mean
-    higher_is_better: true
-"""
 # Nested like MMLU's (mmlu > mmlu_stem > mmlu_anatomy ...): toy_group > toy_inner > toy_beta, toy_gamma.
 GROUP_YAML = """group: {group}
 task: {tasks}
@@ -64,7 +50,7 @@ def task_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name, size in SIZES.items():
         data = folder / f"{name}.jsonl"
         data.write_text("".join(json.dumps(_question(name, i)) + "\n" for i in range(size)))
-        (folder / f"{name}.yaml").write_text(SUBTASK_YAML.format(name=name, data=data))
+        (folder / f"{name}.yaml").write_text(TASK_YAML.format(name=name, data=data))
     for group, tasks in GROUPS.items():
         (folder / f"{group}.yaml").write_text(GROUP_YAML.format(group=group, tasks=json.dumps(tasks)))
     return folder
