@@ -5,6 +5,7 @@ JSON, the printed table and the report's first screen (issue 31)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -177,10 +178,13 @@ def test_audit_with_a_reference_model_subtracts_its_gap_item_by_item(tiny_model_
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     tasks = _task_dir(tmp_path)
     out = tmp_path / "audit"
-    # The model as its own reference: every item's gap is the reference's, so the difference is 0 with no spread.
+    # A reference with the model's own weights (a copy with a card added: the model itself is refused as its own
+    # reference): every item's gap is the reference's, so the difference is 0 with no spread.
+    reference = shutil.copytree(tiny_model_dir, tmp_path / "same_weights")
+    (reference / "README.md").write_text("The tiny model's weights, copied.\n")
     assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path", str(tasks),
                      "--tasks", "listed_mc", "--max_gen_toks", "4", "--batch_size", "16", "--no-likelihood",
-                     "--reorderings", "3", "--reference-model", str(tiny_model_dir),
+                     "--reorderings", "3", "--reference-model", str(reference),
                      "--output_path", str(out)]) == 0
     model = load_run(out).models[0]
     row = model.results["results"]["listed_mc"]
