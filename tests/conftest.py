@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,15 @@ TINY_CORPUS = [
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An untrained tiny GPT-2 with a byte-level BPE tokenizer and chat template (built in ~1 s)."""
     return build_tiny_model(tmp_path_factory.mktemp("tiny_model"), TINY_CORPUS)
+
+
+@pytest.fixture
+def tiny_model_copy(tiny_model_dir: Path, tmp_path: Path) -> Path:
+    """The tiny model's weights under another identity (a card added): a reference that scores every text exactly as
+    the model does, which an audit takes (the model itself is refused as its own reference)."""
+    copy = Path(shutil.copytree(tiny_model_dir, tmp_path / "tiny_model_copy"))
+    (copy / "README.md").write_text("The tiny model's weights, copied.\n")
+    return copy
 
 
 @pytest.fixture(scope="session")

@@ -323,13 +323,14 @@ def test_no_split_control_without_tasks_is_refused_in_one_line(tmp_path: Path, c
 
 
 def test_a_pair_of_splits_the_reference_tells_apart_reads_not_tested_at_verdict_time(
-        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tiny_model_dir: Path, tiny_model_copy: Path, task_dir: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Upper-cased notes have the lengths of the test notes (the lengths' check passes) but the reference scores them
     far lower per byte (its tokenizer splits them finer): the reference's check reads the splits as different."""
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     out = tmp_path / "audit"
     assert _audit(out, tiny_model_dir, task_dir, "--tasks", "notes_shouting", "--reference-model",
-                  str(tiny_model_dir)) == 0
+                  str(tiny_model_copy)) == 0
     likelihood, combined = _likelihood(out)
     tests = ("likelihood_control", "likelihood_control_zlib", "likelihood_control_reference", "likelihood_options")
     summaries = {test: likelihood[("notes_shouting test", test)].evidence.summary() for test in tests}

@@ -5,7 +5,6 @@ JSON, the printed table and the report's first screen (issue 31)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -171,7 +170,8 @@ def test_the_original_order_costs_no_forward_pass_beside_the_benchmark(counted_h
     assert calls == [1] * (len(ITEMS) * (1 + 3))  # one pass per item, and one per reordering
 
 
-def test_audit_with_a_reference_model_subtracts_its_gap_item_by_item(tiny_model_dir: Path, tmp_path: Path,
+def test_audit_with_a_reference_model_subtracts_its_gap_item_by_item(tiny_model_dir: Path, tiny_model_copy: Path,
+                                                                     tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from lm_eval_contam.core.rundir import load_run
 
@@ -180,11 +180,9 @@ def test_audit_with_a_reference_model_subtracts_its_gap_item_by_item(tiny_model_
     out = tmp_path / "audit"
     # A reference with the model's own weights (a copy with a card added: the model itself is refused as its own
     # reference): every item's gap is the reference's, so the difference is 0 with no spread.
-    reference = shutil.copytree(tiny_model_dir, tmp_path / "same_weights")
-    (reference / "README.md").write_text("The tiny model's weights, copied.\n")
     assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path", str(tasks),
                      "--tasks", "listed_mc", "--max_gen_toks", "4", "--batch_size", "16", "--no-likelihood",
-                     "--reorderings", "3", "--reference-model", str(reference),
+                     "--reorderings", "3", "--reference-model", str(tiny_model_copy),
                      "--output_path", str(out)]) == 0
     model = load_run(out).models[0]
     row = model.results["results"]["listed_mc"]
