@@ -120,3 +120,28 @@ def test_a_run_of_lm_evals_own_tasks_loads_no_tokenizer(monkeypatch) -> None:
     monkeypatch.setattr(generation, "load_local_tokenizer", lambda *args: pytest.fail("loaded a tokenizer"))
     results = {"configs": {"arc_easy": {"metadata": {}}}, "samples": {"arc_easy": []}, "results": {"arc_easy": {}}}
     assert post_process(results, ModelSpec.parse("/no/such/model"))["results"] == {"arc_easy": {}}
+
+
+def test_the_benchmarks_own_prompts_over_the_window_are_counted_before_the_run() -> None:
+    """``audit --tasks`` says before the run how many of a subtask's docs (prompt and longest choice) lm-eval will cut
+    to the audited model's window; a subtask whose docs all fit, or a model without a window (an API), says nothing."""
+    from lm_eval_contam.audit.job import prompts_over_window
+    from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, LoadedBenchmark
+    from lm_eval_contam.lmeval.context_window import ModelWindow
+
+    def doc(task: str, index: int, words: int, choices: tuple[str, ...]) -> BenchmarkDoc:
+        return BenchmarkDoc(task, index, " ".join(["word"] * words), choices[0] if choices else "", choices,
+                            "multiple_choice" if choices else "generate_until")
+
+    docs = {"short_mc": tuple(doc("short_mc", i, 5, ("yes", "no")) for i in range(3)),
+            "long_mc": (doc("long_mc", 0, 5, ("yes",)), doc("long_mc", 1, 9, ("a b c", "a")),
+                        doc("long_mc", 2, 7, ("a b c d",))),
+            "long_gen": (doc("long_gen", 0, 11, ()), doc("long_gen", 1, 3, ()))}
+    benchmark = LoadedBenchmark("bench", (), {}, docs)
+    window = ModelWindow(10, str.split)  # a word a token
+    assert prompts_over_window({"bench": benchmark}, window) == [
+        "long_mc: 2 of 3 docs are longer than the audited model's window of 10 tokens (with their longest choice); "
+        "lm-eval cuts them from the left, and the verdicts whose samples hold them say so",
+        "long_gen: 1 of 2 docs are longer than the audited model's window of 10 tokens (with their longest choice); "
+        "lm-eval cuts them from the left, and the verdicts whose samples hold them say so"]
+    assert prompts_over_window({"bench": benchmark}, None) == []

@@ -216,6 +216,8 @@ def run_model(spec: ModelSpec, label: str, out_dir: Path, settings: AuditSetting
     # model check finds the same scoring tasks without them).
     window = spec.window
     check_choices_fit(built, window)
+    for line in prompts_over_window(built, window):
+        print(line)
     harness.check_model_can_run(spec, tasks, task_manager)
     like_benchmarks: list[str] = []  # adjustment tasks scored with the benchmarks' chat setting (reordered items)
     if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.benchmark_adjustment)
@@ -366,6 +368,26 @@ def check_choices_fit(benchmarks: Mapping[str, LoadedBenchmark], window: ModelWi
             if reason:
                 raise ContamError(f"{reason}: lm-eval cannot score a choice longer than the window", source=subtask,
                                   field="doc_to_choice")
+
+
+def prompts_over_window(benchmarks: Mapping[str, LoadedBenchmark], window: ModelWindow | None) -> list[str]:
+    """Per ``--tasks`` subtask, a line saying how many of its docs are longer than the audited model's window with
+    their longest choice: lm-eval cuts them from the left, and the verdicts on them carry it (``truncated_docs``).
+    Said before the run; a reference's window is at least as long (a shorter one is refused), so they fit it too."""
+    if window is None:
+        return []
+    lines = []
+    for benchmark in benchmarks.values():
+        for subtask, docs in benchmark.docs.items():
+            texts = [f"{doc.text} {max(doc.choices, key=len)}" if doc.choices else doc.text for doc in docs]
+            # A token holds at least one byte: a text of no more bytes than the window fits it without tokenizing.
+            over = sum(1 for text in texts
+                       if len(text.encode()) > window.tokens and len(window.encode(text)) > window.tokens)
+            if over:
+                lines.append(f"{subtask}: {over} of {len(docs)} docs are longer than the audited model's window of "
+                             f"{window.tokens} tokens (with their longest choice); lm-eval cuts them from the left, and "
+                             "the verdicts whose samples hold them say so")
+    return lines
 
 
 BENCHMARK_SCORING_KEY = "benchmark_scoring"  # in the results JSON and audit.json: how the benchmarks were scored
