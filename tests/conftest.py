@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,19 @@ TINY_CORPUS = [
     "Label: 0 (negative) 1 (positive) 2 (Business) 3 (Sci/Tech) entailment not_entailment",
     "Numbers 0 1 2 3 4 5 6 7 8 9 10 100 1000 and words like question summary sentence.",
 ] * 4
+
+
+@pytest.fixture(autouse=True)
+def library_logs_to_this_tests_stderr() -> None:
+    """lm-eval's ``setup_logging`` (``run`` calls it, as lm-eval's CLI does) and transformers (on its first import)
+    bind a handler to ``sys.stderr`` once per process: under pytest that can be one test's capture, closed after it,
+    and a later test's log line would print a logging error with a traceback into that test's output (a test that
+    asserts one clean error line then fails by the order tests run in). Each test points them at its own stderr."""
+    for name in ("lm_eval", "transformers"):
+        for handler in logging.getLogger(name).handlers:
+            if type(handler) is logging.StreamHandler:
+                handler.stream = sys.stderr  # not setStream: it flushes the old stream, which may be closed
+                vars(handler).pop("flush", None)  # transformers binds the handler's flush to that stream's too
 
 
 @pytest.fixture(scope="session")

@@ -252,3 +252,16 @@ def test_a_task_of_a_method_without_cannot_run_that_builds_no_docs_is_not_tested
     assert harness.tasks_not_run(["toy_kept", "toy_emptied"], manager) == {"toy_emptied": NotRun(
         task="toy_emptied", family=TOY, test="toy_perplexity", title="Toy method", partition=partition.label,
         reason="no docs")}
+
+
+def test_what_each_test_compares_with_is_read_from_its_record() -> None:
+    """The likelihood family's tests as they were declared before the records: the control mode on u compares with a
+    control and with the reference, so it counts in both sets (the verdict with a control and a reference reads it)."""
+    likelihood = method_of("likelihood")
+    assert likelihood.controlled_tests == ("likelihood_control", "likelihood_control_zlib",
+                                           "likelihood_control_reference", "likelihood_options")
+    assert likelihood.referenced_tests == ("likelihood_control_reference",)
+    assert likelihood.rate_keys == ("likelihood_control:control", "likelihood_control_zlib:control",
+                                    "likelihood_control_reference:control", "likelihood_lift:lift",
+                                    "likelihood_options:options")
+    assert method_of("timetravel").papers_own_tests == ("tt_alg1", "tt_alg2_judge_a", "tt_judge_b")

@@ -158,9 +158,10 @@ class Test:
     """One test a method runs (``Verdict.test``), declared once beside the method: the verdicts, the report, the
     studies and the rates files read it from here.
 
-    ``compares``: ``"control"``, a test against a control partition (without one it is not tested, and the
-    partition's verdict is the no-control one); ``"reference"``, a test on u = log p(model) - log p(reference) (run
-    only with --reference-model; a partition whose tests include one gets the verdict with a reference).
+    ``compares``: what it compares with, any of ``"control"``, a control partition (without one it is not tested,
+    and the partition's verdict is the no-control one), and ``"reference"``, u = log p(model) - log p(reference) (run
+    only with --reference-model; a partition whose tests include one gets the verdict with a reference); the control
+    mode on u compares with both.
     ``papers_own``: a paper's own decision rule, shown beside the partition's verdict and never driving it (``why``
     says why). ``rate_keys``: its keys in the rates files when they are not its name alone (a variant's key is
     ``<name>:<variant>``); ``()`` with ``rated=False`` for a test the studies do not rate. ``title``, ``null`` and
@@ -173,7 +174,7 @@ class Test:
     title: str = ""
     null: str = ""
     rule: str = ""
-    compares: Literal["control", "reference"] | None = None
+    compares: tuple[Literal["control", "reference"], ...] = ()
     papers_own: bool = False
     why: str = ""
     rate_keys: tuple[str, ...] = ()
@@ -250,11 +251,11 @@ class MethodSpec:
 
     @property
     def controlled_tests(self) -> tuple[str, ...]:
-        return tuple(test.name for test in self.tests if test.compares == "control")
+        return tuple(test.name for test in self.tests if "control" in test.compares)
 
     @property
     def referenced_tests(self) -> tuple[str, ...]:
-        return tuple(test.name for test in self.tests if test.compares == "reference")
+        return tuple(test.name for test in self.tests if "reference" in test.compares)
 
 
 _REGISTRY: dict[str, MethodSpec] = {}

@@ -98,11 +98,11 @@ ARRANGEMENT_RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the
 ARRANGEMENT_TESTS = {test.name: test for test in (
     Test("option_order_arrangement", title="Option order, every order's likelihood (ours)", null=ARRANGEMENT_NULL,
          rule=ARRANGEMENT_RULE),
-    Test("option_order_reference", compares="reference",
+    Test("option_order_reference", compares=("reference",),
          title="Option order on u, against the reference model (ours)", null=REFERENCE_NULL, rule=ARRANGEMENT_RULE),
-    Test("option_order_reference_fixed_answer", compares="reference",
+    Test("option_order_reference_fixed_answer", compares=("reference",),
          title="Option order on u, answer kept at its letter (ours)", null=FIXED_ANSWER_NULL, rule=ARRANGEMENT_RULE),
-    Test("option_order_reference_residualised", compares="reference",
+    Test("option_order_reference_residualised", compares=("reference",),
          title="Option order on u, less the reference's own preference (ours)", null=RESIDUALISED_NULL,
          rule=ARRANGEMENT_RULE))}
 # The records' index list of the orders each arrangement test compares.

@@ -31,7 +31,7 @@ RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the true pairin
         "over groups are high among random pairings within each group)")
 TESTS = {test.name: test for test in (
     Test("pairing", title="Pairing of halves (ours)", null=NULL, rule=RULE),
-    Test("pairing_reference", compares="reference", title="Pairing of halves on u, against the reference model (ours)",
+    Test("pairing_reference", compares=("reference",), title="Pairing of halves on u, against the reference model (ours)",
          null=REFERENCE_NULL, rule=RULE))}
 
 

@@ -31,7 +31,7 @@ RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the sum over in
         "standardised score is high among the sums with each instance's own order redrawn)")
 TESTS = {test.name: test for test in (
     Test("sentence_order", title="Sentence order (ours)", null=NULL, rule=RULE),
-    Test("sentence_order_reference", compares="reference",
+    Test("sentence_order_reference", compares=("reference",),
          title="Sentence order on u, against the reference model (ours)", null=REFERENCE_NULL, rule=RULE))}
 
 
