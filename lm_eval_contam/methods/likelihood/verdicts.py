@@ -192,7 +192,7 @@ def task_verdicts(model: ModelResults, task: str, reference_check: Any | None = 
     """One likelihood task's verdicts; ``reference_check``: the reference model's test of the partition's two splits
     (:func:`reference_splits_test` of its control-mode task), for a control the audit chose itself."""
     metadata = model.metadata(task)
-    partition = partition_of(model, task)
+    partition = model.partition(task)
     mode = str(metadata.get("mode", "control"))
     named = task_control(metadata)
     common = {"model": model.label, "partition": partition.label, "family": FAMILY, "task": task,
@@ -271,7 +271,7 @@ def _reference_verdict(model: ModelResults, task: str, common: dict, *, partitio
     reference = model.reference_records(task, RECORD_METRIC)
     if reference is None or model.reference is None:
         return []
-    result = reference_result([sample.get(RECORD_METRIC) or {} for sample in model.samples(task)], reference,
+    result = reference_result(model.records(task, RECORD_METRIC), reference,
                               seed=model.seed(task), source=str(model.reference.directory))
     if result is None:
         return []
@@ -290,12 +290,8 @@ def verdicts(model: ModelResults) -> list[Verdict]:
     """Every likelihood task's verdicts; where the control is one the audit chose itself, a partition's options task
     reads the reference's check of its splits from the partition's control-mode task (the one the reference scores)."""
     tasks = model.tasks_of(FAMILY)
-    checks = {partition_of(model, task).label: reference_splits_test(model, task) for task in tasks
+    checks = {model.partition(task).label: reference_splits_test(model, task) for task in tasks
               if model.metadata(task).get("mode", "control") == "control"
               and task_control(model.metadata(task)).assumed}
     return [verdict for task in tasks
-            for verdict in task_verdicts(model, task, checks.get(partition_of(model, task).label))]
-
-
-def partition_of(model: ModelResults, task: str) -> Partition:
-    return Partition.from_task_metadata(model.metadata(task), str(model.config(task).get("test_split")))
+            for verdict in task_verdicts(model, task, checks.get(model.partition(task).label))]
