@@ -34,6 +34,7 @@ from lm_eval_contam.core.formatting import p_equals
 from lm_eval_contam.core.input_checks import CONTROL_OVERLAP_LIMIT, check_control_overlap, control_overlap
 from lm_eval_contam.core.jsonl import jsonl_text, read_jsonl_objects
 from lm_eval_contam.core.partitions import Control, Partition, slug
+from lm_eval_contam.core.seeding import proportional_shares, seeded_order, stable_hash
 from lm_eval_contam.core.stats import SPLIT_CHECK_ALPHA, splits_differ, splits_differ_test
 from lm_eval_contam.lmeval.benchmark_docs import (
     BenchmarkDoc,
@@ -89,6 +90,9 @@ class BenchmarkPartition:
     # The control is the task's own second split, chosen with no flag: its lengths' test (split_lengths_test).
     assumed_lengths: Any = None
     no_control: str | None = None  # why the task's own second split is not the control, when no flag named one
+    # A group's partition (:func:`group_partition`): the subtasks its rows are drawn across (each row names its
+    # ``subtask``); empty for a task's own.
+    subtasks: tuple[str, ...] = ()
 
     @property
     def control(self) -> Control:
@@ -113,10 +117,11 @@ class BenchmarkPartition:
         if self.assumed_lengths is None:
             return None
         lengths = f"character lengths: Mann-Whitney U {p_equals(float(self.assumed_lengths.pvalue))}"
+        whose = "the subtasks'" if self.subtasks else "the task's"
         if splits_differ(self.assumed_lengths.pvalue):
-            return (f"{self.label}: control: the task's {self.control_split} split differs from {self.split} "
+            return (f"{self.label}: control: {whose} {self.control_split} split differs from {self.split} "
                     f"({lengths} <= {SPLIT_CHECK_ALPHA:g}): the control tests read \"not tested: the splits differ\"")
-        return (f"{self.label}: control: the task's {self.control_split} split, assumed exchangeable with "
+        return (f"{self.label}: control: {whose} {self.control_split} split, assumed exchangeable with "
                 f"{self.split}; a model trained on it loses power, never level ({lengths})")
 
     @property
@@ -218,12 +223,64 @@ def task_split_control(partition: BenchmarkPartition, task: Any) -> BenchmarkPar
                    assumed_lengths=split_lengths_test(texts, control_texts))
 
 
+def group_partition(group: str, parts: Sequence[BenchmarkPartition], sample: int | None, *,
+                    seed: int = 0) -> BenchmarkPartition:
+    """One partition for a group's subtasks (``parts``, each derived with its control): ``sample`` rows (None: all)
+    drawn across the subtasks in proportion to their sizes (largest remainder, equal remainders in a seeded order),
+    each subtask's rows in an order seeded by ``seed`` and the row's identity (group, subtask, position); its control
+    the same number of rows from each subtask's control, so both sides hold the subtasks in the same proportions.
+
+    Its tests' verdicts describe the group: one sample, one set of tests, instead of one per subtask (docs/cost.md).
+    The control is the subtasks' when every subtask has one from the same split (or file); a control the audit chose
+    itself (the task's own second split) carries the lengths' test of the two drawn sides, the rows the control tests
+    compare."""
+    first = parts[0]
+    sizes = {part.task: len(part.rows) for part in parts}
+    wanted = sum(sizes.values()) if sample is None else min(sample, sum(sizes.values()))
+    ties = sorted(sizes, key=lambda name: stable_hash(seed, "benchmark-group", group, name))
+    shares = proportional_shares(sizes, wanted, ties)
+
+    def drawn(part: BenchmarkPartition, rows: Sequence[dict[str, Any]], side: str) -> list[dict[str, Any]]:
+        order = seeded_order(len(rows), seed, "benchmark-group", group, side, part.task)
+        return [{**rows[position], "subtask": part.task} for position in sorted(order[: shares[part.task]])]
+
+    rows = tuple(row for part in parts for row in drawn(part, part.rows, first.split))
+    partition = BenchmarkPartition(first.group, group, first.split, rows, sample=sample, output_type=first.output_type,
+                                   subtasks=tuple(sizes))
+    without = next((part for part in parts if part.control_split is None), None)
+    if without is not None:
+        return replace(partition, no_control=without.no_control and f"subtask {without.task}: {without.no_control}")
+    splits = sorted({str(part.control_split) for part in parts})
+    if len(splits) > 1:
+        return replace(partition, no_control=f"the subtasks' controls are different splits ({', '.join(splits)}): "
+                                             "the with-control verdict is not computed")
+    control_rows = tuple(row for part in parts for row in drawn(part, part.control_rows, str(part.control_split)))
+    assumed = first.assumed_lengths is not None
+    return replace(partition, control_split=first.control_split, control_rows=control_rows,
+                   control_file=first.control_file,
+                   assumed_lengths=split_lengths_test([row[TEXT_FIELD] for row in rows],
+                                                      [row[TEXT_FIELD] for row in control_rows]) if assumed else None)
+
+
+def groupable(parts: Sequence[BenchmarkPartition]) -> bool:
+    """Whether a ``--tasks`` name's subtasks make one partition: a group of two or more subtasks with docs, all of
+    one output type and evaluation split (a mixed group keeps one partition per subtask)."""
+    return (len(parts) > 1 and all(part.rows for part in parts)
+            and len({(part.output_type, part.split) for part in parts}) == 1)
+
+
 def derive_partitions(loaded: Mapping[str, LoadedBenchmark], control: BenchmarkControl | None = None,
-                      sample: int | None = BENCHMARK_SAMPLE) -> list[BenchmarkPartition]:
-    """Every subtask's partition of :func:`~lm_eval_contam.lmeval.benchmark_docs.load_tasks`' result, in its order."""
-    found = [derive_partition(group, name, task, benchmark.docs[name], control, sample)
-             for group, benchmark in loaded.items()
-             for name, task in benchmark.items()]
+                      sample: int | None = BENCHMARK_SAMPLE, *, per_subtask: bool = False,
+                      seed: int = 0) -> list[BenchmarkPartition]:
+    """The partitions of :func:`~lm_eval_contam.lmeval.benchmark_docs.load_tasks`' result, in its order: a plain
+    task's own; a group's one drawn across its subtasks (:func:`group_partition`), or with ``per_subtask`` (or a
+    group that is not :func:`groupable`) one per subtask."""
+    found = []
+    for group, benchmark in loaded.items():
+        parts = [derive_partition(group, name, task, benchmark.docs[name], control, sample)
+                 for name, task in benchmark.items()]
+        grouped = not per_subtask and groupable(parts)
+        found += [group_partition(group, parts, sample, seed=seed)] if grouped else parts
     seen: dict[str, str] = {}
     for partition in found:
         other = seen.setdefault(partition.key, partition.task)
@@ -249,6 +306,9 @@ def write_partition(partition: BenchmarkPartition, out_dir: Path) -> Path:
     write_new(data_path(out_dir, partition.key, partition.split), jsonl_text(partition.rows))
     if partition.control_split is not None:
         write_new(data_path(out_dir, partition.key, partition.control_split), jsonl_text(partition.control_rows))
-    text = (f"# Written by `lm-eval-contam audit --tasks`: the rendered evaluation docs of lm-eval task "
-            f"{partition.task!r} ({partition.group}).\n") + yaml.safe_dump(card, sort_keys=False, allow_unicode=True)
+    what = (f"{len(partition.rows)} rendered evaluation docs drawn across the {len(partition.subtasks)} subtasks of "
+            f"lm-eval group {partition.task!r}" if partition.subtasks else
+            f"the rendered evaluation docs of lm-eval task {partition.task!r} ({partition.group})")
+    text = f"# Written by `lm-eval-contam audit --tasks`: {what}.\n" + yaml.safe_dump(card, sort_keys=False,
+                                                                                     allow_unicode=True)
     return write_new(path, text)

@@ -457,12 +457,12 @@ class BenchmarkPartitionCards:
 
 
 def write_benchmark_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: Path,
-                               control: BenchmarkControl | None = None,
-                               sample: int | None = BENCHMARK_SAMPLE) -> BenchmarkPartitionCards:
+                               control: BenchmarkControl | None = None, sample: int | None = BENCHMARK_SAMPLE,
+                               per_subtask: bool = False) -> BenchmarkPartitionCards:
     """Load the lm-eval tasks, derive every (sub)task's partition (and control), then write their cards and rows;
     ``control`` None: each task's own second split (:func:`~lm_eval_contam.audit.benchmark_partitions.
     task_split_control`); ``sample``: each card's cap on the methods' sample (``--sample``; None: the methods' own
-    sizes).
+    sizes); a group gets one partition drawn across its subtasks, or with ``per_subtask`` one per subtask.
 
     Every task is loaded and rendered, and every control derived, before the first file is written: bad input
     (an unknown task, a task without docs, a group with a failing subtask) leaves nothing behind.
@@ -476,7 +476,7 @@ def write_benchmark_partitions(names: Sequence[str], include_path: Sequence[str]
             raise
         raise ContamError(broken, source=error.source, field="--tasks") from None
     check_tasks_named_once(loaded)
-    derived = derive_partitions(loaded, control, sample)
+    derived = derive_partitions(loaded, control, sample, per_subtask=per_subtask)
     cards = tuple(str(write_partition(partition, out_dir)) for partition in derived)
     return BenchmarkPartitionCards(cards, tuple((p.group, p.label) for p in derived),
                                    LoadedBenchmarks(task_manager, loaded),

@@ -91,6 +91,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tasks.add_argument("--no-split-control", action="store_true",
                        help="with --tasks: no control unless --control-split/--control-data names one (by default "
                             "the task's own second split is the control, assumed exchangeable with the audited one)")
+    tasks.add_argument("--per-subtask", action="store_true",
+                       help="--tasks groups: each subtask its own partition (its own sample and tests) and its own DCR "
+                            "sheet, as before (default: one partition and one DCR sheet drawn across the group's "
+                            "subtasks, whose verdicts describe the group; docs/cost.md)")
     own = parser.add_argument_group("your own benchmark (instead of, or beside, --partitions)")
     own.add_argument("--data", help="a .jsonl or .csv file, or a Hub dataset id")
     own.add_argument("--split", help="with --data: the split's name (the prompts name it), e.g. test")
@@ -161,7 +165,7 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
         benchmark_chat_template=args.benchmark_chat_template,
         skip_methods=skipped_methods(args.methods, args.no_likelihood),
         adjustment_metadata=(*((("reorderings", args.reorderings),) if args.reorderings is not None else ()),
-                             *((("dcr_per_subtask", True),) if args.dcr_per_subtask else ())),
+                             *((("dcr_per_subtask", True),) if args.dcr_per_subtask or per_subtask(args) else ())),
     )
 
 
@@ -194,6 +198,9 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, C
     if args.sample is not None and args.sample < 0:
         raise ContamError(f"got {args.sample}; expected a whole number of instances (0: the methods' own sample)",
                           field="--sample")
+    if per_subtask(args) and tasks is None:
+        raise ContamError("gives each subtask of a --tasks group its own partition; without --tasks there is no group: "
+                          "leave it out, or audit with --tasks", field="--per-subtask")
     if args.sample is not None and tasks is None:
         raise ContamError("samples the --tasks benchmarks' instances; --data and --partitions partitions keep their "
                           "methods' own samples, so it would be ignored: leave it out, or audit with --tasks",
@@ -219,9 +226,15 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, C
                 **({"methods": list(name_list(args.methods, "--methods") or ())} if args.methods is not None else {}),
                 **({"reference_model": reference.spec.spec} if reference is not None else {}),
                 **({"reorderings": args.reorderings} if args.reorderings is not None else {}),
-                **({"dcr_per_subtask": True} if args.dcr_per_subtask else {})}
+                **({"dcr_per_subtask": True} if args.dcr_per_subtask else {}),
+                **({"per_subtask": True} if per_subtask(args) else {})}
     check_same_audit(args.output_path, identity, label, spec.backend, spec.model_args)
     return identity, spec, reference
+
+
+def per_subtask(args: argparse.Namespace) -> bool:
+    """``--per-subtask`` (audit's; ``demo``, which takes no --tasks, has no such flag)."""
+    return bool(getattr(args, "per_subtask", False))
 
 
 def benchmark_sample(args: argparse.Namespace) -> int:
@@ -318,7 +331,7 @@ def task_settings(args: argparse.Namespace, settings: AuditSettings) -> tuple[Au
     derived = write_benchmark_partitions(names, args.include_path, args.output_path,
                                          BenchmarkControl(split=args.control_split, data=args.control_data,
                                                           task_split=not args.no_split_control),
-                                         sample=benchmark_sample(args) or None)
+                                         sample=benchmark_sample(args) or None, per_subtask=per_subtask(args))
     for card in derived.cards:
         print(f"partition card: {card}")
     for statement in derived.control_statements:

@@ -7,6 +7,7 @@ runs, or two data-parallel shards, must draw the same numbers for the same doc.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -25,3 +26,21 @@ def stable_seed(seed: int, *identity: object) -> int:
 def rng_for(seed: int, *identity: object) -> np.random.Generator:
     """A numpy Generator private to (seed, identity)."""
     return np.random.default_rng(stable_seed(seed, *identity))
+
+
+def seeded_order(count: int, seed: int, *identity: object) -> list[int]:
+    """Positions ``0..count-1`` in an order private to (seed, identity, position): a seeded draw without replacement
+    whose first k are the same whatever else is drawn."""
+    return sorted(range(count), key=lambda position: stable_hash(seed, *identity, position))
+
+
+def proportional_shares(sizes: Mapping[str, int], wanted: int, ties: Sequence[str]) -> dict[str, int]:
+    """``wanted`` (at most the sizes' sum) shared out in proportion to ``sizes`` by largest remainder; equal remainders
+    go in the order of ``ties`` (every key of ``sizes``)."""
+    total = sum(sizes.values())
+    quotas = {name: wanted * size / total if total else 0.0 for name, size in sizes.items()}
+    shares = {name: int(quota) for name, quota in quotas.items()}
+    by_remainder = sorted(ties, key=lambda name: -(quotas[name] - shares[name]))  # sorted() is stable: ties in order
+    for name in by_remainder[: wanted - sum(shares.values())]:
+        shares[name] += 1
+    return shares

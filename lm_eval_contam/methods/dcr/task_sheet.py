@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.seeding import rng_for, stable_hash
+from lm_eval_contam.core.seeding import proportional_shares, rng_for, seeded_order
 from lm_eval_contam.methods.dcr.items import asks_another_question
 from lm_eval_contam.methods.dcr.schema import ITEMS_PER_LEVEL
 from lm_eval_contam.methods.dcr.twins import perturbed_twin
@@ -169,17 +169,11 @@ def group_draw(subtask_docs: Mapping[str, Sequence[Mapping[str, Any]]], size: in
     taken in an order seeded by ``seed`` and each doc's identity (group, subtask, position), passing over docs that
     cannot make a controlled item (no gold answer, no word WordNet can replace). A subtask with fewer such docs than
     its share gives what it has."""
-    total = sum(len(docs) for docs in subtask_docs.values())
-    wanted = min(size, total)
-    quotas = {name: wanted * len(docs) / total for name, docs in subtask_docs.items()}
-    shares = {name: math.floor(quota) for name, quota in quotas.items()}
-    by_remainder = sorted(quotas, key=lambda name: -(quotas[name] - shares[name]))  # sorted() is stable: ties in order
-    for name in by_remainder[: wanted - sum(shares.values())]:
-        shares[name] += 1
+    wanted = min(size, sum(len(docs) for docs in subtask_docs.values()))
+    shares = proportional_shares({name: len(docs) for name, docs in subtask_docs.items()}, wanted, list(subtask_docs))
     drawn: dict[str, list[int]] = {}
     for name, docs in subtask_docs.items():
-        order = sorted(range(len(docs)), key=lambda position: stable_hash(seed, "dcr-group-sheet", group, name,
-                                                                          position))
+        order = seeded_order(len(docs), seed, "dcr-group-sheet", group, name)
         chosen = []
         for position in order:
             if len(chosen) == shares[name]:

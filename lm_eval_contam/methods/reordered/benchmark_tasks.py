@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -126,8 +127,9 @@ def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[
     """The reordered-task YAML paths to add to a run of ``tasks`` so every multiple-choice benchmark task gets
     ``<metric>_reordered``; ``loaded``: benchmarks already built and rendered (``audit --tasks``), used as they are.
 
-    ``metadata``: the run's (``reorderings``: K per item, 0 turns it off; without it each benchmark gets
-    :func:`default_reorderings` of its size; ``seed``). A bad K is refused before anything is written.
+    ``metadata``: the run's (``reorderings``: K per item, 0 turns it off; without it each task or group named gets
+    :func:`default_reorderings` of its size, a group's counting every multiple-choice subtask: MMLU's 57 subjects
+    cost about one more evaluation of MMLU, not four; ``seed``). A bad K is refused before anything is written.
     """
     metadata = dict(metadata or {})
     given = metadata.get(METADATA_KEY)
@@ -135,17 +137,28 @@ def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[
     if reorderings == 0:
         return []
     seed = int(metadata.get("seed", 0))
-    names = [task for task in tasks if isinstance(task, str)]
-    added: list[str] = []
-    for name in benchmark_tasks(selected_task_configs(task_manager, names)):
-        try:
-            task, docs = loaded_subtask(name, loaded or {}, task_manager)
+    built: dict[str, tuple[Any, Sequence[BenchmarkDoc], str]] = {}  # subtask -> its Task, docs and the name given
+    for named in (task for task in tasks if isinstance(task, str)):
+        for name in benchmark_tasks(selected_task_configs(task_manager, [named])):
+            if name in built:
+                continue
+            try:
+                task, docs = loaded_subtask(name, loaded or {}, task_manager)
+            except ContamError as error:
+                log.warning("no reordered score for %s: %s", name, error)
+                continue
             if task.OUTPUT_TYPE != "multiple_choice":
                 log.info("no reordered score for %s: it is not multiple choice (%s)", name, task.OUTPUT_TYPE)
                 continue
-            per_item = default_reorderings(len(docs)) if reorderings is None else reorderings
-            added.append(str(task_yaml(name, task, docs, reorderings=per_item, seed=seed,
-                                       home=home or tasks_home())))
+            built[name] = (task, docs, named)
+    items = Counter()  # the name given -> its multiple-choice items (a group's: every subtask's)
+    for _task, docs, named in built.values():
+        items[named] += len(docs)
+    added: list[str] = []
+    for name, (task, docs, named) in built.items():
+        per_item = default_reorderings(items[named]) if reorderings is None else reorderings
+        try:
+            added.append(str(task_yaml(name, task, docs, reorderings=per_item, seed=seed, home=home or tasks_home())))
         except ContamError as error:
             log.warning("no reordered score for %s: %s", name, error)
     return added

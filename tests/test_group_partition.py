@@ -1,0 +1,194 @@
+"""``audit --tasks <group>``: one partition drawn across the group's subtasks, not one per subtask (issue 42).
+
+Two multiple-choice subtasks of different sizes (30 and 10 items, each with a validation split) make a group. Its
+partition must hold ``--sample`` rows shared out in proportion to the subtasks' sizes, each a subtask's rendered row,
+with a control of as many rows per subtask from their validation splits; ``--per-subtask`` keeps one partition per
+subtask; the reordered score's K follows the size of the benchmark named (the group's), not each subtask's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lm_eval_contam import harness
+from lm_eval_contam.audit.benchmark_partitions import (
+    BenchmarkControl,
+    derive_partitions,
+    doc_row,
+    group_partition,
+    split_lengths_test,
+)
+from lm_eval_contam.cli import main as cli_main
+from lm_eval_contam.core.rundir import load_run
+from lm_eval_contam.core.seeding import proportional_shares
+from lm_eval_contam.lmeval.benchmark_docs import load_tasks
+from lm_eval_contam.methods.reordered.benchmark_tasks import adjustment_tasks
+from lm_eval_contam.verdicts.verdict import collect, partition_verdicts
+
+SIZES = {"bench_a": 30, "bench_b": 10}
+TASK_YAML = """task: {name}
+dataset_path: json
+dataset_kwargs:
+  data_files:
+{files}
+test_split: test
+{validation}output_type: multiple_choice
+doc_to_text: "Question: {{{{question}}}}\\nA. {{{{choices[0]}}}}\\nB. {{{{choices[1]}}}}\\nC. {{{{choices[2]}}}}\\nD. {{{{choices[3]}}}}\\nAnswer:"
+doc_to_target: answer
+doc_to_choice: ["A", "B", "C", "D"]
+metric_list:
+  - metric: acc
+    aggregation: mean
+    higher_is_better: true
+"""
+
+
+def _question(subtask: str, split: str, i: int) -> dict:
+    tools = ["hammer", "needle", "ladder", "kettle", "lantern", "compass", "anchor", "bucket", "saddle", "chisel"]
+    side = {"test": "north", "validation": "south"}[split]  # one length: the two splits are exchangeable
+    return {"question": f"In the {subtask} {side} ledger entry {i}, the clerk listed a {tools[i % 10]} bought in year "
+                        f"{1700 + 7 * i}. Which colour was the {tools[(i + 3) % 10]} painted?",
+            "choices": ["red", "green", "blue", "grey"], "answer": (i * 7) % 4}
+
+
+def write_group(root: Path, sizes: dict[str, int], *, validation: bool = True, group: str = "bench_group") -> Path:
+    """The subtasks' JSONL and YAMLs and the group's YAML under ``root/tasks``; the folder."""
+    data, tasks = root / "data", root / "tasks"
+    data.mkdir(parents=True)
+    tasks.mkdir()
+    for name, size in sizes.items():
+        files = {"test": size, **({"validation": size} if validation else {})}
+        for split, count in files.items():
+            (data / f"{name}_{split}.jsonl").write_text(
+                "".join(json.dumps(_question(name, split, i)) + "\n" for i in range(count)))
+        (tasks / f"{name}.yaml").write_text(TASK_YAML.format(
+            name=name, files="".join(f"    {split}: {data / f'{name}_{split}.jsonl'}\n" for split in files),
+            validation="validation_split: validation\n" if validation else ""))
+    (tasks / f"{group}.yaml").write_text(f"group: {group}\ntask:\n" + "".join(f"  - {name}\n" for name in sizes))
+    return tasks
+
+
+@pytest.fixture(scope="module")
+def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_group(tmp_path_factory.mktemp("group_tasks"), SIZES)
+
+
+@pytest.fixture(scope="module")
+def manager(task_dir: Path):
+    return harness.task_manager((str(task_dir),), include_defaults=False)
+
+
+@pytest.fixture(scope="module")
+def loaded(manager) -> dict:
+    return load_tasks(["bench_group"], manager)
+
+
+def test_shares_follow_the_sizes_and_equal_remainders_go_in_the_given_order() -> None:
+    assert proportional_shares({"a": 30, "b": 10}, 24, ["a", "b"]) == {"a": 18, "b": 6}
+    assert proportional_shares({"a": 10, "b": 10, "c": 10}, 4, ["c", "a", "b"]) == {"a": 1, "b": 1, "c": 2}
+    assert proportional_shares({"a": 10, "b": 10, "c": 10}, 4, ["b", "c", "a"]) == {"a": 1, "b": 2, "c": 1}
+    assert proportional_shares({"a": 5, "b": 0}, 5, ["b", "a"]) == {"a": 5, "b": 0}
+
+
+def test_a_group_is_one_partition_drawn_across_its_subtasks_in_proportion(loaded: dict) -> None:
+    (partition,) = derive_partitions(loaded)
+    assert (partition.group, partition.task, partition.split, partition.subtasks, partition.label) == (
+        "bench_group", "bench_group", "test", ("bench_a", "bench_b"), "bench_group test")
+    assert partition.key == "task_bench_group" and partition.sample == 24
+    assert Counter(row["subtask"] for row in partition.rows) == {"bench_a": 18, "bench_b": 6}
+    rendered = {name: [doc_row(doc) for doc in loaded["bench_group"].docs[name]] for name in SIZES}
+    for row in partition.rows:  # each drawn row is its subtask's rendered doc, as a task's own partition holds it
+        assert {key: value for key, value in row.items() if key != "subtask"} in rendered[row["subtask"]]
+    assert len({row["text"] for row in partition.rows}) == 24
+    # The control: the subtasks' own validation splits, as many rows of each as the audited side holds.
+    assert partition.control_split == "validation" and partition.control.assumed
+    assert Counter(row["subtask"] for row in partition.control_rows) == {"bench_a": 18, "bench_b": 6}
+    assert all(" south ledger " in row["text"] for row in partition.control_rows)
+    # Its lengths' test reads the two drawn sides (what the control tests compare), not the whole splits.
+    drawn_sides = split_lengths_test([row["text"] for row in partition.rows],
+                                     [row["text"] for row in partition.control_rows])
+    assert partition.assumed_lengths.pvalue == drawn_sides.pvalue
+    assert partition.statement().startswith("bench_group test: control: the subtasks' validation split")
+    # Seeded: the same draw again; another seed another draw.
+    assert derive_partitions(loaded) == [partition]
+    assert derive_partitions(loaded, seed=1)[0].rows != partition.rows
+
+
+def test_per_subtask_and_no_cap_keep_what_they_say(loaded: dict) -> None:
+    per_subtask = derive_partitions(loaded, per_subtask=True)
+    assert [(p.task, len(p.rows), p.subtasks) for p in per_subtask] == [("bench_a", 30, ()), ("bench_b", 10, ())]
+    (whole,) = derive_partitions(loaded, sample=None)
+    assert Counter(row["subtask"] for row in whole.rows) == SIZES and whole.sample is None
+    assert Counter(row["subtask"] for row in whole.control_rows) == SIZES
+    (flagged,) = derive_partitions(loaded, BenchmarkControl(split="validation"))
+    assert (flagged.control_split, flagged.assumed_lengths, flagged.control.assumed) == ("validation", None, False)
+    (none,) = derive_partitions(loaded, BenchmarkControl(task_split=False))
+    assert (none.control_split, none.no_control, none.statement()) == (None, None, None)
+
+
+def test_a_subtask_without_a_second_split_leaves_the_group_without_a_control(tmp_path: Path) -> None:
+    tasks = write_group(tmp_path, {"bench_c": 6, "bench_d": 6}, validation=False, group="plain_group")
+    benchmark = load_tasks(["plain_group"], harness.task_manager((str(tasks),), include_defaults=False))
+    (partition,) = derive_partitions(benchmark)
+    assert len(partition.rows) == 12 and partition.control_split is None
+    assert partition.statement() == ("plain_group test: subtask bench_c: no second split: the with-control verdict "
+                                     "is not computed")
+    parts = derive_partitions(benchmark, per_subtask=True)
+    assert group_partition("plain_group", parts, 4) == group_partition("plain_group", parts, 4)
+    assert Counter(row["subtask"] for row in group_partition("plain_group", parts, 4).rows) == {
+        "bench_c": 2, "bench_d": 2}
+
+
+def test_the_reordered_score_takes_k_from_the_size_of_the_benchmark_named(tmp_path: Path) -> None:
+    tasks = write_group(tmp_path, {"big_a": 150, "big_b": 150}, validation=False, group="big_group")
+    manager = harness.task_manager((str(tasks),), include_defaults=False)
+
+    def reorderings(named: str) -> dict[str, int]:
+        found = {}
+        for path in adjustment_tasks([named], manager, {"seed": 0}, home=tmp_path / "home" / named):
+            metadata = yaml.safe_load(Path(path).read_text())["metadata"]
+            found[metadata["reordered_benchmark"]] = metadata["reorderings"]
+        return found
+
+    # 300 items named as one group: K = 1000 // 300 = 3 for each subtask; one subtask of 150 named alone: K = 4.
+    assert reorderings("big_group") == {"big_a": 3, "big_b": 3}
+    assert reorderings("big_a") == {"big_a": 4}
+
+
+def test_audit_of_a_group_runs_its_tests_once_on_the_groups_partition(task_dir: Path, tiny_model_dir: Path,
+                                                                      tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    out = tmp_path / "audit"
+    assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path", str(task_dir),
+                     "--tasks", "bench_group", "--methods", "likelihood,reordered", "--batch_size", "16",
+                     "--output_path", str(out)]) == 0
+    audit = json.loads((out / "audit.json").read_text())
+    assert audit["partitions"] == ["partitions/task_bench_group_test.yaml"]
+    assert audit["settings"]["task_groups"] == [["bench_group", "bench_group test"]]
+    card = (out / "partitions" / "task_bench_group_test.yaml").read_text()
+    assert card.startswith("# Written by `lm-eval-contam audit --tasks`: 24 rendered evaluation docs drawn across the "
+                           "2 subtasks of lm-eval group 'bench_group'.\n")
+    verdicts = collect(load_run(out))
+    assert {v.partition for v in verdicts} == {"bench_group test"}
+    control = next(v for v in verdicts if v.test == "likelihood_control")
+    assert 0.0 < control.pvalue <= 1.0  # the control tests ran: the drawn sides' lengths do not differ
+    assert [v.partition for v in partition_verdicts(verdicts)] == ["bench_group test"]
+    results = json.loads(sorted((out / "runs" / "tiny").rglob("results_*.json"))[-1].read_text())["results"]
+    for subtask in SIZES:  # the score adjustments stay per subtask, beside each subtask's own score
+        assert 0.0 <= results[subtask]["acc_reordered,none"] <= 1.0
+    assert capsys.readouterr().out.splitlines()[-1] == "bench_group (tiny): 0 of 1 partition(s) contaminated"
+
+
+def test_per_subtask_needs_tasks(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "audit"
+    assert cli_main(["audit", "--per-subtask", "--output_path", str(out)]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "field '--per-subtask': gives each subtask of a --tasks group its own partition; without --tasks there is no "
+        "group: leave it out, or audit with --tasks")
+    assert not out.exists()
