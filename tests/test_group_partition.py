@@ -24,6 +24,7 @@ from lm_eval_contam.audit.benchmark_partitions import (
     split_lengths_test,
 )
 from lm_eval_contam.cli import main as cli_main
+from lm_eval_contam.core.partitions import Control
 from lm_eval_contam.core.rundir import load_run
 from lm_eval_contam.core.seeding import proportional_shares
 from lm_eval_contam.lmeval.benchmark_docs import load_tasks
@@ -106,13 +107,13 @@ def test_a_group_is_one_partition_drawn_across_its_subtasks_in_proportion(loaded
         assert {key: value for key, value in row.items() if key != "subtask"} in rendered[row["subtask"]]
     assert len({row["text"] for row in partition.rows}) == 24
     # The control: the subtasks' own validation splits, as many rows of each as the audited side holds.
-    assert partition.control_split == "validation" and partition.control.assumed
+    assert (partition.control.kind, partition.control.split, partition.control.assumed) == ("split", "validation", True)
     assert Counter(row["subtask"] for row in partition.control_rows) == {"bench_a": 18, "bench_b": 6}
     assert all(" south ledger " in row["text"] for row in partition.control_rows)
     # Its lengths' test reads the two drawn sides (what the control tests compare), not the whole splits.
     drawn_sides = split_lengths_test([row["text"] for row in partition.rows],
                                      [row["text"] for row in partition.control_rows])
-    assert partition.assumed_lengths.pvalue == drawn_sides.pvalue
+    assert partition.control.lengths_pvalue == drawn_sides.pvalue
     assert partition.statement().startswith("bench_group test: control: the subtasks' validation split")
     # Seeded: the same draw again; another seed another draw.
     assert derive_partitions(loaded) == [partition]
@@ -126,16 +127,16 @@ def test_per_subtask_and_no_cap_keep_what_they_say(loaded: dict) -> None:
     assert Counter(row["subtask"] for row in whole.rows) == SIZES and whole.sample is None
     assert Counter(row["subtask"] for row in whole.control_rows) == SIZES
     (flagged,) = derive_partitions(loaded, BenchmarkControl(split="validation"))
-    assert (flagged.control_split, flagged.assumed_lengths, flagged.control.assumed) == ("validation", None, False)
+    assert flagged.control == Control.of_split("validation")  # named by a flag: no lengths' test
     (none,) = derive_partitions(loaded, BenchmarkControl(task_split=False))
-    assert (none.control_split, none.no_control, none.statement()) == (None, None, None)
+    assert (none.control, none.no_control, none.statement()) == (Control(), None, None)
 
 
 def test_a_subtask_without_a_second_split_leaves_the_group_without_a_control(tmp_path: Path) -> None:
     tasks = write_group(tmp_path, {"bench_c": 6, "bench_d": 6}, validation=False, group="plain_group")
     benchmark = load_tasks(["plain_group"], harness.task_manager((str(tasks),), include_defaults=False))
     (partition,) = derive_partitions(benchmark)
-    assert len(partition.rows) == 12 and partition.control_split is None
+    assert len(partition.rows) == 12 and partition.control == Control()
     assert partition.statement() == ("plain_group test: subtask bench_c: no second split: the with-control verdict "
                                      "is not computed")
     parts = derive_partitions(benchmark, per_subtask=True)

@@ -181,10 +181,10 @@ def test_the_card_and_the_task_yaml_carry_the_assumed_control(task_dir: Path, tm
 
     loaded = load_tasks(["notes_two", "notes_one", "notes_long"], harness.task_manager((str(task_dir),)))
     two, one, long = derive_partitions(loaded)
-    assert (two.control_split, one.control_split, one.no_control) == ("validation", None, NO_SECOND_SPLIT)
+    assert (two.control.split, one.control.split, one.no_control) == ("validation", None, NO_SECOND_SPLIT)
     lengths = split_lengths_test(texts("labnotes_a"), texts("labnotes_b"))
-    assert two.assumed_lengths.pvalue == pytest.approx(lengths.pvalue) and not splits_differ(lengths.pvalue)
-    assert splits_differ(long.assumed_lengths.pvalue)
+    assert two.control.lengths_pvalue == pytest.approx(lengths.pvalue) and not splits_differ(lengths.pvalue)
+    assert splits_differ(long.control.lengths_pvalue)
     partition = Partition.from_card(write_partition(two, tmp_path))
     assert partition.control == Control("split", "validation", "validation", assumed=True,
                                         lengths_pvalue=float(lengths.pvalue))

@@ -19,7 +19,7 @@ from lm_eval_contam import harness
 from lm_eval_contam.audit.benchmark_partitions import BenchmarkControl, derive_partitions
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.partitions import Partition
+from lm_eval_contam.core.partitions import Control, Partition
 from lm_eval_contam.core.registry import AuditedModel, registered_methods
 from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, benchmark_docs, load_tasks
 from lm_eval_contam.methods.dcr.sheet import load_sheet
@@ -134,8 +134,8 @@ def test_a_partition_and_its_control_split_are_the_tasks_rendered_docs(loaded: d
 
     task = loaded["quiz_mc"]["quiz_mc"]
     [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, BenchmarkControl(split="validation"))
-    assert (derived.group, derived.task, derived.split, derived.control_split) == ("quiz_mc", "quiz_mc", "test",
-                                                                                   "validation")
+    assert (derived.group, derived.task, derived.split, derived.control) == ("quiz_mc", "quiz_mc", "test",
+                                                                             Control.of_split("validation"))
     card = write_partition(derived, tmp_path)
     partition = Partition.from_card(card)
     assert (partition.name, partition.label, partition.dataset.splits) == (
@@ -177,7 +177,7 @@ def test_a_control_file_is_rendered_by_the_tasks_templates(loaded: dict, tmp_pat
     fresh = tmp_path / "fresh.jsonl"
     fresh.write_text(json.dumps(_question(7, "orchard")) + "\n")
     [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, BenchmarkControl(data=str(fresh)))
-    assert derived.control_split == "control"
+    assert derived.control == Control("file", str(fresh), "control")
     assert derived.control_rows == ({"text": f"Question: {_question(7, 'orchard')['question']}\nAnswer:",
                                      "answer": "winter", "choices": ["spring", "summer", "autumn", "winter"],
                                      "doc_index": 0},)

@@ -82,28 +82,16 @@ class BenchmarkPartition:
     task: str
     split: str  # the task's evaluation split
     rows: tuple[dict[str, Any], ...]
-    control_split: str | None = None
+    # Its control (core's one control type: a split of the task's dataset, a --control-data file read as split
+    # ``control``, or none) and its rendered rows.
+    control: Control = Control()
     control_rows: tuple[dict[str, Any], ...] = ()
-    control_file: str | None = None  # --control-data as given (the control's source), when the control is a file
     sample: int | None = BENCHMARK_SAMPLE  # the card's ``sample`` (None: the methods' own sample sizes)
     output_type: str | None = None  # the task's lm-eval output_type (the card's ``benchmark_output_type``)
-    # The control is the task's own second split, chosen with no flag: its lengths' test (split_lengths_test).
-    assumed_lengths: Any = None
     no_control: str | None = None  # why the task's own second split is not the control, when no flag named one
     # A group's partition (:func:`group_partition`): the subtasks its rows are drawn across (each row names its
     # ``subtask``); empty for a task's own.
     subtasks: tuple[str, ...] = ()
-
-    @property
-    def control(self) -> Control:
-        if self.control_split is None:
-            return Control()
-        if self.control_file:
-            return Control("file", self.control_file, self.control_split)
-        if self.assumed_lengths is not None:
-            return Control("split", self.control_split, self.control_split, assumed=True,
-                           lengths_pvalue=float(self.assumed_lengths.pvalue))
-        return Control.of_split(self.control_split)
 
     @property
     def label(self) -> str:
@@ -114,14 +102,14 @@ class BenchmarkPartition:
         ``--no-split-control``)."""
         if self.no_control is not None:
             return f"{self.label}: {self.no_control}"
-        if self.assumed_lengths is None:
+        if self.control.lengths_pvalue is None:
             return None
-        lengths = f"character lengths: Mann-Whitney U {p_equals(float(self.assumed_lengths.pvalue))}"
+        lengths = f"character lengths: Mann-Whitney U {p_equals(self.control.lengths_pvalue)}"
         whose = "the subtasks'" if self.subtasks else "the task's"
-        if splits_differ(self.assumed_lengths.pvalue):
-            return (f"{self.label}: control: {whose} {self.control_split} split differs from {self.split} "
+        if splits_differ(self.control.lengths_pvalue):
+            return (f"{self.label}: control: {whose} {self.control.split} split differs from {self.split} "
                     f"({lengths} <= {SPLIT_CHECK_ALPHA:g}): the control tests read \"not tested: the splits differ\"")
-        return (f"{self.label}: control: {whose} {self.control_split} split, assumed exchangeable with "
+        return (f"{self.label}: control: {whose} {self.control.split} split, assumed exchangeable with "
                 f"{self.split}; a model trained on it loses power, never level ({lengths})")
 
     @property
@@ -132,14 +120,14 @@ class BenchmarkPartition:
         """The partition card's fields (data files under ``out_dir``)."""
         # Relative to the card's folder (the card resolves them there): the audit directory can be moved or copied.
         cards = (out_dir / CARDS_DIR).resolve()
-        splits = [self.split] + ([self.control_split] if self.control_split is not None else [])
+        splits = [self.split] + ([self.control.split] if self.control.split is not None else [])
         files = {split: os.path.relpath(data_path(out_dir, self.key, split), cards) for split in splits}
         return {"dataset_name": self.task, "key": self.key, "split": self.split, "data_files": files,
                 "task_type": "question", "text_field": TEXT_FIELD, "label_field": ANSWER_FIELD,
                 "columns": [TEXT_FIELD, ANSWER_FIELD], "companion_field": ANSWER_FIELD,
                 **({"sample": self.sample} if self.sample is not None else {}),
                 **({"benchmark_output_type": self.output_type} if self.output_type is not None else {}),
-                **({"control": self.control.card_fields()} if self.control_split is not None else {})}
+                **({"control": self.control.card_fields()} if self.control.split is not None else {})}
 
 
 def data_path(out_dir: Path, key: str, split: str) -> Path:
@@ -179,23 +167,29 @@ def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkD
             raise ContamError(f"the control split must differ from the evaluated split {split!r}", source=name,
                               field="--control-split")
         docs = split_docs(name, task, control.split)
-        control_split = control.split
+        chosen = Control.of_split(control.split)
     else:
         path = Path(str(control.data)).expanduser()
         if path.suffix.lower() != ".jsonl" or not path.is_file():
             raise ContamError("expected an existing .jsonl file of the task's docs", source=str(control.data),
                               field="--control-data")
         docs = rows_docs(name, task, read_jsonl_objects(path), str(control.data))
-        control_split = CONTROL_DATA_SPLIT
-        if control_split == split:
+        chosen = Control("file", str(control.data), CONTROL_DATA_SPLIT)
+        if chosen.split == split:
             raise ContamError(f"the task evaluates a split named {split!r}; use --control-split", source=name,
                               field="--control-data")
 
     control_rows = tuple(doc_row(doc) for doc in docs)
     check_control_overlap([row[TEXT_FIELD] for row in rows], [row[TEXT_FIELD] for row in control_rows], source=name,
                           field="--control-split" if control.split is not None else "--control-data")
-    return BenchmarkPartition(group, name, split, rows, control_split, control_rows,
-                              None if control.data is None else str(control.data), sample, output_type)
+    return BenchmarkPartition(group, name, split, rows, chosen, control_rows, sample, output_type)
+
+
+def assumed_split(split: str, texts: Sequence[str], control_texts: Sequence[str]) -> Control:
+    """The task's own ``split`` taken as the control with no flag, with the lengths' test of the texts the control
+    tests compare (:func:`split_lengths_test`)."""
+    return Control("split", split, split, assumed=True,
+                   lengths_pvalue=float(split_lengths_test(texts, control_texts).pvalue))
 
 
 def task_split_control(partition: BenchmarkPartition, task: Any) -> BenchmarkPartition:
@@ -219,8 +213,7 @@ def task_split_control(partition: BenchmarkPartition, task: Any) -> BenchmarkPar
         return replace(partition, no_control=f"the task's {chosen} split is not a control ({overlap.describe()}, "
                                              f"{CONTROL_OVERLAP_LIMIT:.0%} or more): the with-control verdict is not "
                                              "computed")
-    return replace(partition, control_split=chosen, control_rows=control_rows,
-                   assumed_lengths=split_lengths_test(texts, control_texts))
+    return replace(partition, control_rows=control_rows, control=assumed_split(chosen, texts, control_texts))
 
 
 def group_partition(group: str, parts: Sequence[BenchmarkPartition], sample: int | None, *,
@@ -247,19 +240,17 @@ def group_partition(group: str, parts: Sequence[BenchmarkPartition], sample: int
     rows = tuple(row for part in parts for row in drawn(part, part.rows, first.split))
     partition = BenchmarkPartition(first.group, group, first.split, rows, sample=sample, output_type=first.output_type,
                                    subtasks=tuple(sizes))
-    without = next((part for part in parts if part.control_split is None), None)
+    without = next((part for part in parts if part.control.split is None), None)
     if without is not None:
         return replace(partition, no_control=without.no_control and f"subtask {without.task}: {without.no_control}")
-    splits = sorted({str(part.control_split) for part in parts})
+    splits = sorted({str(part.control.split) for part in parts})
     if len(splits) > 1:
         return replace(partition, no_control=f"the subtasks' controls are different splits ({', '.join(splits)}): "
                                              "the with-control verdict is not computed")
-    control_rows = tuple(row for part in parts for row in drawn(part, part.control_rows, str(part.control_split)))
-    assumed = first.assumed_lengths is not None
-    return replace(partition, control_split=first.control_split, control_rows=control_rows,
-                   control_file=first.control_file,
-                   assumed_lengths=split_lengths_test([row[TEXT_FIELD] for row in rows],
-                                                      [row[TEXT_FIELD] for row in control_rows]) if assumed else None)
+    control_rows = tuple(row for part in parts for row in drawn(part, part.control_rows, str(part.control.split)))
+    control = (assumed_split(first.control.source, [row[TEXT_FIELD] for row in rows],
+                             [row[TEXT_FIELD] for row in control_rows]) if first.control.assumed else first.control)
+    return replace(partition, control=control, control_rows=control_rows)
 
 
 def groupable(parts: Sequence[BenchmarkPartition]) -> bool:
@@ -304,8 +295,8 @@ def write_partition(partition: BenchmarkPartition, out_dir: Path) -> Path:
     path = card_path(out_dir, partition.key, partition.split)
     Partition.from_card_fields(card, path)  # the card is valid before anything is written
     write_new(data_path(out_dir, partition.key, partition.split), jsonl_text(partition.rows))
-    if partition.control_split is not None:
-        write_new(data_path(out_dir, partition.key, partition.control_split), jsonl_text(partition.control_rows))
+    if partition.control.split is not None:
+        write_new(data_path(out_dir, partition.key, partition.control.split), jsonl_text(partition.control_rows))
     what = (f"{len(partition.rows)} rendered evaluation docs drawn across the {len(partition.subtasks)} subtasks of "
             f"lm-eval group {partition.task!r}" if partition.subtasks else
             f"the rendered evaluation docs of lm-eval task {partition.task!r} ({partition.group})")
