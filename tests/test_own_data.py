@@ -12,7 +12,7 @@ from lm_eval_contam import task_dir
 from lm_eval_contam.audit.own_data import OwnData, write_card, write_task_configs
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.partitions import Partition, resolve_partition
+from lm_eval_contam.core.partitions import Control, Partition, resolve_partition
 from lm_eval_contam.core.registry import AuditedModel, registered_methods
 
 RELEASE_NOTES = task_dir() / "examples" / "release_notes.jsonl"
@@ -66,7 +66,7 @@ def test_bad_rows_name_file_line_field_and_value(tmp_path: Path, content: str, m
 def test_a_control_file_becomes_the_cards_second_split(tmp_path: Path) -> None:
     fresh = tmp_path / "fresh.jsonl"
     fresh.write_text('{"text": "A later note about the exporter.", "label": 1}\n')
-    card = write_card(_own(RELEASE_NOTES, control_source=str(fresh), control_split="fresh"), tmp_path)
+    card = write_card(_own(RELEASE_NOTES, control=Control("file", str(fresh), "fresh")), tmp_path)
     partition = Partition.from_card(card)
     assert partition.dataset.splits == ("test", "fresh") and partition.split == "test"
     configs = sorted(path.name for path in write_task_configs(partition, tmp_path).iterdir())
@@ -75,7 +75,7 @@ def test_a_control_file_becomes_the_cards_second_split(tmp_path: Path) -> None:
         "likelihood_release_notes_test_options.yaml"]
     assert '  control: "fresh"' in (tmp_path / "tasks" / "release_notes_test" / "likelihood_release_notes_test.yaml").read_text()
     with pytest.raises(ContamError, match="a control needs its own file and a split name"):
-        write_card(_own(RELEASE_NOTES, control_source=str(fresh)), tmp_path / "other")
+        write_card(_own(RELEASE_NOTES, control=Control("file", str(fresh), None)), tmp_path / "other")
 
 
 def test_bad_sources_and_cards(tmp_path: Path) -> None:

@@ -93,8 +93,8 @@ def test_own_data_writes_its_control_file_as_a_file_control(tmp_path: Path) -> N
     source, fresh = tmp_path / "notes.jsonl", tmp_path / "fresh.jsonl"
     source.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
     fresh.write_text(json.dumps({"text": "A later note: the importer now reads archives as well."}) + "\n")
-    card = write_card(OwnData(str(source), "test", "Notes", "text", control_source=str(fresh),
-                              control_split="fresh"), tmp_path / "audit")
+    card = write_card(OwnData(str(source), "test", "Notes", "text", control=Control("file", str(fresh), "fresh")),
+                      tmp_path / "audit")
     assert yaml.safe_load(card.read_text())["control"] == {"kind": "file", "source": str(fresh), "split": "fresh"}
     assert Partition.from_card(card).control == Control("file", str(fresh), "fresh")
 

@@ -43,9 +43,9 @@ class OwnData:
     label_names: tuple[str, ...] = ()
     task_type: str | None = None
     hf_name: str | None = None  # a Hub dataset's configuration
-    # A control partition of the same distribution (the likelihood modes compare against it): file and split name.
-    control_source: str | None = None
-    control_split: str | None = None
+    # A control partition of the same distribution (the likelihood modes compare against it): kind ``file``, its
+    # source the file and its split the name the card gives it; kind ``none``: no control.
+    control: Control = Control()
 
     @property
     def key(self) -> str:
@@ -119,30 +119,31 @@ def split_data(own: OwnData, out_dir: Path, source: str, split: str) -> SplitDat
 
 def write_card(own: OwnData, out_dir: Path) -> Path:
     """The partition card for ``own`` under ``out_dir``; every row checked before anything is written."""
-    if (own.control_source is None) != (own.control_split is None) or own.control_split == own.split:
+    control = own.control
+    if control.kind != "none" and (not control.source or not control.split or control.split == own.split):
         raise ContamError("a control needs its own file and a split name other than the audited one",
                           field="--control-split")
     audited = split_data(own, out_dir, own.source, own.split)
     card: dict[str, Any] = {"dataset_name": own.name, "split": own.split, "text_field": own.text_field}
     splits = {own.split: audited}
     if audited is None:
-        if own.control_source:
+        if control.source:
             raise ContamError("a Hub dataset's control is another of its splits: audit it as a card with `splits`",
                               field="--control-data")
         card.update({"hf_path": own.source, **({"hf_name": own.hf_name} if own.hf_name else {})})
     else:
-        if own.control_source:
-            control = split_data(own, out_dir, own.control_source, own.control_split)
-            if control is None:
-                raise ContamError("expected a .jsonl or .csv file", source=own.control_source, field="--control-data")
-            splits[own.control_split] = control
+        if control.source:
+            control_data = split_data(own, out_dir, control.source, str(control.split))
+            if control_data is None:
+                raise ContamError("expected a .jsonl or .csv file", source=control.source, field="--control-data")
+            splits[str(control.split)] = control_data
         # A file the audit writes is named relative to the card's folder: the directory stays relocatable.
         card["data_files"] = {name: _card_relative(data.path, out_dir) for name, data in splits.items()}
     optional = {"second_field": own.second_field, "label_field": own.label_field,
                 "label_names": list(own.label_names), "task_type": own.task_type}
     card.update({key: value for key, value in optional.items() if value not in (None, [])})
-    if own.control_source:  # a card of one split needs no control field: it has none
-        card["control"] = Control("file", own.control_source, own.control_split).card_fields()
+    if control.source:  # a card of one split needs no control field: it has none
+        card["control"] = control.card_fields()
     import yaml
 
     text = "# Written by `lm-eval-contam audit --data`; every method reads its partition from here.\n" + yaml.safe_dump(
@@ -156,11 +157,11 @@ def write_card(own: OwnData, out_dir: Path) -> Path:
                 check_partition_rows(partition, partition.rows(), data.source)
             else:
                 check_partition_rows(partition, data.rows, data.source, first_line=2)
-        if own.control_split is not None:
+        if control.split is not None:
             texts = {name: [str(row.get(own.text_field)) for row in (data.rows if data.rows is not None
                                                                         else dataset.partition(name).rows())]
                      for name, data in splits.items()}
-            check_control_overlap(texts[own.split], texts[own.control_split], source=own.control_source or "",
+            check_control_overlap(texts[own.split], texts[control.split], source=control.source or "",
                                   field="--control-data")
         for data in splits.values():
             if data.rows is not None:

@@ -42,7 +42,7 @@ from lm_eval_contam.core.input_checks import (
     check_output_dir,
     name_list,
 )
-from lm_eval_contam.core.partitions import TaskType, sample_partitions
+from lm_eval_contam.core.partitions import Control, TaskType, sample_partitions
 from lm_eval_contam.core.registry import registered_methods
 from lm_eval_contam.lmeval.generation import ModelSpec
 from lm_eval_contam.methods.dcq.configs import ANSWER_MODES as DCQ_MODES
@@ -286,8 +286,9 @@ def own_data_card(args: argparse.Namespace) -> Path:
     own = OwnData(source=args.data, split=args.split, name=args.name, text_field=args.text_field,
                   second_field=args.second_field, label_field=args.label_field,
                   label_names=tuple(name.strip() for name in args.label_names.split(",")) if args.label_names else (),
-                  task_type=args.task_type, hf_name=args.hf_name, control_source=args.control_data,
-                  control_split=args.control_split)
+                  task_type=args.task_type, hf_name=args.hf_name,
+                  control=Control("file", args.control_data, args.control_split)
+                  if args.control_data is not None or args.control_split is not None else Control())
     return write_card(own, args.output_path)
 
 
