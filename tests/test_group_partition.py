@@ -17,10 +17,11 @@ import yaml
 
 from lm_eval_contam import harness
 from lm_eval_contam.audit.benchmark_partitions import (
-    BenchmarkControl,
+    NO_CONTROL,
     derive_partitions,
     doc_row,
     group_partition,
+    requested_control,
     split_lengths_test,
 )
 from lm_eval_contam.cli import main as cli_main
@@ -126,9 +127,9 @@ def test_per_subtask_and_no_cap_keep_what_they_say(loaded: dict) -> None:
     (whole,) = derive_partitions(loaded, sample=None)
     assert Counter(row["subtask"] for row in whole.rows) == SIZES and whole.sample is None
     assert Counter(row["subtask"] for row in whole.control_rows) == SIZES
-    (flagged,) = derive_partitions(loaded, BenchmarkControl(split="validation"))
+    (flagged,) = derive_partitions(loaded, requested_control(split="validation"))
     assert flagged.control == Control.of_split("validation")  # named by a flag: no lengths' test
-    (none,) = derive_partitions(loaded, BenchmarkControl(task_split=False))
+    (none,) = derive_partitions(loaded, NO_CONTROL)
     assert (none.control, none.no_control, none.statement()) == (Control(), None, None)
 
 

@@ -24,8 +24,8 @@ from scipy import stats
 from lm_eval_contam.audit.benchmark_partitions import (
     NO_CONTROL,
     NO_SECOND_SPLIT,
-    BenchmarkControl,
     derive_partitions,
+    requested_control,
     split_lengths_test,
     write_partition,
 )
@@ -198,7 +198,7 @@ def test_the_card_and_the_task_yaml_carry_the_assumed_control(task_dir: Path, tm
         "split", "validation", "validation", assumed=True, lengths_pvalue=0.5)
     # --no-split-control and an explicit control: no assumed split
     assert [p.control for p in derive_partitions(loaded, NO_CONTROL)] == [Control()] * 3
-    [given] = derive_partitions({"notes_two": loaded["notes_two"]}, BenchmarkControl(split="validation"))
+    [given] = derive_partitions({"notes_two": loaded["notes_two"]}, requested_control(split="validation"))
     assert (given.control, given.statement()) == (Control.of_split("validation"), None)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from lm_eval_contam import harness
-from lm_eval_contam.audit.benchmark_partitions import BenchmarkControl, derive_partitions
+from lm_eval_contam.audit.benchmark_partitions import derive_partitions, requested_control
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.partitions import Control, Partition
@@ -133,7 +133,7 @@ def test_a_partition_and_its_control_split_are_the_tasks_rendered_docs(loaded: d
     from lm_eval_contam.lmeval.benchmark_docs import split_docs
 
     task = loaded["quiz_mc"]["quiz_mc"]
-    [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, BenchmarkControl(split="validation"))
+    [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, requested_control(split="validation"))
     assert (derived.group, derived.task, derived.split, derived.control) == ("quiz_mc", "quiz_mc", "test",
                                                                              Control.of_split("validation"))
     card = write_partition(derived, tmp_path)
@@ -166,8 +166,8 @@ def test_the_card_names_its_control_kind_and_source(loaded: dict, tmp_path: Path
 
     fresh = tmp_path / "fresh.jsonl"
     fresh.write_text(json.dumps(_question(7, "orchard")) + "\n")
-    for control, expected in ((BenchmarkControl(split="validation"), Control.of_split("validation")),
-                              (BenchmarkControl(data=str(fresh)), Control("file", str(fresh), "control")),
+    for control, expected in ((requested_control(split="validation"), Control.of_split("validation")),
+                              (requested_control(data=str(fresh)), Control("file", str(fresh), "control")),
                               (None, Control())):
         [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, control)
         assert Partition.from_card(write_partition(derived, tmp_path / expected.kind)).control == expected
@@ -176,24 +176,24 @@ def test_the_card_names_its_control_kind_and_source(loaded: dict, tmp_path: Path
 def test_a_control_file_is_rendered_by_the_tasks_templates(loaded: dict, tmp_path: Path) -> None:
     fresh = tmp_path / "fresh.jsonl"
     fresh.write_text(json.dumps(_question(7, "orchard")) + "\n")
-    [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, BenchmarkControl(data=str(fresh)))
+    [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, requested_control(data=str(fresh)))
     assert derived.control == Control("file", str(fresh), "control")
     assert derived.control_rows == ({"text": f"Question: {_question(7, 'orchard')['question']}\nAnswer:",
                                      "answer": "winter", "choices": ["spring", "summer", "autumn", "winter"],
                                      "doc_index": 0},)
     fresh.write_text(json.dumps({"prompt": "no question column"}) + "\n")
     with pytest.raises(ContamError, match=r"fresh\.jsonl:1.*--control-data.*cannot render it"):
-        derive_partitions({"quiz_mc": loaded["quiz_mc"]}, BenchmarkControl(data=str(fresh)))
+        derive_partitions({"quiz_mc": loaded["quiz_mc"]}, requested_control(data=str(fresh)))
 
 
 def test_a_control_split_every_subtask_lacks_names_the_subtask(loaded: dict) -> None:
     with pytest.raises(ContamError, match=r"^quiz_gen: field '--control-split': the task's dataset has no split "
                                           r"'validation'; it has test$"):
-        derive_partitions(loaded, BenchmarkControl(split="validation"))
+        derive_partitions(loaded, requested_control(split="validation"))
     with pytest.raises(ContamError, match="must differ from the evaluated split 'test'"):
-        derive_partitions(loaded, BenchmarkControl(split="test"))
+        derive_partitions(loaded, requested_control(split="test"))
     with pytest.raises(ContamError, match="give one control"):
-        BenchmarkControl(split="validation", data="x.jsonl")
+        requested_control("validation", "x.jsonl")
 
 
 def _audit(tmp_path: Path, tiny_model_dir: Path, task_dir: Path, *extra: str) -> int:

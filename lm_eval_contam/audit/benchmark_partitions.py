@@ -55,22 +55,21 @@ CONTROL_DATA_SPLIT = "control"  # the split name of a --control-data file
 BENCHMARK_SAMPLE = 24
 
 
-@dataclass(frozen=True)
-class BenchmarkControl:
-    """Where a benchmark partition's control comes from: a split of the task's dataset, or a file of its docs; with
-    neither, the task's own second split unless ``task_split`` is off (``--no-split-control``)."""
+def requested_control(split: str | None = None, data: str | None = None, *, task_split: bool = True) -> Control | None:
+    """The control ``--tasks`` asks for: a split of the task's dataset (``--control-split``), a JSONL file of its docs
+    read as split ``control`` (``--control-data``), none (``--no-split-control``), or None: the task's own second
+    split, chosen per task (:func:`task_split_control`)."""
+    if split is not None and data is not None:
+        raise ContamError("with --tasks give one control: --control-split (a split of the task's dataset) or "
+                          "--control-data (a JSONL file of the task's docs)", field="--control-split")
+    if split is not None:
+        return Control.of_split(split)
+    if data is not None:
+        return Control("file", data, CONTROL_DATA_SPLIT)
+    return None if task_split else Control()
 
-    split: str | None = None
-    data: str | None = None
-    task_split: bool = True
 
-    def __post_init__(self) -> None:
-        if self.split is not None and self.data is not None:
-            raise ContamError("with --tasks give one control: --control-split (a split of the task's dataset) or "
-                              "--control-data (a JSONL file of the task's docs)", field="--control-split")
-
-
-NO_CONTROL = BenchmarkControl(task_split=False)
+NO_CONTROL = Control()  # --no-split-control: no control unless a flag names one
 NO_SECOND_SPLIT = "no second split: the with-control verdict is not computed"
 
 
@@ -151,38 +150,35 @@ def split_lengths_test(texts: Sequence[str], control_texts: Sequence[str]) -> An
 
 
 def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkDoc],
-                     control: BenchmarkControl | None = None, sample: int | None = BENCHMARK_SAMPLE) -> BenchmarkPartition:
+                     control: Control | None = None, sample: int | None = BENCHMARK_SAMPLE) -> BenchmarkPartition:
     """One (sub)task's partition from its rendered evaluation ``docs``, and its control's rows, rendered by the task's
-    own templates; ``sample``: the card's cap on the methods' sample (None: none). ``control`` None: the default
-    (the task's own second split, :func:`task_split_control`)."""
-    control = control or BenchmarkControl()
+    own templates; ``sample``: the card's cap on the methods' sample (None: none). ``control``: as
+    :func:`requested_control` gives it (None: the task's own second split, :func:`task_split_control`)."""
     split = eval_split(task)
     rows = tuple(doc_row(doc) for doc in docs)
     output_type = docs[0].output_type if docs else None  # one task's docs share its output_type
-    if control.split is None and control.data is None:
-        alone = BenchmarkPartition(group, name, split, rows, sample=sample, output_type=output_type)
-        return task_split_control(alone, task) if control.task_split else alone
-    if control.split is not None:
+    alone = BenchmarkPartition(group, name, split, rows, sample=sample, output_type=output_type)
+    if control is None or control.kind == "none":
+        return task_split_control(alone, task) if control is None else alone
+    if control.kind == "split":
         if control.split == split:
             raise ContamError(f"the control split must differ from the evaluated split {split!r}", source=name,
                               field="--control-split")
-        docs = split_docs(name, task, control.split)
-        chosen = Control.of_split(control.split)
+        docs = split_docs(name, task, str(control.split))
     else:
-        path = Path(str(control.data)).expanduser()
+        path = Path(str(control.source)).expanduser()
         if path.suffix.lower() != ".jsonl" or not path.is_file():
-            raise ContamError("expected an existing .jsonl file of the task's docs", source=str(control.data),
+            raise ContamError("expected an existing .jsonl file of the task's docs", source=str(control.source),
                               field="--control-data")
-        docs = rows_docs(name, task, read_jsonl_objects(path), str(control.data))
-        chosen = Control("file", str(control.data), CONTROL_DATA_SPLIT)
-        if chosen.split == split:
+        docs = rows_docs(name, task, read_jsonl_objects(path), str(control.source))
+        if control.split == split:
             raise ContamError(f"the task evaluates a split named {split!r}; use --control-split", source=name,
                               field="--control-data")
 
     control_rows = tuple(doc_row(doc) for doc in docs)
     check_control_overlap([row[TEXT_FIELD] for row in rows], [row[TEXT_FIELD] for row in control_rows], source=name,
-                          field="--control-split" if control.split is not None else "--control-data")
-    return BenchmarkPartition(group, name, split, rows, chosen, control_rows, sample, output_type)
+                          field="--control-split" if control.kind == "split" else "--control-data")
+    return replace(alone, control=control, control_rows=control_rows)
 
 
 def assumed_split(split: str, texts: Sequence[str], control_texts: Sequence[str]) -> Control:
@@ -260,7 +256,7 @@ def groupable(parts: Sequence[BenchmarkPartition]) -> bool:
             and len({(part.output_type, part.split) for part in parts}) == 1)
 
 
-def derive_partitions(loaded: Mapping[str, LoadedBenchmark], control: BenchmarkControl | None = None,
+def derive_partitions(loaded: Mapping[str, LoadedBenchmark], control: Control | None = None,
                       sample: int | None = BENCHMARK_SAMPLE, *, per_subtask: bool = False,
                       seed: int = 0) -> list[BenchmarkPartition]:
     """The partitions of :func:`~lm_eval_contam.lmeval.benchmark_docs.load_tasks`' result, in its order: a plain

@@ -20,7 +20,6 @@ from typing import Any
 from lm_eval_contam import harness
 from lm_eval_contam.audit.benchmark_partitions import (
     BENCHMARK_SAMPLE,
-    BenchmarkControl,
     derive_partitions,
     write_partition,
 )
@@ -36,7 +35,7 @@ from lm_eval_contam.core.input_checks import (
     check_tasks_named_once,
     partition_control_overlap,
 )
-from lm_eval_contam.core.partitions import Partition, resolve_partition
+from lm_eval_contam.core.partitions import Control, Partition, resolve_partition
 from lm_eval_contam.core.registry import (
     NOT_RUN_KEY,
     QUIZ_LEFT_OUT_KEY,
@@ -457,7 +456,7 @@ class BenchmarkPartitionCards:
 
 
 def write_benchmark_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: Path,
-                               control: BenchmarkControl | None = None, sample: int | None = BENCHMARK_SAMPLE,
+                               control: Control | None = None, sample: int | None = BENCHMARK_SAMPLE,
                                per_subtask: bool = False) -> BenchmarkPartitionCards:
     """Load the lm-eval tasks, derive every (sub)task's partition (and control), then write their cards and rows;
     ``control`` None: each task's own second split (:func:`~lm_eval_contam.audit.benchmark_partitions.

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import get_args
 
 from lm_eval_contam import report
-from lm_eval_contam.audit.benchmark_partitions import BENCHMARK_SAMPLE, BenchmarkControl
+from lm_eval_contam.audit.benchmark_partitions import BENCHMARK_SAMPLE, requested_control
 from lm_eval_contam.audit.job import (
     AuditSettings,
     LoadedBenchmarks,
@@ -330,8 +330,8 @@ def task_settings(args: argparse.Namespace, settings: AuditSettings) -> tuple[Au
         raise ContamError("give --tasks or --data, not both (each takes its own --control-split)", field="--tasks")
     names = list(name_list(args.tasks, "--tasks") or ())
     derived = write_benchmark_partitions(names, args.include_path, args.output_path,
-                                         BenchmarkControl(split=args.control_split, data=args.control_data,
-                                                          task_split=not args.no_split_control),
+                                         requested_control(args.control_split, args.control_data,
+                                                           task_split=not args.no_split_control),
                                          sample=benchmark_sample(args) or None, per_subtask=per_subtask(args))
     for card in derived.cards:
         print(f"partition card: {card}")
