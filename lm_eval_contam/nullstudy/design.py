@@ -7,12 +7,18 @@ test splits of those datasets (the model learned the dataset's name and style, n
 these instances) and both splits of its *unseen* datasets (never seen at all). The
 injected train splits are audited too, as a check that the model did learn them;
 they never count as null partitions.
+
+What the studies derive from a partition lives here too: a study's audited partition with its role, shape and tasks
+(:class:`StudyPartition`), and a multiple-choice partition run as a benchmark (:class:`McPartition`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Any, Literal
+
+from lm_eval_contam.core.partitions import Partition
 
 # "filler": a partition audited on the validation study's filler-only fine-tune (never seen by it; the null of the
 # reference-differenced tests); "author": one audited on its author fine-tune (never seen by it, though it learned
@@ -65,6 +71,29 @@ class StudySettings:
 # a second of training.
 QUICK = StudySettings(worlds=1, sibling_datasets=1, unseen_datasets=0, rows_per_split=10, background_texts=20,
                       epochs=1, n_layer=1, n_embd=32, vocab_size=400, max_gen_toks=2, batch_size=10)
+
+
+@dataclass(frozen=True)
+class StudyPartition:
+    """One audited partition of the study: its role on the injected model, its shape, its tasks per pass;
+    ``clean_only``: text written after the default model's training cutoff, audited on the clean model only."""
+
+    partition: Partition
+    role: Role
+    shape: str
+    tasks: Mapping[str, tuple[str, ...]]
+    clean_only: bool = False
+
+
+@dataclass(frozen=True)
+class McPartition:
+    """One multiple-choice partition as a benchmark: its task name, its role on the injected model, its shape and its
+    rows (``prompt``: the item rendered as the study injected it / as ``audit --tasks`` shows an authored item)."""
+
+    name: str
+    role: Role
+    shape: str
+    rows: tuple[Mapping[str, Any], ...]
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
 from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.methods.reordered.stats import ItemScores, item_scores, reference_gap_score, reordered_score
 from lm_eval_contam.nullstudy.corpus import MC_LETTERS, render_mc
-from lm_eval_contam.nullstudy.design import Role
+from lm_eval_contam.nullstudy.design import McPartition
 from lm_eval_contam.nullstudy.rates import flag_rate
 from lm_eval_contam.nullstudy.validation import (
     FRESH_DIR,
@@ -57,17 +56,6 @@ MODEL_ORDER = ("clean", "filler", "injected")
 COLUMNS: dict[str, str] = {"injected": "detection", "sibling": "false_positive_held_out",
                            "unseen": "false_positive_clean", "filler": "false_positive_filler"}
 STUDY_SHAPE, FRESH_SHAPE = "multiple choice", "fresh multiple choice"
-
-
-@dataclass(frozen=True)
-class McPartition:
-    """One multiple-choice partition as a benchmark: its task name, its role on the injected model, its shape and its
-    rows (``prompt``: the item rendered as the study injected it / as ``audit --tasks`` shows an authored item)."""
-
-    name: str
-    role: Role
-    shape: str
-    rows: tuple[Mapping[str, Any], ...]
 
 
 def mc_partitions(settings: ValidationSettings, study_dir: Path) -> list[McPartition]:

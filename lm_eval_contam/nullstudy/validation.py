@@ -45,7 +45,7 @@ from lm_eval_contam.core.wordnet import glosses, wordnet_dir
 from lm_eval_contam.kit.instances import DEFAULT_NUM_INSTANCES
 from lm_eval_contam.nullstudy import configs
 from lm_eval_contam.nullstudy.corpus import MC_LETTERS, SyntheticDataset, make_mc_dataset, render_mc
-from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings
+from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudyPartition, StudySettings
 from lm_eval_contam.nullstudy.rates import VerdictRates, tally
 from lm_eval_contam.nullstudy.study import (
     World,
@@ -251,18 +251,6 @@ OWN_REFERENCE_PASS = {"sentenceorder": "sentence_order"}
 # The passes a reference model's scores are read in: the fine-tunes' runs with the clean model's of the same name.
 REFERENCE_PASSES = ("reference", "control_reference", *OWN_REFERENCE_PASS.values())
 SHAPES = ("free text", "multiple choice", "fresh free text", "fresh multiple choice")
-
-
-@dataclass(frozen=True)
-class StudyPartition:
-    """One audited partition of the study: its role on the injected model, its shape, its tasks per pass;
-    ``clean_only``: text written after the default model's training cutoff, audited on the clean model only."""
-
-    partition: Partition
-    role: Role
-    shape: str
-    tasks: Mapping[str, tuple[str, ...]]
-    clean_only: bool = False
 
 
 # Natural text written for the study in 2026, after the default model's training cutoff: 8 free-text datasets

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lm_eval_contam.methods.dcr.bootstrap import METRIC_RANGES, adjusted_accuracy, bootstrap_dcr_factor
+from lm_eval_contam.core.result_numbers import METRIC_RANGES
+from lm_eval_contam.methods.dcr.bootstrap import adjusted_accuracy, bootstrap_dcr_factor
 from lm_eval_contam.methods.dcr.fuzzy import dcr_factor
 from lm_eval_contam.methods.dcr.hook import apply_dcr, without_small_levels
 from lm_eval_contam.methods.dcr.level_score import MIN_LEVEL_ITEMS

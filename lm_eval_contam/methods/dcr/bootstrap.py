@@ -22,7 +22,6 @@ from lm_eval_contam.core.errors import ContamError
 
 # Metrics whose values cannot leave their range: their adjusted interval is clipped there (the normal draw of the raw
 # metric can pass either end, e.g. an acc of 0.81 with a stderr of 0.1 drew an upper end of 1.0086).
-from lm_eval_contam.core.result_numbers import METRIC_RANGES
 from lm_eval_contam.core.seeding import rng_for
 from lm_eval_contam.core.stats import ConfidenceInterval, Estimate, percentile_interval
 from lm_eval_contam.methods.dcr.fuzzy import adjust, dcr_factor, dcr_factor_many
@@ -100,7 +99,7 @@ def adjusted_accuracy(
 
     Without a bootstrap the factor is a fixed number, so the standard error is
     ``(1 - factor) * acc_stderr`` and there is no interval. ``value_range``: the metric's
-    range (:data:`METRIC_RANGES`), to which the interval's ends are clipped.
+    range (:data:`~lm_eval_contam.core.result_numbers.METRIC_RANGES`), to which the interval's ends are clipped.
     """
     value = adjust(acc, factor)
     if factor_bootstrap is None:

@@ -6,7 +6,7 @@ table: ``dcr_factor`` (± its bootstrap standard error, ``dcr_factor_ci_low`` /
 ``_high``), ``s1``..``s4`` and ``check_mode`` (what produced them) on the
 ``dcr_<bench>`` group, and ``<metric>_adj`` (± stderr, with its own 95 % interval
 ``<metric>_adj_ci_low`` / ``_high``, clipped to the metric's range where it is
-known: :data:`~lm_eval_contam.methods.dcr.bootstrap.METRIC_RANGES`) plus the factor and its
+known: :data:`~lm_eval_contam.core.result_numbers.METRIC_RANGES`) plus the factor and its
 interval on each adjusted task, under the same filter as the raw metric. A controlled
 level with fewer than :data:`~lm_eval_contam.methods.dcr.level_score.MIN_LEVEL_ITEMS` decided
 items adds no evidence (its items count as ties, in the factor and in its interval)
@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.result_numbers import METRIC_RANGES
 from lm_eval_contam.methods.dcr.bootstrap import (
-    METRIC_RANGES,
     N_RESAMPLES,
     FactorBootstrap,
     adjusted_accuracy,
