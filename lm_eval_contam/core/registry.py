@@ -186,6 +186,46 @@ class Test:
         return (self.rate_keys or (self.name,)) if self.rated else ()
 
 
+def _always(partition: Partition, reference: bool) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class OneScoredTask:
+    """A method's tasks when it scores one task per partition with prompt log-probabilities (a local backend), where
+    ``applies(partition, reference model named)`` holds: its ``MethodSpec.task_names`` and ``render_task_configs``."""
+
+    method: str
+    task_name: Callable[[Partition], str]
+    render: Callable[..., str]  # (partition, include=its installed template) -> the task's YAML
+    applies: Callable[[Partition, bool], bool] = _always
+
+    def task_names(self, partition: Partition, model: AuditedModel) -> list[str]:
+        return [self.task_name(partition)] if model.plain_text and self.applies(partition, model.reference) else []
+
+    def render_task_configs(self, partition: Partition, target: RenderTarget) -> dict[str, str]:
+        if not self.applies(partition, target.reference):
+            return {}
+        return {self.task_name(partition): self.render(partition, include=target.include(self.method))}
+
+
+def not_run_without_docs(method: str, test: Test, settings_type: type, build_docs: Callable[[Any, Any], object]
+                         ) -> Callable[[str, Mapping[str, Any]], NotRun | None]:
+    """A ``MethodSpec.cannot_run`` for a partition-level test whose docs builder raises :class:`ContamError` when the
+    partition gives it nothing to test (``settings_type.from_metadata(metadata, split)`` reads its settings, with
+    the ``partition``): "not tested" with that reason, checked before the run, where lm-eval would stop on it."""
+    def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
+        settings = settings_type.from_metadata(config.get("metadata"), str(config.get("test_split")))
+        try:
+            build_docs(settings, settings.partition.rows())
+        except ContamError as error:
+            return NotRun(task=task, family=method, test=test.name, title=test.title,
+                          partition=settings.partition.label, reason=error.reason)
+        return None
+
+    return cannot_run
+
+
 @dataclass(frozen=True)
 class MethodSpec:
     """Everything the core needs to know about one method family; the functions live in the family's package.

@@ -36,7 +36,8 @@ from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
 from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import Test
+from lm_eval_contam.core.registry import MethodSpec, OneScoredTask, ReportSection, Test, not_run_without_docs
+from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.seeding import rng_for
 from lm_eval_contam.core.stats import ALPHA, TestResult
 
@@ -265,3 +266,72 @@ def relabelling_verdict(test: Test, *, model: str, partition: str, task: str, fa
                    flagged=result.pvalue <= ALPHA, statistic=result.standardised, pvalue=result.pvalue,
                    confidence_interval=None, n=result.n, null=test.null, rule=test.rule, evidence=evidence,
                    caveats=caveats)
+
+
+@dataclass(frozen=True)
+class RecordsRelabelling:
+    """A relabelling test over one task's logged records (each doc's ``scores``), on the model's own log-likelihoods
+    and, with a reference model, on u: the family's verdicts from a run and its ``MethodSpec.reference_tests``."""
+
+    family: str
+    record_metric: str  # the metric each doc's record is logged under (every metric logs it)
+    own: Test
+    on_reference: Test
+    arrangement: str  # what was rearranged, in words (:class:`RelabellingEvidence`)
+    unit: str
+    # the test over the scores (one list per record), given the records, the seed and a name for its errors
+    statistic: Callable[[Sequence[Sequence[float]], Sequence[Mapping[str, Any]], int, str], RelabellingResult]
+    per_unit: Callable[[Sequence[Mapping[str, Any]]], int]  # the most arrangements per unit, from the records
+
+    def reference_result(self, records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]], *,
+                         seed: int, label: str, source: str) -> RelabellingResult:
+        """The test on u of one task's records against the reference model's records of the same docs (by
+        ``identity``). The audit's verdicts and ``run --reference-model`` both read it."""
+        return self.statistic(reference_differenced(records, reference, source=source), records, seed,
+                              f"{label}:reference")
+
+    @property
+    def reference_tests(self) -> Callable[[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]],
+                                           Mapping[str, Any], str], dict[str, RelabellingResult]]:
+        return reference_tests_reading(self.record_metric, lambda task, source: {
+            self.on_reference.name: self.reference_result(task.records, task.reference, seed=task.seed,
+                                                          label=task.label, source=source)})
+
+    def task_verdicts(self, model: ModelResults, task: str) -> list[Verdict]:
+        records = model.records(task, self.record_metric)
+        if not records:
+            return []
+        partition, seed, per_unit = model.partition(task).label, model.seed(task), self.per_unit(records)
+
+        def verdict(test: Test, result: RelabellingResult, reference: str | None) -> Verdict:
+            evidence = RelabellingEvidence(self.arrangement, scored_as(reference), reference, result, per_unit,
+                                           unit=self.unit)
+            return relabelling_verdict(test, model=model.label, partition=partition, task=task, family=self.family,
+                                       evidence=evidence)
+
+        found = [verdict(self.own, self.statistic([record["scores"] for record in records], records, seed,
+                                                  partition), None)]
+        reference = model.reference_records(task, self.record_metric)
+        if reference is not None and model.reference is not None:
+            result = self.reference_result(records, reference, seed=seed, label=partition,
+                                           source=str(model.reference.directory))
+            found.append(verdict(self.on_reference, result, model.reference.model or model.reference.label))
+        return found
+
+    def verdicts(self, model: ModelResults) -> list[Verdict]:
+        return [verdict for task in model.tasks_of(self.family) for verdict in self.task_verdicts(model, task)]
+
+    def method_spec(self, tasks: OneScoredTask, *, order: int, title: str, evidence_kind: str, section: ReportSection,
+                    docs: tuple[type, Callable[[Any, Any], object]],
+                    shipped_task_configs: Callable[[], Mapping[str, str]], not_run_as: Test | None = None
+                    ) -> MethodSpec:
+        """The registry entry of a method that is this test on free-text partitions: log-likelihoods only, no
+        control, read on u too when the audit names a reference model; "not tested" (as ``not_run_as``, its own test
+        by default) where ``docs`` (its settings' class and docs builder) finds nothing to test."""
+        return MethodSpec(
+            name=self.family, order=order, title=title, needs=frozenset({"logprobs", "reference"}),
+            task_names=tasks.task_names, render_task_configs=tasks.render_task_configs, verdicts=self.verdicts,
+            section=section, tests=(self.own, self.on_reference), evidence_kind=evidence_kind,
+            output_types=frozenset({"generate_until", "loglikelihood", "loglikelihood_rolling"}),
+            cannot_run=not_run_without_docs(self.family, not_run_as or self.own, *docs),
+            reference_tests=self.reference_tests, shipped_task_configs=shipped_task_configs)

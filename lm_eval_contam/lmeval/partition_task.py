@@ -1,16 +1,17 @@
 """The lm-eval task shape of a partition-level test: docs built once, one record per doc, metrics from the test.
 
-A subclass gives ``metrics`` (name -> reader of its test's result; a property where the settings choose them),
-``settings_type`` (its settings, with the ``partition``), ``build_docs(rows)``, ``doc_record(doc, results)`` and
-``partition_statistics(records)``; lm-eval logs each doc's record under every metric and each metric reads the test
-over all records, computed once per record list (no bootstrap). A test that reads a second partition too (a control) gets its rows
-from ``partition_rows``.
+A subclass gives ``metrics`` (name -> reader of its test's result; a property where the settings choose them) and
+``steps``: its settings' class and the test's pure steps, each handed the settings (docs from the partition's rows, a
+doc's record from its results, the test over the records). lm-eval logs each doc's record under every metric and each
+metric reads the test over all records, computed once per record list (no bootstrap). A test that reads a second
+partition too (a control) overrides ``build_docs`` and gets that partition's rows from ``partition_rows``.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import datasets
@@ -25,15 +26,38 @@ from lm_eval_contam.lmeval.lm_eval_compat import (
 )
 
 
+@dataclass(frozen=True)
+class PartitionSteps:
+    """A partition-level test's settings and pure steps, which know nothing of lm-eval."""
+
+    # ``from_metadata(metadata, split)`` reads the settings from the task YAML's metadata (with the ``partition`` and
+    # the ``seed``)
+    settings: type
+    record: Callable[[Any, Mapping[str, Any], Sequence[Any]], Mapping[str, Any]]  # (settings, doc, results)
+    statistics: Callable[[Any, Sequence[Mapping[str, Any]]], Any]  # (settings, records): the test's result
+    docs: Callable[[Any, Sequence[Mapping[str, Any]]], list[dict[str, Any]]] | None = None  # (settings, rows)
+
+
 class PartitionTestTask(ConfigurableTask):
     metrics: Mapping[str, Callable[[Any], float]] = {}
-    # Its settings' class: ``from_metadata(metadata, split)`` reads them from the task YAML's metadata (with the
-    # ``partition`` and the ``seed``).
-    settings_type: type
+    steps: PartitionSteps
+    lower_is_better: tuple[str, ...] = ("_pvalue",)  # the suffixes of its metrics for which lower is better
 
     @property
     def settings(self) -> Any:
-        return self.settings_type.from_metadata(self.config.metadata, self.config.test_split)
+        return self.steps.settings.from_metadata(self.config.metadata, self.config.test_split)
+
+    def build_docs(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return self.steps.docs(self.settings, rows)  # type: ignore[misc]
+
+    def doc_record(self, doc: Mapping[str, Any], results: Sequence[Any]) -> Mapping[str, Any]:
+        return self.steps.record(self.settings, doc, results)
+
+    def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> Any:
+        return self.steps.statistics(self.settings, records)
+
+    def higher_is_better(self) -> dict[str, bool]:
+        return {metric: not metric.endswith(self.lower_is_better) for metric in self.metrics}
 
     def __init__(self, config: dict[str, Any] | None = None, **kwargs: Any) -> None:
         config = {key: value for key, value in (config or {}).items() if key != "class"}

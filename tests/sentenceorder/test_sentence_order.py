@@ -84,7 +84,7 @@ def grammar_study(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
     each model's run of the audited partition's sentence-order task."""
     from lm_eval_contam import task_dir
     from lm_eval_contam.core.registry import RenderTarget
-    from lm_eval_contam.methods.sentenceorder.method import render_task_configs
+    from lm_eval_contam.methods.sentenceorder.method import SPEC
     from lm_eval_contam.nullstudy.design import StudySettings
     from lm_eval_contam.nullstudy.study import evaluate
 
@@ -96,8 +96,8 @@ def grammar_study(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
         train_on_texts(tiny_model_dir, texts * 2, out_dir=found[name], epochs=80, learning_rate=1e-3, batch_size=4,
                        seed=0)
     partition = _partition(root / "rows.jsonl", audited)
-    assert render_task_configs(partition, RenderTarget(task_dir(), root / "options.json")) == {}  # no reference
-    configs = render_task_configs(partition, RenderTarget(task_dir(), root / "options.json", reference=True))
+    assert SPEC.render_task_configs(partition, RenderTarget(task_dir(), root / "options.json")) == {}  # no reference
+    configs = SPEC.render_task_configs(partition, RenderTarget(task_dir(), root / "options.json", reference=True))
     (root / "tasks").mkdir()
     for name, text in configs.items():
         (root / "tasks" / f"{name}.yaml").write_text(text)

@@ -6,8 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lm_eval_contam.core.method_verdict import NotRun
-from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget, Test
+from lm_eval_contam.core.registry import MethodSpec, OneScoredTask, Test
 from lm_eval_contam.kit.instances import sample_indices
 from lm_eval_contam.lmeval.context_window import MODEL_WINDOW_KEY, ModelWindow
 from lm_eval_contam.methods.incontext import report_section
@@ -50,18 +49,13 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
                   partition=settings.partition.label, reason=reason)
 
 
-def task_names(partition: Partition, model: AuditedModel) -> list[str]:
-    return [task_name(partition)] if model.plain_text else []
-
-
-def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
-    return {task_name(partition): render_task_config(partition, include=target.include(METHOD))}
-
+TASKS = OneScoredTask(METHOD, task_name, render_task_config)
 
 SPEC = MethodSpec(
     name=METHOD, order=44, title="In-context test (ours, after CoDeC, NVIDIA 2025)",
     needs=frozenset({"logprobs"}),
-    task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=report_section.SECTION,
+    task_names=TASKS.task_names, render_task_configs=TASKS.render_task_configs, verdicts=verdicts,
+    section=report_section.SECTION,
     shipped_task_configs=shipped_task_configs,
     tests=(Test("incontext_twin"),),
     evidence_kind="in-context",

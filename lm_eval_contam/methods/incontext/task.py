@@ -23,7 +23,7 @@ from lm_eval_contam.lmeval.lm_eval_compat import (
     rolling_loglikelihood,
     task_request,
 )
-from lm_eval_contam.lmeval.partition_task import PartitionTestTask
+from lm_eval_contam.lmeval.partition_task import PartitionSteps, PartitionTestTask
 from lm_eval_contam.methods.incontext.docs import DEFAULT_CONTEXT_INSTANCES, incontext_docs
 from lm_eval_contam.methods.incontext.stats import gain, incontext_test
 
@@ -67,7 +67,7 @@ def build_docs(settings: InContextSettings, rows: Sequence[Mapping[str, Any]]) -
     return [doc.as_dict() for doc in docs]
 
 
-def doc_record(doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, float]:
+def doc_record(settings: InContextSettings, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, float]:
     text_alone, text_in_context, twin_alone, twin_in_context = results
     return {"instance_gain": gain(float(text_in_context[0]), rolling_loglikelihood(text_alone), utf8_bytes(doc["text"])),
             "twin_gain": gain(float(twin_in_context[0]), rolling_loglikelihood(twin_alone), utf8_bytes(doc["twin"]))}
@@ -77,16 +77,8 @@ class InContextTask(PartitionTestTask):
     """One partition's in-context test; its YAML's ``metadata`` names the partition."""
 
     metrics = METRICS
-    settings_type = InContextSettings
-
-    def build_docs(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        return build_docs(self.settings, rows)
-
-    def doc_record(self, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, float]:
-        return doc_record(doc, results)
-
-    def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> Any:
-        return incontext_test(records, self.settings.seed)
+    steps = PartitionSteps(InContextSettings, docs=build_docs, record=doc_record,
+                           statistics=lambda settings, records: incontext_test(records, settings.seed))
 
     def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
         return doc["context"]

@@ -34,7 +34,7 @@ from lm_eval_contam.lmeval.lm_eval_compat import (
     rolling_loglikelihood,
     task_request,
 )
-from lm_eval_contam.lmeval.partition_task import PartitionTestTask
+from lm_eval_contam.lmeval.partition_task import PartitionSteps, PartitionTestTask
 from lm_eval_contam.methods.likelihood.docs import (
     CONTROL,
     PARTITION,
@@ -107,8 +107,9 @@ def interleave(groups: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any
     return docs
 
 
-def partition_statistics(mode: str, records: Sequence[Mapping[str, Any]], seed: int) -> Any:
+def partition_statistics(settings: LikelihoodSettings, records: Sequence[Mapping[str, Any]]) -> Any:
     """The mode's tests over one task's per-doc records."""
+    mode, seed = settings.mode, settings.seed
     if mode == "control":
         return control_tests(records, seed)
     if mode == "options":
@@ -118,10 +119,11 @@ def partition_statistics(mode: str, records: Sequence[Mapping[str, Any]], seed: 
             "own_mean": sum(own) / len(own), "other_mean": sum(other) / len(other)}
 
 
-def doc_record(mode: str, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+def doc_record(settings: LikelihoodSettings, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     """One doc's scores from its requests' log-likelihoods (rolling ones read by rolling_loglikelihood). A control-mode
     record carries its text's ``identity`` (its side and row), by which a reference model's run of the same task pairs
     with it (``likelihood_control_reference``)."""
+    mode = settings.mode
     if mode == "control":
         (loglikelihood,) = results
         loglikelihood = rolling_loglikelihood(loglikelihood)
@@ -141,13 +143,15 @@ def doc_record(mode: str, doc: Mapping[str, Any], results: Sequence[Any]) -> dic
 class LikelihoodTask(PartitionTestTask):
     """One partition in one likelihood mode; its YAML's ``metadata`` names the partition, mode and control."""
 
-    settings_type = LikelihoodSettings
+    steps = PartitionSteps(LikelihoodSettings, record=doc_record, statistics=partition_statistics)
+    lower_is_better = ("_pvalue", "_control")
 
     @property
     def metrics(self) -> Mapping[str, Callable[[Any], float]]:  # type: ignore[override]
         return METRICS[self.settings.mode]
 
     def build_docs(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The partition's docs and, in the control and options modes, its control's (rows from ``partition_rows``)."""
         settings = self.settings
         sample = {"num_instances": settings.num_instances, "seed": settings.seed}
         if settings.mode == "lift":
@@ -168,13 +172,6 @@ class LikelihoodTask(PartitionTestTask):
             groups.append(found)
         return interleave(groups)
 
-    def doc_record(self, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-        return doc_record(self.settings.mode, doc, results)
-
-    def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> Any:
-        settings = self.settings
-        return partition_statistics(settings.mode, records, settings.seed)
-
     def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
         return doc.get("guided_prompt") or doc.get("text") or doc["original"]
 
@@ -193,6 +190,3 @@ class LikelihoodTask(PartitionTestTask):
             request_type = "loglikelihood_rolling"
         return [task_request(self, doc, argument, number, request_type=request_type, **kwargs)
                 for number, argument in enumerate(arguments)]
-
-    def higher_is_better(self) -> dict[str, bool]:
-        return {metric: not metric.endswith(("_pvalue", "_control")) for metric in METRICS[self.settings.mode]}

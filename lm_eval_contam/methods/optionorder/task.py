@@ -23,7 +23,7 @@ from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.partitions import Partition, metadata_flag, metadata_number
 from lm_eval_contam.kit.instances import sample_indices, sampled_partition
 from lm_eval_contam.lmeval.lm_eval_compat import rolling_loglikelihood
-from lm_eval_contam.lmeval.partition_task import ScoredTextsTask
+from lm_eval_contam.lmeval.partition_task import PartitionSteps, ScoredTextsTask
 from lm_eval_contam.methods.optionorder.orders import (
     DEFAULT_ARRANGEMENTS,
     DEFAULT_ORDERS,
@@ -140,29 +140,21 @@ def usable_items(partition: Partition, rows: Sequence[Mapping[str, Any]]) -> int
     return sum(left_out_reason(item, shared) is None for item in items)
 
 
-def doc_record(doc: Mapping[str, Any], results: Sequence[Any], seed: int) -> dict[str, Any]:
+def doc_record(settings: OptionOrderSettings, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     scores = [rolling_loglikelihood(result) for result in results]
     ranked = scores[: doc["rank_orders"]]
-    return {"rank": original_rank(ranked[0], ranked[1:], seed=seed, identity=doc["identity"]), "orders": len(ranked),
+    return {"rank": original_rank(ranked[0], ranked[1:], seed=settings.seed, identity=doc["identity"]), "orders": len(ranked),
             "original": scores[0], "best_other": max(ranked[1:]), "identity": doc["identity"], "scores": scores,
             "arranged": list(doc["arranged"]), "fixed": list(doc["fixed"]), "left_out": doc["left_out"],
             "left_out_reason": doc["left_out_reason"]}
+
+
+def records_statistics(settings: OptionOrderSettings, records: Sequence[Mapping[str, Any]]) -> OrderStatistics:
+    return order_statistics(records, seed=settings.seed, name=settings.partition.label)
 
 
 class OptionOrderTask(ScoredTextsTask):
     """One partition's option-order test; its YAML's ``metadata`` names the partition."""
 
     metrics = METRICS
-    settings_type = OptionOrderSettings
-
-    def build_docs(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        return order_docs(self.settings, rows)
-
-    def doc_record(self, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-        return doc_record(doc, results, self.settings.seed)
-
-    def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> OrderStatistics:
-        return order_statistics(records, seed=self.settings.seed, name=self.settings.partition.label)
-
-    def higher_is_better(self) -> dict[str, bool]:
-        return {metric: not metric.endswith("_pvalue") for metric in METRICS}
+    steps = PartitionSteps(OptionOrderSettings, docs=order_docs, record=doc_record, statistics=records_statistics)

@@ -17,7 +17,7 @@ from lm_eval_contam.core.partitions import Partition, metadata_number
 from lm_eval_contam.core.relabelling import RelabellingResult, pairing_test
 from lm_eval_contam.kit.instances import instance_text, sample_indices, sampled_partition
 from lm_eval_contam.lmeval.lm_eval_compat import rolling_loglikelihood
-from lm_eval_contam.lmeval.partition_task import ScoredTextsTask
+from lm_eval_contam.lmeval.partition_task import PartitionSteps, ScoredTextsTask
 from lm_eval_contam.methods.pairing.halves import DEFAULT_GROUP_SIZE, halves, paired_texts, pairing_groups
 
 METRICS: dict[str, Callable[[RelabellingResult], float]] = {
@@ -63,7 +63,7 @@ def pairing_docs(settings: PairingSettings, rows: Sequence[Mapping[str, Any]]) -
     return docs
 
 
-def doc_record(doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+def doc_record(settings: PairingSettings, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     return {"identity": doc["identity"], "size": doc["size"], "row_indices": list(doc["row_indices"]),
             "scores": [rolling_loglikelihood(result) for result in results], "left_out": doc["left_out"]}
 
@@ -78,21 +78,13 @@ def pairing_statistics(groups: Sequence[Sequence[float]], sizes: Sequence[int], 
     return pairing_test([score_matrix(scores, size) for scores, size in zip(groups, sizes)], seed=seed, name=name)
 
 
+def records_statistics(settings: PairingSettings, records: Sequence[Mapping[str, Any]]) -> RelabellingResult:
+    return pairing_statistics([r["scores"] for r in records], [int(r["size"]) for r in records], seed=settings.seed,
+                              name=settings.partition.label)
+
+
 class PairingTask(ScoredTextsTask):
     """One partition's pairing test; its YAML's ``metadata`` names the partition."""
 
     metrics = METRICS
-    settings_type = PairingSettings
-
-    def build_docs(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        return pairing_docs(self.settings, rows)
-
-    def doc_record(self, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-        return doc_record(doc, results)
-
-    def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> RelabellingResult:
-        return pairing_statistics([r["scores"] for r in records], [int(r["size"]) for r in records],
-                                  seed=self.settings.seed, name=self.settings.partition.label)
-
-    def higher_is_better(self) -> dict[str, bool]:
-        return {metric: metric != "pairing_pvalue" for metric in METRICS}
+    steps = PartitionSteps(PairingSettings, docs=pairing_docs, record=doc_record, statistics=records_statistics)

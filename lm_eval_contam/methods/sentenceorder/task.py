@@ -18,7 +18,7 @@ from lm_eval_contam.core.partitions import Partition, metadata_number
 from lm_eval_contam.core.relabelling import RelabellingResult, arrangement_test
 from lm_eval_contam.kit.instances import instance_text, sample_indices, sampled_partition
 from lm_eval_contam.lmeval.lm_eval_compat import rolling_loglikelihood
-from lm_eval_contam.lmeval.partition_task import ScoredTextsTask
+from lm_eval_contam.lmeval.partition_task import PartitionSteps, ScoredTextsTask
 from lm_eval_contam.methods.sentenceorder.orders import DEFAULT_ARRANGEMENTS, sentence_orders, sentences
 
 METRICS: dict[str, Callable[[RelabellingResult], float]] = {
@@ -67,26 +67,18 @@ def sentence_order_docs(settings: SentenceOrderSettings, rows: Sequence[Mapping[
     return docs
 
 
-def doc_record(doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
+def doc_record(settings: SentenceOrderSettings, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
     return {"identity": doc["identity"], "row_index": doc["row_index"], "sentences": doc["sentences"],
             "scores": [rolling_loglikelihood(result) for result in results], "left_out": doc["left_out"]}
+
+
+def records_statistics(settings: SentenceOrderSettings, records: Sequence[Mapping[str, Any]]) -> RelabellingResult:
+    return arrangement_test([r["scores"] for r in records], seed=settings.seed, name=settings.partition.label)
 
 
 class SentenceOrderTask(ScoredTextsTask):
     """One partition's sentence-order test; its YAML's ``metadata`` names the partition."""
 
     metrics = METRICS
-    settings_type = SentenceOrderSettings
-
-    def build_docs(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        return sentence_order_docs(self.settings, rows)
-
-    def doc_record(self, doc: Mapping[str, Any], results: Sequence[Any]) -> dict[str, Any]:
-        return doc_record(doc, results)
-
-    def partition_statistics(self, records: Sequence[Mapping[str, Any]]) -> RelabellingResult:
-        return arrangement_test([r["scores"] for r in records], seed=self.settings.seed,
-                                name=self.settings.partition.label)
-
-    def higher_is_better(self) -> dict[str, bool]:
-        return {metric: metric != "sentence_order_pvalue" for metric in METRICS}
+    steps = PartitionSteps(SentenceOrderSettings, docs=sentence_order_docs, record=doc_record,
+                           statistics=records_statistics)

@@ -2,22 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
-
-from lm_eval_contam.core.method_verdict import Verdict
-from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.registry import Test
-from lm_eval_contam.core.relabelling import (
-    RelabellingEvidence,
-    RelabellingResult,
-    arrangement_test,
-    reference_differenced,
-    reference_tests_reading,
-    relabelling_verdict,
-    scored_as,
-)
-from lm_eval_contam.core.rundir import ModelResults
+from lm_eval_contam.core.relabelling import RecordsRelabelling, arrangement_test
 from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.methods.sentenceorder.configs import METHOD
 
@@ -35,46 +21,9 @@ TESTS = {test.name: test for test in (
          title="Sentence order on u, against the reference model (ours)", null=REFERENCE_NULL, rule=RULE))}
 
 
-def _verdict(model: ModelResults, task: str, partition: Partition, test: str, result: RelabellingResult,
-             per_item: int, reference: str | None) -> Verdict:
-    evidence = RelabellingEvidence("sentence orders", scored_as(reference), reference, result, per_item,
-                                   unit="instance")
-    return relabelling_verdict(TESTS[test], model=model.label, partition=partition.label, task=task, family=METHOD,
-                               evidence=evidence)
-
-
-def reference_order_result(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]], *,
-                           seed: int, label: str, source: str) -> RelabellingResult:
-    """The test on u of one task's logged records (``doc_record``) against the reference model's records of the same
-    instances (by ``identity``). The audit's verdicts and ``run --reference-model`` both read it."""
-    return arrangement_test(reference_differenced(records, reference, source=source), seed=seed,
-                            name=f"{label}:reference")
-
-
-# ``MethodSpec.reference_tests``: the test on u of one task from both models' logged samples and its config.
-reference_tests = reference_tests_reading(RECORD_METRIC, lambda task, source: {
-    "sentence_order_reference": reference_order_result(task.records, task.reference, seed=task.seed,
-                                                       label=task.label, source=source)})
-
-
-def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
-    partition = model.partition(task)
-    records = model.records(task, RECORD_METRIC)
-    if not records:
-        return []
-    seed = model.seed(task)
-    per_item = max(len(record["scores"]) for record in records)
-    found = [_verdict(model, task, partition, "sentence_order",
-                      arrangement_test([record["scores"] for record in records], seed=seed, name=partition.label),
-                      per_item, None)]
-    reference = model.reference_records(task, RECORD_METRIC)
-    if reference is not None:
-        result = reference_order_result(records, reference, seed=seed, label=partition.label,
-                                        source=str(model.reference.directory))  # type: ignore[union-attr]
-        found.append(_verdict(model, task, partition, "sentence_order_reference", result, per_item,
-                              model.reference.model or model.reference.label))  # type: ignore[union-attr]
-    return found
-
-
-def verdicts(model: ModelResults) -> list[Verdict]:
-    return [verdict for task in model.tasks_of(METHOD) for verdict in task_verdicts(model, task)]
+RELABELLING = RecordsRelabelling(
+    METHOD, RECORD_METRIC, TESTS["sentence_order"], TESTS["sentence_order_reference"], "sentence orders",
+    unit="instance", per_unit=lambda records: max(len(record["scores"]) for record in records),
+    statistic=lambda scores, records, seed, name: arrangement_test(scores, seed=seed, name=name))
+verdicts = RELABELLING.verdicts
+reference_tests = RELABELLING.reference_tests  # MethodSpec.reference_tests: the test on u of one task
