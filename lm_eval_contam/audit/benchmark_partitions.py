@@ -74,8 +74,9 @@ NO_SECOND_SPLIT = "no second split: the with-control verdict is not computed"
 
 
 @dataclass(frozen=True)
-class BenchmarkPartition:
-    """One (sub)task's derived partition, in memory: nothing is written until every task of the audit is derived."""
+class PartitionCardDraft:
+    """One (sub)task's partition card before it is written: the rows and control the card and its data files will
+    hold (nothing is written until every task of the audit is derived; core's Partition reads the card back)."""
 
     group: str  # the name given to --tasks (a plain task is its own group)
     task: str
@@ -150,14 +151,14 @@ def split_lengths_test(texts: Sequence[str], control_texts: Sequence[str]) -> An
 
 
 def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkDoc],
-                     control: Control | None = None, sample: int | None = BENCHMARK_SAMPLE) -> BenchmarkPartition:
+                     control: Control | None = None, sample: int | None = BENCHMARK_SAMPLE) -> PartitionCardDraft:
     """One (sub)task's partition from its rendered evaluation ``docs``, and its control's rows, rendered by the task's
     own templates; ``sample``: the card's cap on the methods' sample (None: none). ``control``: as
     :func:`requested_control` gives it (None: the task's own second split, :func:`task_split_control`)."""
     split = eval_split(task)
     rows = tuple(doc_row(doc) for doc in docs)
     output_type = docs[0].output_type if docs else None  # one task's docs share its output_type
-    alone = BenchmarkPartition(group, name, split, rows, sample=sample, output_type=output_type)
+    alone = PartitionCardDraft(group, name, split, rows, sample=sample, output_type=output_type)
     if control is None or control.kind == "none":
         return task_split_control(alone, task) if control is None else alone
     if control.kind == "split":
@@ -188,7 +189,7 @@ def assumed_split(split: str, texts: Sequence[str], control_texts: Sequence[str]
                    lengths_pvalue=float(split_lengths_test(texts, control_texts).pvalue))
 
 
-def task_split_control(partition: BenchmarkPartition, task: Any) -> BenchmarkPartition:
+def task_split_control(partition: PartitionCardDraft, task: Any) -> PartitionCardDraft:
     """The partition with the task's own second split as its control (:func:`second_split`), drawn from the same pool
     by the benchmark's authors and assumed exchangeable with the audited split: a model trained on it scores both
     high and the control tests lose power, never level. Not taken, saying why (``no_control``), when the task names
@@ -212,8 +213,8 @@ def task_split_control(partition: BenchmarkPartition, task: Any) -> BenchmarkPar
     return replace(partition, control_rows=control_rows, control=assumed_split(chosen, texts, control_texts))
 
 
-def group_partition(group: str, parts: Sequence[BenchmarkPartition], sample: int | None, *,
-                    seed: int = 0) -> BenchmarkPartition:
+def group_partition(group: str, parts: Sequence[PartitionCardDraft], sample: int | None, *,
+                    seed: int = 0) -> PartitionCardDraft:
     """One partition for a group's subtasks (``parts``, each derived with its control): ``sample`` rows (None: all)
     drawn across the subtasks in proportion to their sizes (largest remainder, equal remainders in a seeded order),
     each subtask's rows in an order seeded by ``seed`` and the row's identity (group, subtask, position); its control
@@ -229,12 +230,12 @@ def group_partition(group: str, parts: Sequence[BenchmarkPartition], sample: int
     ties = sorted(sizes, key=lambda name: stable_hash(seed, "benchmark-group", group, name))
     shares = proportional_shares(sizes, wanted, ties)
 
-    def drawn(part: BenchmarkPartition, rows: Sequence[dict[str, Any]], side: str) -> list[dict[str, Any]]:
+    def drawn(part: PartitionCardDraft, rows: Sequence[dict[str, Any]], side: str) -> list[dict[str, Any]]:
         order = seeded_order(len(rows), seed, "benchmark-group", group, side, part.task)
         return [{**rows[position], "subtask": part.task} for position in sorted(order[: shares[part.task]])]
 
     rows = tuple(row for part in parts for row in drawn(part, part.rows, first.split))
-    partition = BenchmarkPartition(first.group, group, first.split, rows, sample=sample, output_type=first.output_type,
+    partition = PartitionCardDraft(first.group, group, first.split, rows, sample=sample, output_type=first.output_type,
                                    subtasks=tuple(sizes))
     without = next((part for part in parts if part.control.split is None), None)
     if without is not None:
@@ -249,7 +250,7 @@ def group_partition(group: str, parts: Sequence[BenchmarkPartition], sample: int
     return replace(partition, control=control, control_rows=control_rows)
 
 
-def groupable(parts: Sequence[BenchmarkPartition]) -> bool:
+def groupable(parts: Sequence[PartitionCardDraft]) -> bool:
     """Whether a ``--tasks`` name's subtasks make one partition: a group of two or more subtasks with docs, all of
     one output type and evaluation split (a mixed group keeps one partition per subtask)."""
     return (len(parts) > 1 and all(part.rows for part in parts)
@@ -258,7 +259,7 @@ def groupable(parts: Sequence[BenchmarkPartition]) -> bool:
 
 def derive_partitions(loaded: Mapping[str, LoadedBenchmark], control: Control | None = None,
                       sample: int | None = BENCHMARK_SAMPLE, *, per_subtask: bool = False,
-                      seed: int = 0) -> list[BenchmarkPartition]:
+                      seed: int = 0) -> list[PartitionCardDraft]:
     """The partitions of :func:`~lm_eval_contam.lmeval.benchmark_docs.load_tasks`' result, in its order: a plain
     task's own; a group's one drawn across its subtasks (:func:`group_partition`), or with ``per_subtask`` (or a
     group that is not :func:`groupable`) one per subtask."""
@@ -274,13 +275,13 @@ def derive_partitions(loaded: Mapping[str, LoadedBenchmark], control: Control | 
         if other != partition.task:
             raise ContamError(f"tasks {other!r} and {partition.task!r} map to the same partition key "
                               f"{partition.key!r}", source=partition.task, field="--tasks")
-    unique: dict[tuple[str, str], BenchmarkPartition] = {}
+    unique: dict[tuple[str, str], PartitionCardDraft] = {}
     for partition in found:  # a task named alone and in a group is audited once, under the first name given
         unique.setdefault((partition.task, partition.split), partition)
     return list(unique.values())
 
 
-def write_partition(partition: BenchmarkPartition, out_dir: Path) -> Path:
+def write_partition(partition: PartitionCardDraft, out_dir: Path) -> Path:
     """The partition's rows (and its control's) as JSONL and its card under ``out_dir``; the card's path.
 
     Files that exist with the same content are kept; with other content they stop the audit (nothing is overwritten).

@@ -451,7 +451,7 @@ class BenchmarkPartitionCards:
     cards: tuple[str, ...]  # partition card paths, one per (sub)task
     groups: tuple[tuple[str, str], ...]  # (--tasks name, partition label), in the same order
     loaded: LoadedBenchmarks  # what the partitions were derived from, for the rest of the audit (run_model)
-    # What each partition took as its control when no flag named one (BenchmarkPartition.statement), one line each.
+    # What each partition took as its control when no flag named one (PartitionCardDraft.statement), one line each.
     control_statements: tuple[str, ...] = ()
 
 
