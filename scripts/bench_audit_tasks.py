@@ -1,7 +1,7 @@
 """The whole ``audit --tasks`` against plain ``lm_eval --tasks`` on the same benchmark, side by side in one run.
 
     python scripts/bench_audit_tasks.py [--model PATH] [--batch_size 8] [--sizes 40,1000] [--generation 40]
-        [--group 57x8] [--out bench_audit_tasks] [--audit-args "--reorderings 2"]
+        [--group 57x8] [--out bench_audit_tasks] [--audit-args "--reorderings 2"] [--with-reference]
 
 Benchmarks (written under ``--out``; items from the project's seeded grammar, so no model has seen them and nothing
 is downloaded): one MMLU-style multiple-choice task per ``--sizes`` entry (question, four lettered options,
@@ -13,7 +13,9 @@ the machine:
 
 1. ``lm_eval --model hf --tasks <task> --include_path <dir> --batch_size B`` (the benchmark as users run it);
 2. ``lm-eval-contam audit --tasks <task> --include_path <dir> --batch_size B --no-chat-template`` with the same
-   model (the default audit: every method, the report written), plus ``--audit-args``.
+   model (the default audit: every method, the report written), plus ``--audit-args``;
+3. with ``--with-reference``, the same audit again with ``--reference-model`` the same model (a reference of the
+   audited model's size costs the same), beside the same plain run.
 
 Both are timed as processes (start-up and lm-eval's task indexing included: what a user waits for). From the
 audit's logged samples it counts, per method (each task's ``metadata.method``; the benchmark's own task apart), the
@@ -106,6 +108,7 @@ def timed(command: list[str], log: Path) -> float:
     with log.open("w") as handle:
         done = subprocess.run(command, stdout=handle, stderr=subprocess.STDOUT, check=False)
     seconds = time.perf_counter() - started
+    print(f"  {seconds:.1f} s", flush=True)  # on record even if a later step stops
     if done.returncode != 0:
         sys.exit(f"{command[0]} failed ({done.returncode}); see {log}:\n" + "\n".join(log.read_text().splitlines()[-20:]))
     return seconds
@@ -180,6 +183,9 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, default=Path("bench_audit_tasks"))
     parser.add_argument("--audit-args", default="", help="extra audit arguments, e.g. '--reorderings 2'")
+    parser.add_argument("--with-reference", action="store_true",
+                        help="also audit each benchmark with --reference-model (the model itself), beside the same "
+                             "plain run")
     args = parser.parse_args()
     model = str(args.model or default_model_path())
     out = args.out.resolve()
@@ -204,36 +210,52 @@ def main() -> None:
         plain = timed([str(bin_dir / "lm_eval"), "--model", "hf", "--model_args", f"pretrained={model},dtype=float32",
                        *common, "--log_samples", "--output_path", str(out / "lm_eval" / task)],
                       out / f"{task}.lm_eval.log")
+        audit = [str(bin_dir / "lm-eval-contam"), "audit", "--model", model, "--label", "bench", *common,
+                 "--no-chat-template", *shlex.split(args.audit_args)]
         audit_dir = out / "audit" / task
-        audit = timed([str(bin_dir / "lm-eval-contam"), "audit", "--model", model, "--label", "bench", *common,
-                       "--no-chat-template", "--output_path", str(audit_dir), *shlex.split(args.audit_args)],
-                      out / f"{task}.audit.log")
+        audit_seconds = timed([*audit, "--output_path", str(audit_dir)], out / f"{task}.audit.log")
         benchmark_counts = request_counts(out / "lm_eval" / task, tokenizer)["benchmark"]
         rows[task] = {"kind": kind, "items": items, "lm_eval_seconds": round(plain, 1),
-                      "audit_seconds": round(audit, 1), "ratio": round(audit / plain, 2),
+                      "audit_seconds": round(audit_seconds, 1), "ratio": round(audit_seconds / plain, 2),
                       "benchmark": benchmark_counts, "audit": request_counts(audit_dir / "runs" / "bench", tokenizer)}
-        print(table(task, rows[task]), flush=True)
+        print(table(f"{task}: {kind}, {items} items; plain lm_eval {plain:.1f} s, audit {audit_seconds:.1f} s "
+                    f"(ratio {audit_seconds / plain:.2f}x)", rows[task]["audit"], benchmark_counts), flush=True)
+        if args.with_reference:
+            reference_dir = out / "audit_reference" / task
+            seconds = timed([*audit, "--reference-model", model, "--output_path", str(reference_dir)],
+                            out / f"{task}.audit_reference.log")
+            runs = reference_dir / "runs"
+            rows[task]["with_reference"] = {
+                "audit_seconds": round(seconds, 1), "ratio": round(seconds / plain, 2),
+                "audit": request_counts(runs / "bench", tokenizer),
+                "reference_model": request_counts(runs / "bench.reference", tokenizer)}
+            for name, counts in (("the audited model", rows[task]["with_reference"]["audit"]),
+                                 ("the reference model", rows[task]["with_reference"]["reference_model"])):
+                print(table(f"{task} with --reference-model, {name}'s run; audit {seconds:.1f} s "
+                            f"(ratio {seconds / plain:.2f}x)", counts, benchmark_counts), flush=True)
     (out / "bench.json").write_text(json.dumps({"model": model, "batch_size": args.batch_size, "group": args.group,
                                                 "audit_args": args.audit_args, "benchmarks": rows}, indent=1))
     for task, row in rows.items():
         print(f"{task} ({row['kind']}, {row['items']} items): audit {row['audit_seconds']:.0f} s, "
               f"lm_eval {row['lm_eval_seconds']:.0f} s, ratio {row['ratio']:.2f}x")
+        if "with_reference" in row:
+            print(f"{task} with --reference-model: audit {row['with_reference']['audit_seconds']:.0f} s, "
+                  f"ratio {row['with_reference']['ratio']:.2f}x")
 
 
-def table(task: str, row: dict[str, Any]) -> str:
-    """One benchmark's markdown table: each method's requests and tokens, and their ratio to the benchmark's."""
-    base = row["benchmark"]["tokens"]
-    lines = [f"\n{task}: {row['kind']}, {row['items']} items; plain lm_eval {row['lm_eval_seconds']:.1f} s, "
-             f"audit {row['audit_seconds']:.1f} s (ratio {row['ratio']:.2f}x)\n",
+def table(title: str, audit: dict[str, dict[str, int]], benchmark: dict[str, int]) -> str:
+    """One audit run's markdown table: each method's requests and tokens, and their ratio to the benchmark's."""
+    base = benchmark["tokens"]
+    lines = [f"\n{title}\n",
              "| part of the audit | requests | forward passes | tokens read | tokens / benchmark's |",
              "|---|---|---|---|---|"]
-    for method, counts in sorted(row["audit"].items(), key=lambda item: -item[1]["tokens"]):
+    for method, counts in sorted(audit.items(), key=lambda item: -item[1]["tokens"]):
         requests = ", ".join(f"{count} {kind.removesuffix(' requests')}" for kind, count in sorted(counts.items())
                              if kind.endswith(" requests"))
         lines.append(f"| {method} | {requests} | {counts.get('passes', 0)} | {counts.get('tokens', 0)} | "
                      f"{counts.get('tokens', 0) / base:.2f} |")
-    passes = sum(counts.get("passes", 0) for counts in row["audit"].values())
-    total = sum(counts.get("tokens", 0) for counts in row["audit"].values())
+    passes = sum(counts.get("passes", 0) for counts in audit.values())
+    total = sum(counts.get("tokens", 0) for counts in audit.values())
     lines.append(f"| **audit, all** | | {passes} | {total} | {total / base:.2f} |")
     return "\n".join(lines)
 
