@@ -1,7 +1,7 @@
 """The whole ``audit --tasks`` against plain ``lm_eval --tasks`` on the same benchmark, side by side in one run.
 
     python scripts/bench_audit_tasks.py [--model PATH] [--batch_size 8] [--sizes 40,1000] [--generation 40]
-        [--group 57x8] [--out bench_audit_tasks] [--audit-args "--reorderings 2"] [--with-reference]
+        [--group 57x8] [--out bench_audit_tasks] [--audit-args "--reorderings 2"] [--audits default,reference]
 
 Benchmarks (written under ``--out``; items from the project's seeded grammar, so no model has seen them and nothing
 is downloaded): one MMLU-style multiple-choice task per ``--sizes`` entry (question, four lettered options,
@@ -14,8 +14,8 @@ the machine:
 1. ``lm_eval --model hf --tasks <task> --include_path <dir> --batch_size B`` (the benchmark as users run it);
 2. ``lm-eval-contam audit --tasks <task> --include_path <dir> --batch_size B --no-chat-template`` with the same
    model (the default audit: every method, the report written), plus ``--audit-args``;
-3. with ``--with-reference``, the same audit again with ``--reference-model`` the same model (a reference of the
-   audited model's size costs the same), beside the same plain run.
+3. with ``reference`` among ``--audits``, the same audit with ``--reference-model`` a copy of the model's weights (a
+   reference of the audited model's size costs the same; the model itself is refused as its own reference).
 
 Both are timed as processes (start-up and lm-eval's task indexing included: what a user waits for). From the
 audit's logged samples it counts, per method (each task's ``metadata.method``; the benchmark's own task apart), the
@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -183,9 +184,9 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, default=Path("bench_audit_tasks"))
     parser.add_argument("--audit-args", default="", help="extra audit arguments, e.g. '--reorderings 2'")
-    parser.add_argument("--with-reference", action="store_true",
-                        help="also audit each benchmark with --reference-model (the model itself), beside the same "
-                             "plain run")
+    parser.add_argument("--audits", default="default",
+                        help="which audits to time beside each plain run: default (no reference) and/or reference "
+                             "(--reference-model a copy of the model)")
     args = parser.parse_args()
     model = str(args.model or default_model_path())
     out = args.out.resolve()
@@ -200,6 +201,9 @@ def main() -> None:
     group = (int(shape[0]), int(shape[1])) if args.group is not None else None
     if not sizes and not args.generation and group is None:
         refuse("nothing to measure: give --sizes, --generation or --group")
+    audits = [name.strip() for name in args.audits.split(",") if name.strip()]
+    if not audits or not set(audits) <= {"default", "reference"}:
+        refuse(f"--audits {args.audits!r}: expected default, reference or both")
     benchmarks = write_benchmarks(out, [int(size) for size in sizes], args.generation, group)
     tokenizer = AutoTokenizer.from_pretrained(model)
     bin_dir = Path(sys.executable).parent
@@ -210,37 +214,41 @@ def main() -> None:
         plain = timed([str(bin_dir / "lm_eval"), "--model", "hf", "--model_args", f"pretrained={model},dtype=float32",
                        *common, "--log_samples", "--output_path", str(out / "lm_eval" / task)],
                       out / f"{task}.lm_eval.log")
+        benchmark_counts = request_counts(out / "lm_eval" / task, tokenizer)["benchmark"]
+        rows[task] = {"kind": kind, "items": items, "lm_eval_seconds": round(plain, 1), "benchmark": benchmark_counts}
         audit = [str(bin_dir / "lm-eval-contam"), "audit", "--model", model, "--label", "bench", *common,
                  "--no-chat-template", *shlex.split(args.audit_args)]
-        audit_dir = out / "audit" / task
-        audit_seconds = timed([*audit, "--output_path", str(audit_dir)], out / f"{task}.audit.log")
-        benchmark_counts = request_counts(out / "lm_eval" / task, tokenizer)["benchmark"]
-        rows[task] = {"kind": kind, "items": items, "lm_eval_seconds": round(plain, 1),
-                      "audit_seconds": round(audit_seconds, 1), "ratio": round(audit_seconds / plain, 2),
-                      "benchmark": benchmark_counts, "audit": request_counts(audit_dir / "runs" / "bench", tokenizer)}
-        print(table(f"{task}: {kind}, {items} items; plain lm_eval {plain:.1f} s, audit {audit_seconds:.1f} s "
-                    f"(ratio {audit_seconds / plain:.2f}x)", rows[task]["audit"], benchmark_counts), flush=True)
-        if args.with_reference:
-            reference_dir = out / "audit_reference" / task
-            seconds = timed([*audit, "--reference-model", model, "--output_path", str(reference_dir)],
-                            out / f"{task}.audit_reference.log")
-            runs = reference_dir / "runs"
-            rows[task]["with_reference"] = {
-                "audit_seconds": round(seconds, 1), "ratio": round(seconds / plain, 2),
-                "audit": request_counts(runs / "bench", tokenizer),
-                "reference_model": request_counts(runs / "bench.reference", tokenizer)}
-            for name, counts in (("the audited model", rows[task]["with_reference"]["audit"]),
-                                 ("the reference model", rows[task]["with_reference"]["reference_model"])):
-                print(table(f"{task} with --reference-model, {name}'s run; audit {seconds:.1f} s "
-                            f"(ratio {seconds / plain:.2f}x)", counts, benchmark_counts), flush=True)
+        for name in audits:
+            extra = ["--reference-model", str(reference_copy(model, out))] if name == "reference" else []
+            audit_dir = out / f"audit_{name}" / task
+            seconds = timed([*audit, *extra, "--output_path", str(audit_dir)], out / f"{task}.audit_{name}.log")
+            runs = audit_dir / "runs"
+            rows[task][name] = {"audit_seconds": round(seconds, 1), "ratio": round(seconds / plain, 2),
+                                "audit": request_counts(runs / "bench", tokenizer),
+                                **({"reference_model": request_counts(runs / "bench.reference", tokenizer)}
+                                   if extra else {})}
+            title = (f"{task}: {kind}, {items} items; plain lm_eval {plain:.1f} s, {name} audit {seconds:.1f} s "
+                     f"(ratio {seconds / plain:.2f}x)")
+            print(table(f"{title}; the audited model's run", rows[task][name]["audit"], benchmark_counts), flush=True)
+            if extra:
+                print(table(f"{title}; the reference model's run", rows[task][name]["reference_model"],
+                            benchmark_counts), flush=True)
     (out / "bench.json").write_text(json.dumps({"model": model, "batch_size": args.batch_size, "group": args.group,
                                                 "audit_args": args.audit_args, "benchmarks": rows}, indent=1))
     for task, row in rows.items():
-        print(f"{task} ({row['kind']}, {row['items']} items): audit {row['audit_seconds']:.0f} s, "
-              f"lm_eval {row['lm_eval_seconds']:.0f} s, ratio {row['ratio']:.2f}x")
-        if "with_reference" in row:
-            print(f"{task} with --reference-model: audit {row['with_reference']['audit_seconds']:.0f} s, "
-                  f"ratio {row['with_reference']['ratio']:.2f}x")
+        for name in audits:
+            print(f"{task} ({row['kind']}, {row['items']} items): {name} audit {row[name]['audit_seconds']:.0f} s, "
+                  f"lm_eval {row['lm_eval_seconds']:.0f} s, ratio {row[name]['ratio']:.2f}x")
+
+
+def reference_copy(model: str, out: Path) -> Path:
+    """The model's weights under another identity (a card added), made once under ``out``: a reference that costs
+    what the model costs, which an audit takes (the model itself is refused as its own reference)."""
+    copy = out / "reference_model"
+    if not copy.exists():
+        shutil.copytree(model, copy)
+        (copy / "README.md").write_text("The audited model's weights, copied as a same-size reference.\n")
+    return copy
 
 
 def table(title: str, audit: dict[str, dict[str, int]], benchmark: dict[str, int]) -> str:
