@@ -43,6 +43,7 @@ from lm_eval_contam.core.registry import (
     AuditedModel,
     PlannedTasks,
     method_of,
+    reference_docs,
     reference_methods,
     registered_methods,
     scored_by_reference,
@@ -296,18 +297,37 @@ def run_model(spec: ModelSpec, label: str, out_dir: Path, settings: AuditSetting
 
 
 REFERENCE_SUFFIX = ".reference"  # runs/<label>.reference: beside the model's run_dir, never inside it
+REFERENCE_SAMPLE_DOC = "--reference-items; docs/reordered.md"
 
 
-def referenced_tasks(tasks: Sequence[str], task_manager: Any) -> list[str]:
-    """The tasks a reference model scores too (:func:`~lm_eval_contam.core.registry.scored_by_reference`): every task of a
-    method with ``"reference"`` among its needs, or those of its tasks its ``reference_scores`` chooses."""
+def _task_configs(tasks: Sequence[str], task_manager: Any) -> dict[str, dict[str, Any]]:
+    """Each task's YAML config by the name or path the audit gives it, read without building the task."""
     import yaml
 
     configs = selected_task_configs(task_manager, list(tasks))
     for task in tasks:  # a task added as its YAML's path (a benchmark's reordered task): its own file says its method
         if task not in configs and str(task).endswith(".yaml") and Path(task).is_file():
             configs[task] = yaml.safe_load(Path(task).read_text(encoding="utf-8")) or {}
+    return configs
+
+
+def referenced_tasks(tasks: Sequence[str], task_manager: Any) -> list[str]:
+    """The tasks a reference model scores too (:func:`~lm_eval_contam.core.registry.scored_by_reference`): every task of a
+    method with ``"reference"`` among its needs, or those of its tasks its ``reference_scores`` chooses."""
+    configs = _task_configs(tasks, task_manager)
     return [task for task in tasks if scored_by_reference((configs.get(task) or {}).get("metadata") or {})]
+
+
+def reference_samples(tasks: Sequence[str], task_manager: Any) -> dict[str, list[int]]:
+    """lm-eval's ``samples`` for the reference model's run: the docs of each task it scores only some of
+    (:func:`~lm_eval_contam.core.registry.reference_docs`: the reordered forms of a large benchmark's sampled items),
+    by task name; a task not in it is scored whole."""
+    found: dict[str, list[int]] = {}
+    for task, config in _task_configs(tasks, task_manager).items():
+        chosen = reference_docs(config.get("metadata") or {})
+        if chosen is not None:
+            found[str(config.get("task", task))] = list(chosen)
+    return found
 
 
 def nothing_to_score(backend: str) -> str:
@@ -338,11 +358,17 @@ def run_reference(spec: ModelSpec, tasks: Sequence[str], label: str, out_dir: Pa
     logged scores pair with the audited model's; ``u`` is per text, so another tokenizer is no obstacle."""
     run_dir = Path("runs") / f"{label}{REFERENCE_SUFFIX}"
     run_tracker = tracker(out_dir / run_dir)
+    # lm-eval takes --limit or a choice of docs, not both: under --limit the reference scores the same first docs.
+    samples = reference_samples(tasks, task_manager) if settings.limit is None else {}
+    if samples:
+        print(f"reference model: {sum(map(len, samples.values()))} docs of {len(samples)} task(s) "
+              f"({', '.join(sorted(samples)[:3])}{', ...' if len(samples) > 3 else ''}), a seeded sample of their "
+              f"items, the rest scored by the audited model alone ({REFERENCE_SAMPLE_DOC})")
     started = time.perf_counter()
     results = evaluate(spec, tasks, task_manager,
                        cache=cache_dir / request_cache_name(f"{label}{REFERENCE_SUFFIX}", spec.backend, spec.model_args),
                        chat_template=False, batch_size=settings.batch_size, device=settings.device,
-                       limit=settings.limit, evaluation_tracker=run_tracker)
+                       limit=settings.limit, samples=samples or None, evaluation_tracker=run_tracker)
     seconds = round(time.perf_counter() - started, 1)
     samples: dict[str, Any] = {}
     if results is not None:

@@ -51,7 +51,10 @@ from lm_eval_contam.methods.likelihood.configs import METHOD as LIKELIHOOD_METHO
 from lm_eval_contam.methods.reordered.orders import (
     DEFAULT_REORDERINGS,
     MAX_REORDERINGS,
+    REFERENCE_ITEMS,
+    REFERENCE_ITEMS_KEY,
     REORDERED_FORMS,
+    check_reference_items,
     check_reorderings,
 )
 from lm_eval_contam.methods.timetravel.judge_b import judge_output_path
@@ -146,6 +149,11 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                              f"reorderings of its options (default {DEFAULT_REORDERINGS}, fewer above 250 items: "
                              f"{REORDERED_FORMS} // items, at least 1; 0 to {MAX_REORDERINGS}, 0: off; "
                              f"see docs/reordered.md)")
+    parser.add_argument("--reference-items", type=int, metavar="N",
+                        help=f"with --reference-model: the reference scores the reordered forms of a seeded sample of "
+                             f"about N items of each --tasks benchmark or group (default {REFERENCE_ITEMS}; each "
+                             f"subtask its share; 0: every item) for acc_reordered_gap_vs_reference; the audited "
+                             f"model's acc_reordered covers every item (docs/reordered.md)")
 
 
 def settings_from_args(args: argparse.Namespace) -> AuditSettings:
@@ -165,6 +173,8 @@ def settings_from_args(args: argparse.Namespace) -> AuditSettings:
         benchmark_chat_template=args.benchmark_chat_template,
         skip_methods=skipped_methods(args.methods, args.no_likelihood),
         adjustment_metadata=(*((("reorderings", args.reorderings),) if args.reorderings is not None else ()),
+                             *(((REFERENCE_ITEMS_KEY, args.reference_items),) if args.reference_items is not None
+                               else ()),
                              *((("dcr_per_subtask", True),) if args.dcr_per_subtask or per_subtask(args) else ())),
     )
 
@@ -195,6 +205,8 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, C
     check_include_paths(args.include_path)
     if args.reorderings is not None:
         check_reorderings(args.reorderings, source="--reorderings")
+    if args.reference_items is not None:
+        check_reference_items(args.reference_items, source="--reference-items")
     if args.sample is not None and args.sample < 0:
         raise ContamError(f"got {args.sample}; expected a whole number of instances (0: the methods' own sample)",
                           field="--sample")
@@ -213,6 +225,9 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, C
     reference = choose_reference(args.reference_model, spec)
     if reference is not None:
         check_reference_model(reference.spec, spec)
+    elif args.reference_items is not None:
+        raise ContamError("sets how many items the reference model scores, and this audit has none: leave it out, or "
+                          "give --reference-model", field="--reference-items")
     own = {flag: getattr(args, flag) for flag in ("data", "split", "name", "text_field", "second_field", "label_field",
                                                   "label_names", "task_type", "hf_name")}
     identity = {"partitions": list(partitions) if partitions is not None else None,
@@ -226,6 +241,7 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, C
                 **({"methods": list(name_list(args.methods, "--methods") or ())} if args.methods is not None else {}),
                 **({"reference_model": reference.spec.spec} if reference is not None else {}),
                 **({"reorderings": args.reorderings} if args.reorderings is not None else {}),
+                **({REFERENCE_ITEMS_KEY: args.reference_items} if args.reference_items is not None else {}),
                 **({"dcr_per_subtask": True} if args.dcr_per_subtask else {}),
                 **({"per_subtask": True} if per_subtask(args) else {})}
     check_same_audit(args.output_path, identity, label, spec.backend, spec.model_args)

@@ -258,6 +258,9 @@ class MethodSpec:
     # (a task's metadata) -> whether the reference model scores that task, for a method with "reference" among its
     # needs whose tests on u read only some of its tasks (the likelihood family: its control mode); None: every task.
     reference_scores: Callable[[Mapping[str, Any]], bool] | None = None
+    # (a task's metadata) -> the docs (positions) of that task the reference model scores, None: every doc; for a
+    # method whose comparison with the reference needs fewer items than the model's own score (the reordered score).
+    reference_docs: Callable[[Mapping[str, Any]], Sequence[int] | None] | None = None
     evidence_kind: str = ""  # how the per-partition verdict names its evidence ("" : its name)
     # The task YAMLs it ships (scripts/generate_task_configs.py writes them, the null study retargets the sample
     # partition's): path relative to task_configs/<name>/ -> YAML text (None: it ships none).
@@ -383,6 +386,16 @@ def papers_own_tests() -> frozenset[str]:
 def reference_methods() -> frozenset[str]:
     """The registered methods whose tasks a reference model scores too (``"reference"`` among their needs)."""
     return frozenset(spec.name for spec in _registry().values() if "reference" in spec.needs)
+
+
+def reference_docs(metadata: Mapping[str, Any]) -> Sequence[int] | None:
+    """The docs (positions) of a task the reference model scores, from its YAML's ``metadata`` (None: every doc, or
+    not a method's task)."""
+    family = metadata.get("method")
+    if not family or str(family) not in reference_methods():
+        return None
+    chosen = method_of(str(family)).reference_docs
+    return None if chosen is None else chosen(metadata)
 
 
 def scored_by_reference(metadata: Mapping[str, Any]) -> bool:

@@ -38,10 +38,11 @@ def tracker(run_dir: Path) -> Any:
 def evaluate(model: ModelSpec, tasks: Sequence[str], task_manager: Any, *, cache: Path, chat_template: bool,
              max_gen_toks: int | None = None, batch_size: int | str = 1, device: str | None = None,
              limit: int | None = None, benchmarks: Mapping[str, LoadedBenchmark] | None = None,
-             evaluation_tracker: Any = None) -> dict[str, Any] | None:
+             evaluation_tracker: Any = None, samples: Mapping[str, list[int]] | None = None) -> dict[str, Any] | None:
     """One ``simple_evaluate`` call of ``model`` over ``tasks`` (:func:`evaluation_tasks`), samples logged, every
     request answered from or written to lm-eval's request cache ``cache`` (an interrupted run resumes from it);
-    None on a non-zero rank under accelerate."""
+    None on a non-zero rank under accelerate. ``samples``: lm-eval's choice of docs by task name (not with
+    ``limit``)."""
     import lm_eval
 
     return lm_eval.simple_evaluate(
@@ -56,6 +57,7 @@ def evaluate(model: ModelSpec, tasks: Sequence[str], task_manager: Any, *, cache
         apply_chat_template=chat_template,
         task_manager=task_manager,
         limit=limit,
+        samples=dict(samples) if samples else None,
     )
 
 

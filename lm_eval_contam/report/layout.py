@@ -378,6 +378,7 @@ class BenchmarkScore:
     vs_reference_ci_low: float | None = None
     vs_reference_ci_high: float | None = None
     vs_reference_p: float | None = None
+    vs_reference_items: float | None = None  # the items both models scored (a seeded sample of a large benchmark's)
 
 
 def _number(value: object) -> float | None:
@@ -400,7 +401,8 @@ def reordered_fields(row: Mapping[str, Any], metric: str, filtered: str) -> dict
     keys = {"reordered": "", "reordered_ci_low": "_ci_low", "reordered_ci_high": "_ci_high", "gap": "_gap",
             "gap_ci_low": "_gap_ci_low", "gap_ci_high": "_gap_ci_high", "gap_p": "_p",
             "vs_reference": "_gap_vs_reference", "vs_reference_ci_low": "_gap_vs_reference_ci_low",
-            "vs_reference_ci_high": "_gap_vs_reference_ci_high", "vs_reference_p": "_gap_vs_reference_p"}
+            "vs_reference_ci_high": "_gap_vs_reference_ci_high", "vs_reference_p": "_gap_vs_reference_p",
+            "vs_reference_items": "_gap_vs_reference_items"}
     return {field: _number(row.get(f"{metric}_reordered{suffix},{filtered}")) for field, suffix in keys.items()}
 
 
@@ -508,7 +510,8 @@ def gap_text(score: BenchmarkScore) -> str:
         return text
     versus = ("" if score.vs_reference_ci_low is None or score.vs_reference_ci_high is None
               else f" (95 % CI {score.vs_reference_ci_low:.4f}–{score.vs_reference_ci_high:.4f})")
-    return (text + f"; less the reference model's gap: {score.vs_reference:.4f}{versus}"
+    items = "" if score.vs_reference_items is None else f" on {score.vs_reference_items:.0f} items"
+    return (text + f"; less the reference model's gap{items}: {score.vs_reference:.4f}{versus}"
             + (f", {p_equals(score.vs_reference_p)}" if score.vs_reference_p is not None else ""))
 
 

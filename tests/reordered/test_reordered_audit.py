@@ -11,6 +11,7 @@ import pytest
 
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.registry import registered_methods
+from lm_eval_contam.methods.reordered.orders import reference_items
 
 ITEMS = [("Which tool cuts wood?", ["saw", "spoon", "pillow", "kettle"], 0),
          ("Which animal lays eggs?", ["horse", "hen", "goat", "cow"], 1),
@@ -123,6 +124,12 @@ def test_audit_refuses_a_bad_reorderings_before_writing(tmp_path: Path, capsys: 
     out = tmp_path / "audit"
     assert cli_main(["audit", "--tasks", "listed_mc", "--reorderings", "30", "--output_path", str(out)]) == 2
     assert "'reorderings' is 30; expected a whole number from 0 (off) to 23" in capsys.readouterr().err
+    assert cli_main(["audit", "--tasks", "listed_mc", "--reference-items", "-1", "--output_path", str(out)]) == 2
+    assert "--reference-items: field 'reference_items': got -1; expected a whole number of items (0: every item)" in \
+        capsys.readouterr().err
+    assert cli_main(["audit", "--tasks", "listed_mc", "--reference-items", "500", "--output_path", str(out)]) == 2
+    assert ("field '--reference-items': sets how many items the reference model scores, and this audit has none: leave it "
+            "out, or give --reference-model") in capsys.readouterr().err
     assert not out.exists()
 
 
@@ -179,19 +186,24 @@ def test_audit_with_a_reference_model_subtracts_its_gap_item_by_item(tiny_model_
     tasks = _task_dir(tmp_path)
     out = tmp_path / "audit"
     # A reference with the model's own weights (a copy with a card added: the model itself is refused as its own
-    # reference): every item's gap is the reference's, so the difference is 0 with no spread.
+    # reference): every item's gap is the reference's, so the difference is 0 with no spread. --reference-items 4:
+    # the reference scores the forms of 4 of the 6 items (the seeded sample), the model every item.
     assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path", str(tasks),
                      "--tasks", "listed_mc", "--max_gen_toks", "4", "--batch_size", "16", "--no-likelihood",
-                     "--reorderings", "3", "--reference-model", str(tiny_model_copy),
+                     "--reorderings", "3", "--reference-model", str(tiny_model_copy), "--reference-items", "4",
                      "--output_path", str(out)]) == 0
     model = load_run(out).models[0]
     row = model.results["results"]["listed_mc"]
     assert (row["acc_reordered_gap_vs_reference,none"], row["acc_reordered_gap_vs_reference_ci_low,none"],
-            row["acc_reordered_gap_vs_reference_ci_high,none"], row["acc_reordered_gap_vs_reference_p,none"]) == \
-        (0.0, 0.0, 0.0, 1.0)
+            row["acc_reordered_gap_vs_reference_ci_high,none"], row["acc_reordered_gap_vs_reference_p,none"],
+            row["acc_reordered_gap_vs_reference_items,none"], row["acc_reordered_items,none"]) == \
+        (0.0, 0.0, 0.0, 1.0, 4.0, 6.0)
     assert "acc_norm_reordered_gap_vs_reference,none" in row
     assert "reference_samples" not in model.results  # handed to the hook, never saved
-    assert model.reference is not None and any(task.startswith("reordered_") for task in model.reference.results["results"])
+    assert model.reference is not None
+    scored = {sample["doc"]["item"] for sample in model.reference.samples("reordered_listed_mc")}
+    assert scored == reference_items(len(ITEMS), 4, 0, "listed_mc")
+    assert len(model.reference.samples("reordered_listed_mc")) == 4 * (1 + 3)  # each sampled item and its reorderings
     line = next(line for line in (out / "report.md").read_text().splitlines()
                 if "listed_mc" in line and "acc,none" in line)
-    assert "less the reference model's gap: 0.0000 (95 % CI 0.0000–0.0000), p = 1" in line
+    assert "less the reference model's gap on 4 items: 0.0000 (95 % CI 0.0000–0.0000), p = 1" in line

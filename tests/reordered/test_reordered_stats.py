@@ -15,8 +15,11 @@ from lm_eval_contam.core.input_checks import check_run_metadata
 from lm_eval_contam.methods.reordered.benchmark_tasks import adjustment_tasks
 from lm_eval_contam.methods.reordered.hook import post_process_results
 from lm_eval_contam.methods.reordered.orders import (
+    check_reference_items,
     check_reorderings,
     default_reorderings,
+    reference_items,
+    reference_share,
     reordered_docs,
     why_not_reordered,
 )
@@ -311,3 +314,62 @@ def test_a_group_gets_its_subtasks_items_pooled(caplog: pytest.LogCaptureFixture
         bare = post_process_results(results(None))
     assert "acc_reordered,none" not in bare["groups"]["grp"]
     assert "group grp: no pooled reordered score without the subtasks' samples (--log_samples)" in caplog.text
+
+
+@pytest.mark.parametrize(("items", "named", "most", "share"), [
+    (100, 5700, 1000, 18), (100, 1000, 1000, 100), (1000, 1000, 1000, 1000), (5000, 5000, 1000, 1000),
+    (100, 5700, 0, 100), (3, 100_000, 1000, 1), (40, 40, 1000, 40)])
+def test_the_reference_scores_a_proportional_share_of_a_large_task_or_groups_items(items: int, named: int,
+                                                                                  most: int, share: int) -> None:
+    # About `most` items of the task or group named, each subtask in proportion (at least one); 0: every item.
+    assert reference_share(items, named, most) == share
+
+
+def test_the_reference_sample_is_seeded_by_the_item_and_a_larger_one_holds_a_smaller_one(tmp_path) -> None:
+    from lm_eval_contam.core.jsonl import write_jsonl
+    from lm_eval_contam.methods.reordered.benchmark_tasks import reference_doc_indices
+
+    three, five = reference_items(10, 3, 0, "b"), reference_items(10, 5, 0, "b")
+    assert len(three) == 3 and three < five <= frozenset(range(10))
+    assert reference_items(10, 3, 0, "b") == three  # reruns and shards agree
+    assert reference_items(10, 10, 0, "b") == frozenset(range(10))
+    rows = [{"item": item, "order": order, "reference": item in three} for item in range(10) for order in (0, 1)]
+    path = write_jsonl(tmp_path / "docs.jsonl", rows)
+    assert reference_doc_indices({"reordered_docs": str(path)}) == [
+        position for position, row in enumerate(rows) if row["item"] in three]
+    every = write_jsonl(tmp_path / "every.jsonl", [{**row, "reference": True} for row in rows])
+    assert reference_doc_indices({"reordered_docs": str(every)}) is None
+    for value in (True, -1, "4", 2.0):
+        with pytest.raises(ContamError, match="reference_items"):
+            check_reference_items(value, source="--reference-items")
+    with pytest.raises(ContamError, match="reference_items"):
+        adjustment_tasks([], None, metadata={"reference_items": -3})
+
+
+def test_the_gap_less_the_references_pairs_items_by_subtask_and_pools_a_group() -> None:
+    from lm_eval_contam.core.registry import REFERENCE_SAMPLES_KEY
+    from lm_eval_contam.methods.reordered.stats import reference_gap_score
+
+    def forms(*items: tuple[int, float, float]) -> list[dict]:  # (item, original, reordered) per item, K = 1
+        return [{"acc_reordered": {"item": number, "order": order, "correct": correct}}
+                for number, *pair in items for order, correct in enumerate(pair)]
+
+    results = {"results": {name: {"alias": name} for name in ("b1", "b2", "grp")},
+               "groups": {"grp": {"alias": "grp"}}, "group_subtasks": {"grp": ["b1", "b2"]},
+               "configs": {f"reordered_{b}": {"metadata": {"method": "reordered", "reordered_benchmark": b}}
+                           for b in ("b1", "b2")},
+               "samples": {"reordered_b1": forms((0, 1.0, 0.0), (1, 1.0, 1.0)), "reordered_b2": forms((0, 1.0, 1.0))},
+               # The reference scored a sample: b1's item 1 (gap 0) and b2's item 0 (gap -1), not b1's item 0.
+               REFERENCE_SAMPLES_KEY: {"reordered_b1": forms((1, 1.0, 1.0)), "reordered_b2": forms((0, 0.0, 1.0))}}
+    results["results"].update({f"reordered_{b}": {"acc_reordered,none": 0.0} for b in ("b1", "b2")})
+    done = post_process_results(results)
+    assert done["results"]["b1"]["acc_reordered_gap_vs_reference,none"] == 0.0
+    assert done["results"]["b1"]["acc_reordered_gap_vs_reference_items,none"] == 1
+    assert done["results"]["b2"]["acc_reordered_gap_vs_reference,none"] == 1.0
+    # The group pairs b1's item 1 with b1's and b2's item 0 with b2's (never b1's item 0 with b2's): gaps 0 and 1.
+    expected = reference_gap_score([ItemScores(0, 1.0, (1.0,)), ItemScores(1, 1.0, (1.0,))],
+                                   [ItemScores(0, 1.0, (1.0,)), ItemScores(1, 0.0, (1.0,))], name="group grp")
+    row = done["groups"]["grp"]
+    assert (row["acc_reordered_gap_vs_reference,none"], row["acc_reordered_gap_vs_reference_items,none"],
+            row["acc_reordered_gap_vs_reference_p,none"], row["acc_reordered_items,none"]) == \
+        (0.5, 2.0, expected.pvalue, 3.0)

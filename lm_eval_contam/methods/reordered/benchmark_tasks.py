@@ -26,7 +26,7 @@ from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.install import TEMPLATE, task_dir
-from lm_eval_contam.core.jsonl import write_jsonl
+from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
 from lm_eval_contam.core.seeding import stable_hash
 from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, LoadedBenchmark, loaded_subtask
 from lm_eval_contam.lmeval.lm_eval_compat import selected_task_configs
@@ -34,8 +34,13 @@ from lm_eval_contam.lmeval.task_yaml import Verbatim, thin_task_yaml
 from lm_eval_contam.methods.reordered.orders import (
     METADATA_KEY,
     METHOD,
+    REFERENCE_ITEMS,
+    REFERENCE_ITEMS_KEY,
+    check_reference_items,
     check_reorderings,
     default_reorderings,
+    reference_items,
+    reference_share,
     reordered_docs,
     why_not_reordered,
 )
@@ -69,10 +74,11 @@ def benchmark_tasks(configs: Mapping[str, Mapping[str, Any]]) -> list[str]:
             if not (metadata := config.get("metadata") or {}).get("method") and metadata.get(METADATA_KEY) != 0]
 
 
-def task_rows(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, reorderings: int,
-              seed: int) -> list[dict[str, Any]]:
+def task_rows(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, reorderings: int, seed: int,
+              for_reference: frozenset[int] | None = None) -> list[dict[str, Any]]:
     """Every item of one loaded benchmark task in its original order and its reorderings, as the reordered task's
-    rows; a ContamError says why the task gets no reordered score."""
+    rows (``reference``: whether a reference model scores the item's forms, those in ``for_reference``, every item
+    when None); a ContamError says why the task gets no reordered score."""
     if getattr(task, "multiple_input", False):
         raise ContamError("one context per choice (multiple input): the options are not listed in one prompt",
                           source=name, field="doc_to_text")
@@ -83,7 +89,8 @@ def task_rows(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, reorderings
         for form in reordered_docs(doc.index, doc.text, doc.choices, doc.choices.index(doc.target),
                                    reorderings=reorderings, seed=seed):
             rows.append({**asdict(form), "choices": list(form.choices), "moved": list(form.moved),
-                         "description": str(description)})
+                         "description": str(description),
+                         "reference": for_reference is None or doc.index in for_reference})
     if not any(row["order"] for row in rows):
         why = why_not_reordered(docs[0].text, docs[0].choices) if docs else "no docs"
         raise ContamError(f"no item can be reordered (the first: {why})", source=name, field="doc_to_choice")
@@ -91,10 +98,10 @@ def task_rows(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, reorderings
 
 
 def write_task(benchmark: str, rows: Sequence[Mapping[str, Any]], *, metrics: Sequence[str], reorderings: int,
-               seed: int, settings: Mapping[str, str], home: Path) -> Path:
+               seed: int, settings: Mapping[str, str], home: Path, most_for_reference: int = REFERENCE_ITEMS) -> Path:
     """Write the rows and the reordered task's YAML into their own folder; the YAML's path."""
     digest = stable_hash(benchmark, json.dumps(list(rows), sort_keys=True), list(metrics), reorderings, seed,
-                         sorted(settings.items()))[:12]
+                         sorted(settings.items()), most_for_reference)[:12]
     folder = home / f"{benchmark}-{digest}"
     folder.mkdir(parents=True, exist_ok=True)
     docs_path = write_jsonl(folder / DOCS_FILE, rows)
@@ -106,20 +113,32 @@ def write_task(benchmark: str, rows: Sequence[Mapping[str, Any]], *, metrics: Se
         settings=[f"{key}: {json.dumps(value)}" for key, value in settings.items()],
         metadata={"version": VERSION, "method": Verbatim(METHOD), "reordered_benchmark": benchmark,
                   "reordered_docs": str(docs_path), "reordered_metrics": list(metrics), METADATA_KEY: reorderings,
-                  "seed": seed}), encoding="utf-8")
+                  REFERENCE_ITEMS_KEY: most_for_reference, "seed": seed}), encoding="utf-8")
     return path
 
 
-def task_yaml(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, reorderings: int, seed: int,
-              home: Path) -> Path:
-    """The reordered task's YAML of one loaded benchmark task and its rendered evaluation docs."""
+def task_yaml(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, reorderings: int, seed: int, home: Path,
+              named_items: int | None = None, most_for_reference: int = REFERENCE_ITEMS) -> Path:
+    """The reordered task's YAML of one loaded benchmark task and its rendered evaluation docs; ``named_items``: the
+    items of the task or group named (the reference's sample is drawn from it in proportion; default: this task's)."""
     metrics = [metric for metric, higher in task.higher_is_better().items() if higher and metric in SCORED_METRICS]
     if not metrics:
         raise ContamError(f"it reports none of {', '.join(SCORED_METRICS)}", source=name, field="metric_list")
-    rows = task_rows(name, task, docs, reorderings=reorderings, seed=seed)
+    size = reference_share(len(docs), len(docs) if named_items is None else named_items, most_for_reference)
+    rows = task_rows(name, task, docs, reorderings=reorderings, seed=seed,
+                     for_reference=None if size == len(docs) else reference_items(len(docs), size, seed, name))
     settings = {"target_delimiter": str(task.config.target_delimiter),
                 "fewshot_delimiter": str(task.config.fewshot_delimiter)}
-    return write_task(name, rows, metrics=metrics, reorderings=reorderings, seed=seed, settings=settings, home=home)
+    return write_task(name, rows, metrics=metrics, reorderings=reorderings, seed=seed, settings=settings, home=home,
+                      most_for_reference=most_for_reference)
+
+
+def reference_doc_indices(metadata: Mapping[str, Any]) -> list[int] | None:
+    """The docs (row positions) of a reordered task a reference model scores: the forms of the items its rows mark
+    (``reference``); None when that is every row."""
+    rows = read_jsonl_objects(Path(str(metadata["reordered_docs"])))
+    chosen = [position for position, row in enumerate(rows) if row.get("reference", True)]
+    return None if len(chosen) == len(rows) else chosen
 
 
 def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[str, Any] | None = None,
@@ -129,11 +148,14 @@ def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[
 
     ``metadata``: the run's (``reorderings``: K per item, 0 turns it off; without it each task or group named gets
     :func:`default_reorderings` of its size, a group's counting every multiple-choice subtask: MMLU's 57 subjects
-    cost about one more evaluation of MMLU, not four; ``seed``). A bad K is refused before anything is written.
+    cost about one more evaluation of MMLU, not four; ``reference_items``: about how many items of each task or
+    group named a reference model scores, default :data:`REFERENCE_ITEMS`, 0: every item; ``seed``). A bad K or
+    item count is refused before anything is written.
     """
     metadata = dict(metadata or {})
     given = metadata.get(METADATA_KEY)
     reorderings = None if given is None else check_reorderings(given)
+    most_for_reference = check_reference_items(metadata.get(REFERENCE_ITEMS_KEY, REFERENCE_ITEMS))
     if reorderings == 0:
         return []
     seed = int(metadata.get("seed", 0))
@@ -158,7 +180,8 @@ def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[
     for name, (task, docs, named) in built.items():
         per_item = default_reorderings(items[named]) if reorderings is None else reorderings
         try:
-            added.append(str(task_yaml(name, task, docs, reorderings=per_item, seed=seed, home=home or tasks_home())))
+            added.append(str(task_yaml(name, task, docs, reorderings=per_item, seed=seed, home=home or tasks_home(),
+                                       named_items=items[named], most_for_reference=most_for_reference)))
         except ContamError as error:
             log.warning("no reordered score for %s: %s", name, error)
     return added

@@ -8,7 +8,7 @@ from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.registry import NO_SECTION, AuditedModel, BenchmarkAdjustment, MethodSpec, RenderTarget
 from lm_eval_contam.core.rundir import ModelResults
-from lm_eval_contam.methods.reordered.benchmark_tasks import adjustment_tasks
+from lm_eval_contam.methods.reordered.benchmark_tasks import adjustment_tasks, reference_doc_indices
 from lm_eval_contam.methods.reordered.hook import post_process_results
 from lm_eval_contam.methods.reordered.orders import METHOD
 
@@ -31,6 +31,8 @@ SPEC = MethodSpec(
     needs=frozenset({"logprobs", "reference"}),
     task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=NO_SECTION,
     output_types=frozenset({"multiple_choice"}),
+    # With a reference: the forms of a seeded sample of about REFERENCE_ITEMS items of a large task or group.
+    reference_docs=reference_doc_indices,
     benchmark_adjustment=BenchmarkAdjustment(tasks=adjustment_tasks, post_process=post_process_results,
                                              scored_like_benchmark=True),
 )

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.seeding import rng_for, stable_hash
+from lm_eval_contam.core.seeding import rng_for, seeded_order, stable_hash
 from lm_eval_contam.kit.option_items import (
     LETTERS,
     deliberate,
@@ -42,6 +42,12 @@ MAX_REORDERINGS = 23  # every other order of four options
 # forms near 1,000 (at least one each), so a large benchmark's reordered score costs about one more evaluation of it
 # (docs/cost.md), not four; with 1,000 or more items the item-to-item spread already dominates the interval.
 REORDERED_FORMS = 1000
+# With --reference-model the reference scores the reordered forms of about this many items of the task or group named
+# (each subtask its proportional share, at least one, drawn by the seed and each item's place), every item of a
+# smaller one: the gap less the reference's (paired per item) then costs the reference about two evaluations of 1,000
+# items, not of the whole group (docs/cost.md). The audited model's own score still covers every item.
+REFERENCE_ITEMS = 1000
+REFERENCE_ITEMS_KEY = "reference_items"  # run metadata (audit --reference-items N); 0: every item
 
 
 def default_reorderings(items: int) -> int:
@@ -68,6 +74,28 @@ def check_reorderings(value: object, source: str = "--metadata") -> int:
         raise ContamError(f"{METADATA_KEY!r} is {value!r}; expected a whole number from 0 (off) to {MAX_REORDERINGS}",
                           source=source, field=METADATA_KEY)
     return value
+
+
+def check_reference_items(value: object, source: str = "--metadata") -> int:
+    """The most items a reference model scores the reordered forms of, checked: a whole number, 0 for every item."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ContamError(f"got {value!r}; expected a whole number of items (0: every item)",
+                          source=source, field=REFERENCE_ITEMS_KEY)
+    return value
+
+
+def reference_share(items: int, named_items: int, most: int) -> int:
+    """How many of a subtask's ``items`` the reference scores when the task or group named has ``named_items``: all
+    of them when ``most`` is 0 or the named task has no more, else its proportional share of ``most`` (at least 1)."""
+    if most == 0 or named_items <= most:
+        return items
+    return max(1, min(items, round(items * most / named_items)))
+
+
+def reference_items(items: int, size: int, seed: int, benchmark: str) -> frozenset[int]:
+    """The item indices (of ``items``) whose forms the reference scores: the first ``size`` in a seeded order private
+    to the benchmark, so reruns and shards agree and a larger sample holds a smaller one."""
+    return frozenset(seeded_order(items, seed, "reordered-reference-sample", benchmark)[:size])
 
 
 def item_identity(text: str, choices: Sequence[str]) -> str:
