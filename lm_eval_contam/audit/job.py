@@ -359,16 +359,16 @@ def run_reference(spec: ModelSpec, tasks: Sequence[str], label: str, out_dir: Pa
     run_dir = Path("runs") / f"{label}{REFERENCE_SUFFIX}"
     run_tracker = tracker(out_dir / run_dir)
     # lm-eval takes --limit or a choice of docs, not both: under --limit the reference scores the same first docs.
-    samples = reference_samples(tasks, task_manager) if settings.limit is None else {}
-    if samples:
-        print(f"reference model: {sum(map(len, samples.values()))} docs of {len(samples)} task(s) "
-              f"({', '.join(sorted(samples)[:3])}{', ...' if len(samples) > 3 else ''}), a seeded sample of their "
-              f"items, the rest scored by the audited model alone ({REFERENCE_SAMPLE_DOC})")
+    chosen_docs = reference_samples(tasks, task_manager) if settings.limit is None else {}
+    if chosen_docs:
+        print(f"reference model: {sum(map(len, chosen_docs.values()))} docs of {len(chosen_docs)} task(s) "
+              f"({', '.join(sorted(chosen_docs)[:3])}{', ...' if len(chosen_docs) > 3 else ''}), a seeded sample of "
+              f"their items, the rest scored by the audited model alone ({REFERENCE_SAMPLE_DOC})")
     started = time.perf_counter()
     results = evaluate(spec, tasks, task_manager,
                        cache=cache_dir / request_cache_name(f"{label}{REFERENCE_SUFFIX}", spec.backend, spec.model_args),
                        chat_template=False, batch_size=settings.batch_size, device=settings.device,
-                       limit=settings.limit, samples=samples or None, evaluation_tracker=run_tracker)
+                       limit=settings.limit, samples=chosen_docs or None, evaluation_tracker=run_tracker)
     seconds = round(time.perf_counter() - started, 1)
     samples: dict[str, Any] = {}
     if results is not None:
