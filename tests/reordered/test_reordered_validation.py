@@ -176,3 +176,28 @@ def test_the_gap_less_the_references_holds_its_level_when_the_two_models_are_exc
                                            seed=run).pvalue)
     level = np.mean(np.array(pvalues) <= 0.05)
     assert 0.02 <= level <= 0.05 + 2.5 * np.sqrt(0.05 * 0.95 / 400), level
+
+
+def test_the_gap_less_the_references_holds_its_level_when_the_reference_scores_a_seeded_sample() -> None:
+    # audit --reference-items: the reference scores a sample drawn from the items' places before either model is
+    # scored, so the paired items are still exchangeable. 400 runs of 90 items, the reference on 60 of them.
+    import numpy as np
+
+    from lm_eval_contam.methods.reordered.orders import reference_items
+
+    rng = np.random.default_rng(11)
+
+    def model(difficulty: np.ndarray) -> list[ItemScores]:
+        return [ItemScores(i, float(rng.random() < p), tuple(float(x) for x in rng.random(1) < p))
+                for i, p in enumerate(difficulty)]
+
+    pvalues = []
+    for run in range(400):
+        difficulty = rng.uniform(0.1, 0.9, size=90)
+        chosen = reference_items(90, 60, run, "simulated")
+        score = reference_gap_score(model(difficulty), [item for item in model(difficulty) if item.item in chosen],
+                                    n_resamples=200, sign_flips=999, seed=run)
+        assert score.n_items == 60
+        pvalues.append(score.pvalue)
+    level = np.mean(np.array(pvalues) <= 0.05)
+    assert 0.02 <= level <= 0.05 + 2.5 * np.sqrt(0.05 * 0.95 / 400), level

@@ -5,7 +5,7 @@ the rows appear in lm-eval's JSON and table beside the benchmark's ``acc`` (and 
 filter. A reordered task whose benchmark is not in the run is logged, never raised. With ``audit --reference-model``
 the reference's samples of the reordered task are in the results while they are post-processed: the benchmark's row
 also gets ``<metric>_reordered_gap_vs_reference`` (the gap less the reference's, paired per item, with its interval,
-p and ``_items``: the items both scored, a seeded sample of about 1,000 of a larger task or group's).
+p and ``_items``: the items both scored, a seeded sample of about 2,000 of a larger task or group's).
 
 A group (``mmlu``) gets the same rows over the items of all its reordered subtasks pooled (:func:`group_rows`), as
 lm-eval pools a group's ``acc`` by size: the score, its interval, the gap and its exact p over every item, and the
