@@ -9,18 +9,13 @@ from pathlib import Path
 import pytest
 from scipy.stats import binomtest
 
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.nullstudy import QUICK, StudySettings, clopper_pearson, configs, rates_document, tally
 from lm_eval_contam.nullstudy.design import PartitionRole, world_roles
 from lm_eval_contam.nullstudy.rates import markdown_table
-from lm_eval_contam.nullstudy.study import (
-    run_study,
-    training_texts,
-    write_task_configs,
-    write_world_data,
-)
+from lm_eval_contam.nullstudy.study import run_study, training_texts, write_task_configs, write_world_data
 from lm_eval_contam.verdicts.verdict import (
     NULL_RATES_FILE,
-    Verdict,
     holm,
     measured_rate,
     parse_rates,

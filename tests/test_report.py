@@ -15,19 +15,15 @@ import pytest
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.jsonl import read_jsonl_objects as read_samples
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.rundir import load_run
 from lm_eval_contam.methods.dcr.hook import post_process_results
-from lm_eval_contam.methods.timetravel.judge_b import (
-    judge_samples,
-    timetravel_rows,
-    write_verdicts,
-)
+from lm_eval_contam.methods.timetravel.judge_b import judge_samples, timetravel_rows, write_verdicts
 from lm_eval_contam.report import build_report, write_report
 from lm_eval_contam.report.html import render_html
 from lm_eval_contam.report.markdown import render_markdown
 from lm_eval_contam.reportkit import charts
 from lm_eval_contam.reportkit.mdkit import md
-from lm_eval_contam.verdicts.verdict import Verdict
 from lm_eval_contam.verdicts.verdict import collect as verdicts
 
 TT_TASK = "timetravel_toy_news_train"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.registry import registered_methods
-from lm_eval_contam.verdicts.verdict import Verdict
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "validation_study.py"
 spec = importlib.util.spec_from_file_location("validation_study", SCRIPT)

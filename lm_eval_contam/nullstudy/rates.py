@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from scipy import stats as scipy_stats
 
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.stats import ConfidenceInterval, Estimate
 from lm_eval_contam.nullstudy.design import NULL_ROLES, ROLE_NAMES, ROLE_NULLS, Role
-from lm_eval_contam.verdicts.verdict import Verdict, rate_key
+from lm_eval_contam.verdicts.verdict import rate_key
 
 RATES_VERSION = 1
 

@@ -16,6 +16,7 @@ from lm_eval_contam import harness
 from lm_eval_contam.contaminate import contaminant_texts
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.jsonl import write_jsonl
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.partitions import DatasetSpec, Partition, dataset_from_task_metadata
 from lm_eval_contam.core.registry import task_quiz_samples
 from lm_eval_contam.core.rundir import load_model_dir
@@ -28,7 +29,7 @@ from lm_eval_contam.models.training import train_on_texts
 from lm_eval_contam.nullstudy import configs
 from lm_eval_contam.nullstudy.corpus import SyntheticDataset, background_texts, make_dataset, vocabulary
 from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudySettings, world_roles
-from lm_eval_contam.verdicts.verdict import Verdict, model_verdicts, partition_verdicts
+from lm_eval_contam.verdicts.verdict import model_verdicts, partition_verdicts
 
 TRAINING_FILE = "training.json"
 TIMING_FILE = "timing.json"  # seconds per step, recorded when the step ran (a resumed step keeps its first time)

@@ -28,6 +28,7 @@ from lm_eval_contam.contaminate.corpus import default_filler
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.install import task_dir as templates_dir
 from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.partitions import DatasetSpec, Partition, dataset_from_task_metadata, with_sibling_controls
 from lm_eval_contam.core.registry import (
     MethodSpec,
@@ -60,7 +61,6 @@ from lm_eval_contam.verdicts.verdict import (
     FREE_TEXT,
     MULTIPLE_CHOICE,
     VALIDATION_RATES_FILE,
-    Verdict,
     clean_model_rates,
     filler_rates,
     model_verdicts,

@@ -14,12 +14,12 @@ from collections.abc import Iterable, Sequence
 
 from lm_eval_contam.core.formatting import pvalue
 from lm_eval_contam.core.install import __version__
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.registry import method_of
 from lm_eval_contam.report import layout
 from lm_eval_contam.report.model import Report
 from lm_eval_contam.reportkit.htmlkit import anchor, e, scroll, table
 from lm_eval_contam.verdicts.detection_rates import clean_bill
-from lm_eval_contam.verdicts.verdict import Verdict
 
 CSS = """
 :root { --ink:#222; --muted:#666; --line:#ddd; --flag:#fbe3e4; --flag-ink:#8e1b21; --ok:#eaf5ec; --ok-ink:#1d5e2c; }

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.core.formatting import p_equals, pvalue
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.registry import papers_own_tests, registered_methods
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.stats import ALPHA
@@ -21,7 +22,6 @@ from lm_eval_contam.verdicts.verdict import (
     PARTITION_NULL,
     PARTITION_RULE,
     PartitionVerdict,
-    Verdict,
     clean_model_rate,
     measured,
     measured_rate,

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.rundir import ModelResults
-from lm_eval_contam.verdicts.verdict import PartitionVerdict, Verdict, partition_verdicts
+from lm_eval_contam.verdicts.verdict import PartitionVerdict, partition_verdicts
 
 
 @dataclass(frozen=True)

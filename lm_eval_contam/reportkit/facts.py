@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from lm_eval_contam.verdicts.verdict import Verdict, rate_key
+from lm_eval_contam.core.method_verdict import Verdict
+from lm_eval_contam.verdicts.verdict import rate_key
 
 
 def verdict_facts(verdict: Verdict) -> list[tuple[str, str]]:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable, Sequence
 
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.text import visible_bidi_controls
 from lm_eval_contam.reportkit.facts import test_anchor, verdict_facts
-from lm_eval_contam.verdicts.verdict import Verdict, no_call_reason, stated_decision
+from lm_eval_contam.verdicts.verdict import no_call_reason, stated_decision
 
 
 def e(value: object) -> str:

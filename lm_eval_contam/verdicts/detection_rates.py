@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.stats import ConfidenceInterval
-from lm_eval_contam.verdicts.verdict import VALIDATION_RATES_FILE, PartitionVerdict, Verdict, items_shape, rate_key
+from lm_eval_contam.verdicts.verdict import VALIDATION_RATES_FILE, PartitionVerdict, items_shape, rate_key
 
 
 @dataclass(frozen=True)

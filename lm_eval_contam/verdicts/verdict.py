@@ -19,7 +19,7 @@ from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import p_equals
-from lm_eval_contam.core.method_verdict import Evidence, NotRun, Verdict, not_run_verdict, single_instance_caveats
+from lm_eval_contam.core.method_verdict import NotRun, Verdict, not_run_verdict, single_instance_caveats
 from lm_eval_contam.core.registry import (
     NOT_RUN_KEY,
     controlled_tests,
@@ -31,9 +31,6 @@ from lm_eval_contam.core.registry import (
 from lm_eval_contam.core.rundir import ModelResults, Run
 from lm_eval_contam.core.stats import ALPHA, ConfidenceInterval
 from lm_eval_contam.lmeval.context_window import TRUNCATED_METRIC, truncation_caveat
-
-__all__ = ["Evidence", "Verdict", "collect", "model_verdicts", "partition_verdicts"]  # Verdict's home for callers
-
 
 def order_of_tests(verdicts: Sequence[Verdict]) -> list[str]:
     """Tests in order of first appearance (each family emits its tests in its own order)."""

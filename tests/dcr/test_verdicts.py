@@ -6,11 +6,11 @@ import json
 
 import pytest
 
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.rundir import load_model_dir
 from lm_eval_contam.core.stats import ConfidenceInterval
 from lm_eval_contam.methods.dcr import report_section as renderer
 from lm_eval_contam.methods.dcr.verdicts import CHECK_MODE_RULES, NULL, RULE, AdjustedMetric, DCREvidence, verdicts
-from lm_eval_contam.verdicts.verdict import Verdict
 
 LEVEL_TASKS = [f"dcr_toy_sentiment_l{n}" for n in (1, 2, 3, 4)]
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.methods.timetravel.verdicts import Alg1Evidence, styles_combined
-from lm_eval_contam.verdicts.verdict import Verdict
 
 
 def _permutation(style: str, p: float, partition: str = "Toy News train") -> Verdict:

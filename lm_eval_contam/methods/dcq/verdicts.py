@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lm_eval_contam.core.formatting import interval, number, p_equals, pvalue
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.stats import ALPHA, ConfidenceInterval
 from lm_eval_contam.kit.quiz_options import LEFT_OUT_KEY
 from lm_eval_contam.methods.dcq.quiz import LETTERS, POSITIONS
-from lm_eval_contam.verdicts.verdict import Verdict
 
 FAMILY = "dcq"
 MODES = {"loglikelihood": "DCQ (loglikelihood)", "generate_until": "DCQ (generate)"}

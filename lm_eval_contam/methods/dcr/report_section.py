@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from lm_eval_contam.core.formatting import interval, number
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.methods.dcr.verdicts import AdjustedMetric, DCREvidence
 from lm_eval_contam.reportkit import charts, htmlkit, mdkit
 from lm_eval_contam.reportkit.htmlkit import e
 from lm_eval_contam.reportkit.mdkit import md
-from lm_eval_contam.verdicts.verdict import Verdict
 
 LEVEL_LABELS = ("L1", "L2", "L3", "L4")
 NOTE = ("Each level score S_i is the share of a level's items whose Check passed; with controlled checks (the "

@@ -19,6 +19,7 @@ from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import interval, number
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.rundir import FILTER, ModelResults, number_or_none
 from lm_eval_contam.core.stats import ConfidenceInterval
 from lm_eval_contam.methods.dcr.results import (
@@ -31,7 +32,6 @@ from lm_eval_contam.methods.dcr.results import (
 )
 from lm_eval_contam.methods.dcr.schema import LEVELS
 from lm_eval_contam.methods.dcr.sheet import load_sheet
-from lm_eval_contam.verdicts.verdict import Verdict
 
 FAMILY = "dcr"
 METHOD = "dcr_factor"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.reportkit import htmlkit, mdkit
 from lm_eval_contam.reportkit.htmlkit import e
 from lm_eval_contam.reportkit.mdkit import md
-from lm_eval_contam.verdicts.verdict import Verdict
 
 MODE_NOTES = {
     "control": ("Mean log-likelihood of the instance texts (per byte, and per zlib-compressed byte) on the partition "

@@ -12,6 +12,7 @@ from typing import Any, get_args
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
+from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.partitions import Control, ControlKind, Partition
 from lm_eval_contam.core.relabelling import records_by_identity
 from lm_eval_contam.core.rundir import ModelResults
@@ -20,7 +21,6 @@ from lm_eval_contam.methods.likelihood.configs import CONTROL_ASSUMED_KEY, CONTR
 from lm_eval_contam.methods.likelihood.docs import CONTROL, PARTITION, control_partition
 from lm_eval_contam.methods.likelihood.stats import TwoSampleResult, reference_control_test
 from lm_eval_contam.methods.likelihood.task import RECORD_METRIC
-from lm_eval_contam.verdicts.verdict import Verdict
 
 FAMILY = "likelihood"
 # The lift mode names its two means after what they lift.

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from lm_eval_contam.core.formatting import number
-from lm_eval_contam.core.method_verdict import NotRunEvidence
+from lm_eval_contam.core.method_verdict import NotRunEvidence, Verdict
 from lm_eval_contam.methods.timetravel.verdicts import Instance
 from lm_eval_contam.reportkit import charts, htmlkit, mdkit
 from lm_eval_contam.reportkit.htmlkit import e
 from lm_eval_contam.reportkit.mdkit import md
-from lm_eval_contam.verdicts.verdict import Verdict
 
 MATCH_NAMES = {"exact": "exact", "near_exact": "near-exact", "inexact": "inexact"}
 

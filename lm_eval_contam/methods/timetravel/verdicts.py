@@ -12,14 +12,13 @@ from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
-from lm_eval_contam.core.method_verdict import sample_size_caveats
+from lm_eval_contam.core.method_verdict import Verdict, sample_size_caveats
 from lm_eval_contam.core.partitions import Partition, metadata_number
 from lm_eval_contam.core.rundir import FILTER, ModelResults
 from lm_eval_contam.core.stats import ALPHA, sign_flip_caveats
 from lm_eval_contam.lmeval.lm_eval_compat import logged_responses
 from lm_eval_contam.methods.timetravel.instances import DEFAULT_NUM_INSTANCES
 from lm_eval_contam.methods.timetravel.judge_b import judge_a_match, latest_per_judge
-from lm_eval_contam.verdicts.verdict import Verdict
 
 FAMILY = "timetravel"
 ALG2_RULE = "flagged at >= 1 exact or >= 2 near-exact matches (the paper's Alg. 2)"
