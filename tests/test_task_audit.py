@@ -279,7 +279,8 @@ def test_a_negative_sample_is_refused_before_anything_is_written(tmp_path: Path,
     out = tmp_path / "audit"
     assert cli_main(["audit", "--tasks", "quiz_mc", "--sample", "-3", "--output_path", str(out)]) == 2
     assert capsys.readouterr().err.strip().endswith(
-        "field '--sample': got -3; expected a whole number of instances (0: the methods' own sample)")
+        "field '--sample': got -3; expected a whole number of instances, 2 or more (the tests compare samples of two or "
+        "more; 0: the methods' own sample)")
     assert not out.exists()
 
 

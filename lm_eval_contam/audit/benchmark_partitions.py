@@ -31,7 +31,12 @@ from typing import Any
 from lm_eval_contam.audit.own_data import CARDS_DIR, DATA_DIR, write_new
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import p_equals
-from lm_eval_contam.core.input_checks import CONTROL_OVERLAP_LIMIT, check_control_overlap, control_overlap
+from lm_eval_contam.core.input_checks import (
+    CONTROL_OVERLAP_LIMIT,
+    check_control_overlap,
+    control_overlap,
+    too_few_rows,
+)
 from lm_eval_contam.core.jsonl import jsonl_text, read_jsonl_objects
 from lm_eval_contam.core.partitions import Control, Partition, slug
 from lm_eval_contam.core.seeding import proportional_shares, seeded_order, stable_hash
@@ -114,7 +119,10 @@ class PartitionCardDraft:
 
     @property
     def key(self) -> str:
-        return KEY_PREFIX + slug(self.task)
+        """``task_<slug>``; a name with letters the slug drops (not ASCII, e.g. Cyrillic) gets its hash too, or two
+        such tasks would both be ``task_data``."""
+        dropped = any(char.isalnum() and not char.isascii() for char in self.task)
+        return KEY_PREFIX + slug(self.task) + (f"_{stable_hash('benchmark-key', self.task)[:8]}" if dropped else "")
 
     def card(self, out_dir: Path) -> dict[str, Any]:
         """The partition card's fields (data files under ``out_dir``)."""
@@ -177,8 +185,12 @@ def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkD
                               field="--control-data")
 
     control_rows = tuple(doc_row(doc) for doc in docs)
+    field = "--control-split" if control.kind == "split" else "--control-data"
+    few = too_few_rows(len(rows), f"the evaluated split {split!r}") or too_few_rows(len(control_rows), "the control")
+    if few:
+        raise ContamError(f"{few}: the with-control verdict cannot be computed", source=name, field=field)
     check_control_overlap([row[TEXT_FIELD] for row in rows], [row[TEXT_FIELD] for row in control_rows], source=name,
-                          field="--control-split" if control.kind == "split" else "--control-data")
+                          field=field)
     return replace(alone, control=control, control_rows=control_rows)
 
 
@@ -204,6 +216,10 @@ def task_split_control(partition: PartitionCardDraft, task: Any) -> PartitionCar
     except ContamError as error:
         return replace(partition, no_control=f"the task's {chosen} split cannot be a control ({error.reason}): the "
                                              "with-control verdict is not computed")
+    few = too_few_rows(len(partition.rows), f"the task's {partition.split} split") or too_few_rows(
+        len(control_rows), f"the task's {chosen} split")
+    if few:
+        return replace(partition, no_control=f"{few}: the with-control verdict is not computed")
     texts, control_texts = [row[TEXT_FIELD] for row in partition.rows], [row[TEXT_FIELD] for row in control_rows]
     overlap = control_overlap(texts, control_texts)
     if overlap.share >= CONTROL_OVERLAP_LIMIT:

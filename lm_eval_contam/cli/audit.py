@@ -35,6 +35,7 @@ from lm_eval_contam.audit.reference_model import (
 from lm_eval_contam.core.audit_identity import check_same_audit, claimed
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.input_checks import (
+    COMPARED_ROWS_MINIMUM,
     check_control_flags,
     check_include_paths,
     check_label,
@@ -207,9 +208,9 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, C
         check_reorderings(args.reorderings, source="--reorderings")
     if args.reference_items is not None:
         check_reference_items(args.reference_items, source="--reference-items")
-    if args.sample is not None and args.sample < 0:
-        raise ContamError(f"got {args.sample}; expected a whole number of instances (0: the methods' own sample)",
-                          field="--sample")
+    if args.sample is not None and (args.sample < 0 or 0 < args.sample < COMPARED_ROWS_MINIMUM):
+        raise ContamError(f"got {args.sample}; expected a whole number of instances, {COMPARED_ROWS_MINIMUM} or more "
+                          "(the tests compare samples of two or more; 0: the methods' own sample)", field="--sample")
     if per_subtask(args) and tasks is None:
         raise ContamError("gives each subtask of a --tasks group its own partition; without --tasks there is no group: "
                           "leave it out, or audit with --tasks", field="--per-subtask")

@@ -182,6 +182,19 @@ def broken_task_yaml(name: str, include_path: Sequence[str]) -> str | None:
     return None
 
 
+# The fewest rows a side of a two-sample test holds: the likelihood modes' permutation tests (scipy's) compare samples
+# of two or more observations, so a one-row sample, or a one-row control, can never be tested.
+COMPARED_ROWS_MINIMUM = 2
+
+
+def too_few_rows(rows: int, what: str) -> str | None:
+    """Why ``rows`` rows of ``what`` cannot be a side of the two-sample tests, or None when they can."""
+    if rows >= COMPARED_ROWS_MINIMUM:
+        return None
+    return (f"{what} has {rows} row{'' if rows == 1 else 's'}; the tests compare samples of "
+            f"{COMPARED_ROWS_MINIMUM} or more")
+
+
 # A control sharing this share of its rows with the audited rows is the audited data: the likelihood modes compare
 # the two, so the difference is ~0 and the test can never flag.
 CONTROL_OVERLAP_LIMIT = 0.5
@@ -250,9 +263,11 @@ def partition_control_overlap(partition: Partition) -> ControlOverlap | None:
 def check_control_source(partition: Partition) -> None:
     """A card's file control names the file its split reads: a JSONL ``control.source`` that is another file than the
     split's ``data_files`` entry would be named in the verdicts while the scores come from the split's file. (A CSV
-    source is read through its converted JSONL, so only a JSONL source is compared.)"""
+    source is read through its converted JSONL, so only a JSONL source is compared; an ``audit --tasks`` card's split
+    reads the source's docs as the task renders them, by construction another file.)"""
     control = partition.control
-    if control.kind != "file" or partition.dataset.registered or not control.source:
+    rendered = partition.dataset.benchmark_output_type is not None
+    if control.kind != "file" or partition.dataset.registered or rendered or not control.source:
         return
     given = Path(control.source).expanduser()
     read = partition.dataset.partition(str(control.split)).data_file

@@ -26,7 +26,7 @@ without evaluation docs, or any other output type is a :class:`ContamError` nami
 from __future__ import annotations
 
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -256,7 +256,8 @@ def split_docs(name: str, task: Any, split: str) -> list[BenchmarkDoc]:
     docs = _processed(task, task.dataset[split])
     if not docs:
         raise ContamError(f"split {split!r} has no docs", source=name, field="--control-split")
-    return [render_doc(name, task, index, doc) for index, doc in enumerate(docs)]
+    # lm-eval never renders this split (a template written for the evaluated split's rows may fail on it)
+    return rendered_docs(name, task, docs, lambda index: f"{name} {split}", "--control-split")
 
 
 def rows_docs(name: str, task: Any, rows: Sequence[Mapping[str, Any]], source: str) -> list[BenchmarkDoc]:
@@ -273,6 +274,13 @@ def rows_docs(name: str, task: Any, rows: Sequence[Mapping[str, Any]], source: s
     except Exception as error:  # noqa: BLE001 - the task's own process_docs may raise anything
         raise ContamError(f"task {name!r} cannot process these rows ({type(error).__name__}: {_first_line(error)})",
                           source=source, field="--control-data") from None
+    return rendered_docs(name, task, docs, lambda index: f"{source}:{index + 1}", "--control-data")
+
+
+def rendered_docs(name: str, task: Any, docs: Sequence[Mapping[str, Any]], where: Callable[[int], str],
+                  field: str) -> list[BenchmarkDoc]:
+    """Docs the evaluation does not read (a control's), rendered by the task's templates; a doc they cannot render is
+    a ContamError naming ``where(index)`` and ``field``."""
     rendered = []
     for index, doc in enumerate(docs):
         try:
@@ -280,6 +288,6 @@ def rows_docs(name: str, task: Any, rows: Sequence[Mapping[str, Any]], source: s
         except ContamError:
             raise
         except Exception as error:  # noqa: BLE001 - Jinja or the task's functions on a row of another schema
-            raise ContamError(f"task {name!r} cannot render it ({type(error).__name__}: {_first_line(error)})",
-                              source=f"{source}:{index + 1}", field="--control-data") from None
+            raise ContamError(f"doc {index}: task {name!r} cannot render it ({type(error).__name__}: "
+                              f"{_first_line(error)})", source=where(index), field=field) from None
     return rendered

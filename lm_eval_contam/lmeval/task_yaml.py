@@ -8,6 +8,7 @@ sample datasets) and for a card partition (``MethodSpec.render_task_configs``: t
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -30,6 +31,12 @@ def shipped_path(partition: Partition, task: str) -> str:
     return f"{'samples/' if partition.dataset.hf_path is None else ''}{task}.yaml"
 
 
+def yaml_text(text: str) -> str:
+    """``text`` as a YAML scalar: bare when it is a plain name or path, else JSON-quoted (a task named ``my quiz: part
+    1``, quoted in its own YAML, would otherwise be written as a mapping)."""
+    return text if re.fullmatch(r"[A-Za-z0-9_./+-]+", text) else json.dumps(text)
+
+
 def _metadata_value(value: Any) -> str:
     return str(value) if isinstance(value, Verbatim) else json.dumps(value)
 
@@ -40,11 +47,11 @@ def thin_task_yaml(*, header: str, include: str, task: str, metadata: Mapping[st
     """One task YAML: ``header`` (comment lines), the template it includes, the task's name, its ``tag`` (a name or
     a list), how it loads ``partition`` and which split it tests, its own ``settings`` (YAML lines), and its
     ``metadata`` (JSON-quoted values, :class:`Verbatim` ones bare)."""
-    lines = [*header.splitlines(), f"include: {include}", f"task: {task}"]
+    lines = [*header.splitlines(), f"include: {yaml_text(include)}", f"task: {yaml_text(task)}"]
     if tag is not None:
         lines.append(f"tag: {tag}" if isinstance(tag, str) else f"tag: [{', '.join(tag)}]")
     if partition is not None:
-        lines += [*data_lines(partition), f"test_split: {partition.split}"]
+        lines += [*data_lines(partition), f"test_split: {yaml_text(partition.split)}"]
     lines += [*settings, "metadata:", *(f"  {key}: {_metadata_value(value)}" for key, value in metadata.items())]
     return "\n".join(lines) + "\n"
 
