@@ -149,12 +149,18 @@ def check_run_metadata(metadata: Mapping[str, Any] | None) -> None:
 
 
 def check_tasks_named_once(loaded: Mapping[str, Mapping[str, Any]]) -> None:
-    """No ``--tasks`` name is also a subtask of another name given: lm-eval refuses a task twice in one run."""
-    for name in loaded:
+    """No ``--tasks`` name is also a subtask of another name given, nor a group whose subtasks all lie in another
+    (a group nested in it): lm-eval refuses a task twice in one run."""
+    for name, own in loaded.items():
         for group, subtasks in loaded.items():
-            if group != name and name in subtasks:
+            if group == name:
+                continue
+            if name in subtasks:
                 raise ContamError(f"is already a subtask of group {group!r}; give the group or the task, not both",
                                   source=name, field="--tasks")
+            if set(own) <= set(subtasks):
+                raise ContamError(f"its subtasks ({', '.join(own)}) are already subtasks of group {group!r} (a group "
+                                  "within it); give one of the two groups, not both", source=name, field="--tasks")
 
 
 class _TolerantLoader(yaml.SafeLoader):

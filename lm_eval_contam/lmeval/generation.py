@@ -144,11 +144,19 @@ class ModelSpec:
         if self.backend != "hf":
             return
         pretrained = str(self.arguments.get("pretrained") or "")
-        if pretrained.startswith(LOCAL_PATH_STARTS) and not Path(pretrained).expanduser().exists():
-            # A path, not a Hub id: transformers would try the Hub and report a failed connection instead.
-            raise ContamError(f"cannot load model spec {self.spec or self.model_args!r}: no such folder "
-                              f"{pretrained!r}; expected an HF model folder, a Hub id or <backend>:<key=value,...>",
-                              field=self.flag)
+        folder_fault = local_folder_fault(pretrained, MODEL_CONFIG)
+        if folder_fault:
+            # A path, not a Hub id: transformers would try the Hub and report a failed connection (or a missing
+            # tokenizer package) instead.
+            raise ContamError(f"cannot load model spec {self.spec or self.model_args!r}: {folder_fault}; expected an "
+                              "HF model folder, a Hub id or <backend>:<key=value,...>", field=self.flag)
+        adapter = self.arguments.get("peft")
+        if adapter:  # lm-eval loads the adapter after the weights, long after the audit's first files
+            adapter_fault = local_folder_fault(str(adapter), ADAPTER_CONFIG) or hub_adapter_fault(str(adapter))
+            if adapter_fault:
+                raise ContamError(f"cannot load model spec {self.spec or self.model_args!r}: peft={adapter}: "
+                                  f"{adapter_fault}; expected a PEFT adapter folder (its {ADAPTER_CONFIG}) or Hub id",
+                                  field=self.flag)
         try:
             found = self.local_tokenizer
         except Exception as error:  # noqa: BLE001 - a missing folder, an unknown Hub id, no network, ...
@@ -167,6 +175,42 @@ class ModelSpec:
         except Exception as error:  # noqa: BLE001 - HF, vLLM, ... raise anything for a bad model
             raise ContamError(f"cannot load model spec {self.spec or self.model_args!r}: {_one_line(error)}",
                               field=self.flag) from None
+
+
+MODEL_CONFIG = "config.json"  # every HF model folder's
+ADAPTER_CONFIG = "adapter_config.json"  # peft's, in every adapter folder
+
+
+def looks_local(name: str) -> bool:
+    """Whether a model name is a local path, not a Hub id: it starts like a path, exists, or its first folder exists
+    (``models/nope`` beside ``models/``: a missing folder, not the Hub id of org ``models``)."""
+    path = Path(name).expanduser()
+    return name.startswith(LOCAL_PATH_STARTS) or path.exists() or (len(path.parts) > 1 and Path(path.parts[0]).is_dir())
+
+
+def local_folder_fault(name: str, needed: str) -> str | None:
+    """What is wrong with a local model folder (none, or no ``needed`` file in it); None for a sound one or a Hub id."""
+    if not name or not looks_local(name):
+        return None
+    folder = Path(name).expanduser()
+    if not folder.is_dir():
+        return f"no such folder {name!r}"
+    if not (folder / needed).is_file():
+        present = ADAPTER_CONFIG if needed == MODEL_CONFIG and (folder / ADAPTER_CONFIG).is_file() else None
+        return f"{folder} has no {needed}" + (f" (it holds a PEFT adapter's {present}: give it as peft=)" if present
+                                              else "")
+    return None
+
+
+def hub_adapter_fault(name: str) -> str | None:
+    """Why peft cannot load the adapter config of ``name`` (a Hub id, or a folder checked to hold one), or None."""
+    try:
+        from peft import PeftConfig
+
+        PeftConfig.from_pretrained(name)
+    except Exception as error:  # noqa: BLE001 - no peft, an unknown id, no network, a config of another version
+        return _one_line(error)
+    return None
 
 
 def _one_line(error: BaseException) -> str:
