@@ -29,20 +29,24 @@ def benchmark_row(**changes: object) -> dict:
     return {key: value for key, value in row.items() if value is not None}
 
 
-def write_run(root: Path, row: dict, counts: dict | None = None) -> Path:
-    """One model's lm-eval output folder under ``root`` holding one results file with ``row``; the file's path."""
+def write_run(root: Path, row: object, counts: dict | None = None, method: str | None = None,
+              tasks: dict | None = None) -> Path:
+    """One model's lm-eval output folder under ``root`` holding one results file with ``row`` (its task's method:
+    ``method``; ``tasks``: more configs, name -> method, with no row); the file's path."""
     folder = root / "model"
     folder.mkdir(parents=True)
     path = folder / f"results_{DATE}.json"
+    configs = {name: {"task": name, **({"metadata": {"method": found}} if found else {})}
+               for name, found in {TASK: method, **(tasks or {})}.items()}
     path.write_text(json.dumps({
-        "results": {TASK: row}, "configs": {TASK: {"task": TASK}},
+        "results": {TASK: row}, "configs": configs,
         "n-samples": {TASK: counts or {"original": 40, "effective": 40}},
         "config": {"model": "hf", "model_args": "pretrained=/m"}, "model_name": "/m"}))
     return path
 
 
-def refused(tmp_path: Path, row: dict, counts: dict | None = None) -> str:
-    path = write_run(tmp_path / "run", row, counts)
+def refused(tmp_path: Path, row: object, counts: dict | None = None, **config: object) -> str:
+    path = write_run(tmp_path / "run", row, counts, **config)
     with pytest.raises(ContamError) as error:
         build_report(tmp_path / "run")
     message = str(error.value)
@@ -126,3 +130,50 @@ def test_the_cli_prints_one_line_exits_2_and_writes_nothing(tmp_path: Path, caps
         f"lm-eval-contam report: error: {path}: field 'acc_reordered_p,none': task {TASK}: -0.2 is not a p-value "
         f"(expected a number in [0, 1])"]
     assert sorted(p.name for p in (tmp_path / "run").rglob("*")) == ["model", path.name]
+
+
+@pytest.mark.parametrize(("key", "value", "expected"), [
+    # Issue 51, group 6: each was rendered (or dropped a row) instead of refused.
+    ("acc,none", "0.5", "'0.5' is not a score (expected a number in [0, 1])"),
+    ("acc_reordered_gap_vs_reference_items,none", -3, "-3 is not a count (expected a non-negative whole number)"),
+    ("acc_reordered_items,none", 2.5, "2.5 is not a count (expected a non-negative whole number)"),
+    ("truncated_docs,none", -5, "-5 is not a count (expected a non-negative whole number)"),
+    ("s2,none", 1.5, "1.5 is not a DCR level score (expected a number in [0, 1])"),
+    ("acc_reordered_gap,none", float("nan"), "nan is not a gap (expected a number in [-1, 1])"),
+    ("acc_reordered_gap_vs_reference,none", float("inf"), "inf is not a gap (expected a number in [-2, 2])"),
+    ("acc_adj,none", [0.3], "[0.3] is not a score (expected a number in [0, 1])"),
+    ("acc_reordered_p,none", "0.04", "'0.04' is not a p-value (expected a number in [0, 1])"),
+    ("dcq_kappa,none", 1.5, "1.5 is not a kappa (expected a number in [-1, 1])"),
+])
+def test_every_kind_the_report_renders_refuses_a_value_out_of_kind(tmp_path: Path, key: str, value: object,
+                                                                  expected: str) -> None:
+    assert refused(tmp_path, benchmark_row(**{key: value})) == f"field {key!r}: task {TASK}: {expected}"
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), "-3.9"])
+def test_a_likelihood_mean_that_is_no_finite_number_is_refused(tmp_path: Path, value: object) -> None:
+    """Issue 51, group 6: "inf vs -3.996" was printed as the likelihood test's evidence."""
+    row = {"alias": TASK, "original,none": value, "control,none": -3.996, "pvalue,none": 0.5}
+    assert refused(tmp_path, row, method="likelihood") == (
+        f"field 'original,none': task {TASK}: {value!r} is not a log-likelihood statistic (expected a finite number)")
+
+
+def test_dcrs_rate_of_no_items_of_the_same_name_stays_not_measured(tmp_path: Path) -> None:
+    """DCR's level rows name a pass rate ``original``, NaN at a level with no item: not a likelihood mean."""
+    from lm_eval_contam.core.rundir import read_results
+
+    path = write_run(tmp_path / "run", {"alias": TASK, "original,none": float("nan"), "s1,none": float("nan")},
+                     method="dcr")
+    row = read_results(path)["results"][TASK]
+    assert row["s1,none"] != row["s1,none"] and row["original,none"] != row["original,none"]  # NaN, read as it is
+
+
+def test_a_row_deleted_from_a_results_file_is_an_error_not_a_smaller_holm_set(tmp_path: Path) -> None:
+    assert refused(tmp_path, benchmark_row(), tasks={"dcq_task_quiz_test": "dcq"}) == (
+        "field 'results': task dcq_task_quiz_test: its row is missing from 'results' (the run's configs hold the "
+        "task, method dcq)")
+
+
+def test_a_task_row_that_is_a_list_is_one_error_not_a_traceback(tmp_path: Path) -> None:
+    assert refused(tmp_path, [0.5, 0.6]) == (
+        f"field 'results.{TASK}': task {TASK}: its row is list [0.5, 0.6]; expected an object of metrics")

@@ -23,7 +23,7 @@ from lm_eval_contam.core.audit_identity import AUDIT_FILE
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.jsonl import read_jsonl_objects
 from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.result_numbers import count_problem, interval_problems, number_problem
+from lm_eval_contam.core.result_numbers import count_problem, interval_problems, number_problem, row_value_problem
 
 ADJUSTED_SUFFIX = ".dcr_adjusted"
 FILTER = "none"  # the project's tasks define no filters
@@ -58,11 +58,19 @@ def check_results_numbers(results: Mapping[str, Any], path: Path) -> None:
     if not results["results"]:
         raise ContamError("not an lm-eval results file: its 'results' object is empty", source=str(path),
                           field="results")
+    configs = results.get("configs") if isinstance(results.get("configs"), dict) else {}
+    methods = {task: ((config.get("metadata") if isinstance(config, dict) else None) or {}).get("method")
+               for task, config in configs.items()}
+    for task, method in methods.items():  # a deleted row would silently leave its tests out (and the Holm set)
+        if method and task not in results["results"]:
+            raise ContamError(f"task {task}: its row is missing from 'results' (the run's configs hold the task, "
+                              f"method {method})", source=str(path), field="results")
     for task, row in results["results"].items():
         if not isinstance(row, dict):
-            continue
+            raise ContamError(f"task {task}: its row is {type(row).__name__} {row!r:.60}; expected an object of "
+                              "metrics", source=str(path), field=f"results.{task}")
         for key, value in row.items():
-            problem = number_problem(str(key).partition(",")[0], value)
+            problem = row_value_problem(str(key).partition(",")[0], value, methods.get(task))
             if problem:
                 raise ContamError(f"task {task}: {problem}", source=str(path), field=str(key))
         for key, problem in interval_problems(row):
