@@ -1,0 +1,173 @@
+"""Issue 51: the newest paths of ``audit --tasks`` (the task's own second split as the control, ``--control-data``,
+groups, adapters) answer every input: bad input is one line, exit 2, nothing written (cache home included), and valid
+input that broke (a control file, a task name with ':', Cyrillic names, a second split the template cannot render)
+runs.
+
+The cases run offline on local task YAMLs (tests/test_task_audit.py's, and the few written here) and the tiny model.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_bad_input_audit import _audit, _refused
+from test_task_audit import MC_YAML, SUBJECTS, _question, write_tasks
+
+from lm_eval_contam import harness
+from lm_eval_contam.audit.benchmark_partitions import derive_partitions, requested_control
+from lm_eval_contam.cli import main
+from lm_eval_contam.lmeval.benchmark_docs import load_tasks
+
+# A template listing four options (the reordered score reorders them), for a second split whose rows have two.
+FOUR_LISTED = 'doc_to_text: "Question: {{question}}\\nA. {{choices[0]}}\\nB. {{choices[1]}}\\nC. {{choices[2]}}\\n' \
+              'D. {{choices[3]}}\\nAnswer:"'
+
+
+def _mc_yaml(name: str, test: Path, validation: Path, *, text: str | None = None) -> str:
+    """quiz_mc's YAML as task ``name`` (written as it is: a quoted name stays quoted) with a validation split."""
+    yaml = MC_YAML.format(test=test, validation=validation).replace("task: quiz_mc", f"task: {name}")
+    yaml = yaml.replace("test_split: test\n", "test_split: test\nvalidation_split: validation\n")
+    return yaml if text is None else yaml.replace('doc_to_text: "Question: {{question}}\\nAnswer:"', text)
+
+
+@pytest.fixture(scope="module")
+def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tasks = write_tasks(tmp_path_factory.mktemp("newest_paths"))
+    data = tasks.parent / "data"
+    test, validation = data / "test.jsonl", data / "validation.jsonl"
+    one = data / "one_row.jsonl"
+    one.write_text(json.dumps(_question(300, "lake")) + "\n")
+    two = data / "two_choices.jsonl"
+    two.write_text("".join(json.dumps({**_question(400 + i, subject), "choices": ["yes", "no"], "answer": 0}) + "\n"
+                           for i, subject in enumerate(SUBJECTS)))
+    (tasks / "quiz_one_row.yaml").write_text(_mc_yaml("quiz_one_row", test, one))
+    (tasks / "quiz_four_listed.yaml").write_text(_mc_yaml("quiz_four_listed", test, two, text=FOUR_LISTED))
+    (tasks / "quiz_colon.yaml").write_text(_mc_yaml('"my quiz: part 1"', test, validation, text=FOUR_LISTED))
+    (tasks / "quiz_ru_questions.yaml").write_text(_mc_yaml("вопросы", test, validation, text=FOUR_LISTED))
+    (tasks / "quiz_ru_answers.yaml").write_text(_mc_yaml("ответы", test, validation, text=FOUR_LISTED))
+    (tasks / "quiz_outer.yaml").write_text("group: quiz_outer\ntask:\n  - quiz_group\n  - quiz_one_row\n")
+    return tasks
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The cache home, under the test's folder: every refusal leaves it unwritten too."""
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def _controls(task_dir: Path, name: str) -> dict[str, str | None]:
+    """The statement of each partition derived from ``name`` with the default control (no model, nothing written)."""
+    loaded = load_tasks([name], harness.task_manager((str(task_dir),), include_defaults=True))
+    return {partition.label: partition.statement() for partition in derive_partitions(loaded, requested_control())}
+
+
+def test_audit_tasks_with_control_data_runs_with_that_file_as_the_control(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, home: Path) -> None:
+    """Group 1: every --control-data file was refused, the card check comparing the user's file with the rendered
+    copy the audit writes of it."""
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.verdicts.verdict import collect
+
+    fresh = tmp_path / "fresh.jsonl"
+    fresh.write_text("".join(json.dumps(_question(200 + i, subject)) + "\n" for i, subject in enumerate(SUBJECTS)))
+    out = tmp_path / "audit"
+    assert main([*_audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_mc", "--control-data", str(fresh)),
+                 "--methods", "likelihood", "--no-report", "--batch_size", "16"]) == 0
+    verdicts = {verdict.test: verdict for verdict in collect(load_run(out)) if verdict.family == "likelihood"}
+    controlled = verdicts["likelihood_control"]
+    assert controlled.pvalue is not None and 0.0 <= controlled.pvalue <= 1.0
+    assert "quiz_mc control" in controlled.null
+    rendered = [json.loads(line)["text"] for line in (out / "data" / "task_quiz_mc_control.jsonl").read_text()
+                .splitlines()]
+    assert rendered == [f"Question: {_question(200 + i, s)['question']}\nAnswer:" for i, s in enumerate(SUBJECTS)]
+
+
+def test_a_sample_of_one_is_refused_before_anything_is_written(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
+                                                               home: Path, capsys: pytest.CaptureFixture) -> None:
+    """Group 2: --sample 1 reached scipy's permutation test with one observation, after every file was written."""
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_mc", "--sample",
+                                   "1"), tmp_path)
+    assert line == ("lm-eval-contam audit: error: field '--sample': got 1; expected a whole number of instances, 2 or "
+                    "more (the tests compare samples of two or more; 0: the methods' own sample)")
+
+
+def test_a_one_row_second_split_is_not_the_default_control_and_is_refused_when_named(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, home: Path, capsys: pytest.CaptureFixture) -> None:
+    """Group 2: a one-row second split was taken as the control and failed in the permutation test mid-run."""
+    assert _controls(task_dir, "quiz_one_row") == {
+        "quiz_one_row test": "quiz_one_row test: the task's validation split has 1 row; the tests compare samples of "
+                             "2 or more: the with-control verdict is not computed"}
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_one_row",
+                                   "--control-split", "validation"), tmp_path)
+    assert line == ("lm-eval-contam audit: error: quiz_one_row: field '--control-split': the control has 1 row; the "
+                    "tests compare samples of 2 or more: the with-control verdict cannot be computed")
+
+
+def test_a_second_split_the_template_cannot_render_is_no_control_and_a_named_one_is_refused(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, home: Path, capsys: pytest.CaptureFixture) -> None:
+    """Group 2: a second split with 2 choices where the template lists 4 was a raw jinja2 UndefinedError, though the
+    task itself runs (lm-eval never renders that split)."""
+    why = "doc 0: task 'quiz_four_listed' cannot render it (UndefinedError: list object has no element 2)"
+    assert _controls(task_dir, "quiz_four_listed") == {
+        "quiz_four_listed test": f"quiz_four_listed test: the task's validation split cannot be a control ({why}): "
+                                 "the with-control verdict is not computed"}
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_four_listed",
+                                   "--control-split", "validation"), tmp_path)
+    assert line == f"lm-eval-contam audit: error: quiz_four_listed validation: field '--control-split': {why}"
+
+
+def test_a_task_name_with_a_colon_and_two_cyrillic_names_are_audited(tiny_model_dir: Path, task_dir: Path,
+                                                                     tmp_path: Path, home: Path) -> None:
+    """Groups 3 and 9: the reordered task's YAML named "my quiz: part 1" unquoted and failed to parse; two Cyrillic
+    names were both keyed ``task_data``."""
+    out = tmp_path / "audit"
+    assert main([*_audit(tiny_model_dir, task_dir, out, "--tasks", "my quiz: part 1,вопросы,ответы"),
+                 "--methods", "likelihood,reordered", "--no-report", "--batch_size", "16"]) == 0
+    results = json.loads(max((out / "runs" / "tiny").rglob("results_*.json")).read_text())["results"]
+    for name in ("my quiz: part 1", "вопросы", "ответы"):
+        assert 0.0 <= results[name]["acc_reordered,none"] <= 1.0
+    cards = sorted(path.name for path in (out / "partitions").iterdir())
+    assert len(cards) == 3 and "task_my_quiz_part_1_test.yaml" in cards
+
+
+def test_a_missing_peft_adapter_is_refused_before_anything_is_written(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, home: Path, capsys: pytest.CaptureFixture) -> None:
+    """Group 4: the spec check loaded pretrained, not peft; peft's ValueError came after 10 files were written."""
+    (tmp_path / "adapter").mkdir()
+    (tmp_path / "adapter" / "adapter_model.safetensors").write_bytes(b"")
+    for adapter, why in (("MISSING", "ValueError: Can't find 'adapter_config.json' at 'MISSING'"),
+                         (str(tmp_path / "adapter"), f"{tmp_path / 'adapter'} has no adapter_config.json")):
+        spec = f"hf:pretrained={tiny_model_dir},peft={adapter}"
+        line = _refused(capsys, ["audit", "--model", spec, "--label", "tiny", "--include_path", str(task_dir),
+                                 "--tasks", "quiz_mc", "--output_path", str(tmp_path / "audit")], tmp_path)
+        assert line == (f"lm-eval-contam audit: error: field 'model': cannot load model spec {spec!r}: peft={adapter}: "
+                        f"{why}; expected a PEFT adapter folder (its adapter_config.json) or Hub id")
+
+
+@pytest.mark.parametrize(("model", "why"), [
+    ("{tmp}/adapter", "{tmp}/adapter has no config.json"),  # an adapter's weights without its config
+    ("{tmp}/adapter/nope", "no such folder '{tmp}/adapter/nope'"),
+])
+def test_a_local_model_folder_that_cannot_load_is_named_not_the_hub(
+        task_dir: Path, tmp_path: Path, home: Path, capsys: pytest.CaptureFixture, model: str, why: str) -> None:
+    """Group 8: an adapter folder without adapter_config.json said "You need to have sentencepiece or tiktoken
+    installed"; a missing folder beside its parent said "couldn't connect to" the Hub."""
+    (tmp_path / "adapter").mkdir()
+    (tmp_path / "adapter" / "adapter_model.safetensors").write_bytes(b"")
+    model, why = model.format(tmp=tmp_path), why.format(tmp=tmp_path)
+    line = _refused(capsys, ["audit", "--model", model, "--label", "m", "--include_path", str(task_dir), "--tasks",
+                             "quiz_mc", "--output_path", str(tmp_path / "audit")], tmp_path)
+    assert line == (f"lm-eval-contam audit: error: field 'model': cannot load model spec {model!r}: {why}; expected an "
+                    "HF model folder, a Hub id or <backend>:<key=value,...>")
+
+
+def test_a_group_beside_a_group_nested_in_it_is_refused(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
+                                                        home: Path, capsys: pytest.CaptureFixture) -> None:
+    """Group 4: --tasks G,G_inner wrote 28 files, then lm-eval's "Duplicate task" ValueError."""
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_outer,quiz_group"),
+                    tmp_path)
+    assert line == ("lm-eval-contam audit: error: quiz_group: field '--tasks': its subtasks (quiz_mc, quiz_gen) are "
+                    "already subtasks of group 'quiz_outer' (a group within it); give one of the two groups, not both")
