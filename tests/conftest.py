@@ -45,10 +45,16 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def tiny_model_copy(tiny_model_dir: Path, tmp_path: Path) -> Path:
-    """The tiny model's weights under another identity (a card added): a reference that scores every text exactly as
-    the model does, which an audit takes (the model itself is refused as its own reference)."""
+    """The tiny model's weights under another identity (a card added), one bias nudged by 1e-6: a reference that scores
+    every text as the model does to about 1e-6, which an audit takes (the model itself, or its exact weights under
+    another name, is refused as its own reference: u would be 0 for every text)."""
+    from safetensors.torch import load_file, save_file
+
     copy = Path(shutil.copytree(tiny_model_dir, tmp_path / "tiny_model_copy"))
     (copy / "README.md").write_text("The tiny model's weights, copied.\n")
+    weights = load_file(copy / "model.safetensors")
+    weights["transformer.ln_f.bias"][0] += 1e-6
+    save_file(weights, copy / "model.safetensors", metadata={"format": "pt"})
     return copy
 
 

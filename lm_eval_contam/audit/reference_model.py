@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from lm_eval_contam import harness
-from lm_eval_contam.core.audit_identity import weights_identity
+from lm_eval_contam.core.audit_identity import weight_tensors_identity, weights_identity
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.lmeval.generation import ModelSpec
 
@@ -159,6 +159,29 @@ def suggestion(audited: ModelSpec) -> str | None:
             f"from ({found.found_by.partition(': ')[2]}), and the tests on u read the model against it")
 
 
+NO_POWER_TAIL = "a reference must be the checkpoint the audited model was fine-tuned from (or audit without one)"
+
+
+def untrained_adapter(spec: ModelSpec) -> str | None:
+    """Why a local PEFT adapter (``peft=``) leaves its base as it is: every LoRA ``B`` matrix of its safetensors is
+    zero (peft starts B at zero, so an adapter saved before training adds nothing); None for any other model."""
+    adapter = _local_folder(spec.arguments.get("peft")) if spec.backend == "hf" else None
+    weights = sorted(adapter.glob("*.safetensors")) if adapter is not None else []
+    if not weights:
+        return None
+    from safetensors import safe_open
+
+    lora_b = 0
+    for path in weights:
+        with safe_open(str(path), framework="pt") as tensors:
+            for name in tensors.keys():
+                if "lora_B" in name or "lora_embedding_B" in name:
+                    if tensors.get_tensor(name).count_nonzero():
+                        return None
+                    lora_b += 1
+    return f"its {lora_b} LoRA B matrices are all zero (an adapter saved before training)" if lora_b else None
+
+
 def check_reference_model(reference: ModelSpec, audited: ModelSpec) -> None:
     """Everything about the reference that needs nothing written, each fault one line naming ``--reference-model``:
     its spec loads (as ``--model``'s is checked), it scores prompts (the tests on u only read log-likelihoods), it is
@@ -172,6 +195,16 @@ def check_reference_model(reference: ModelSpec, audited: ModelSpec) -> None:
         raise ContamError(f"the reference model is the audited model: {reference.spec or reference.model_args!r} has "
                           f"the same weights as {audited.spec or audited.model_args!r} (every file's sha256); a "
                           "reference must be the checkpoint it was fine-tuned from", field=REFERENCE_FLAG)
+    tensors = weight_tensors_identity(reference.arguments)
+    if tensors and tensors == weight_tensors_identity(audited.arguments):
+        raise ContamError(f"the reference model has the audited model's weights: "
+                          f"{reference.spec or reference.model_args!r} holds the weight files of "
+                          f"{audited.spec or audited.model_args!r} (their sha256; only other files differ), so u = 0 "
+                          f"for every text and no test on u has power; {NO_POWER_TAIL}", field=REFERENCE_FLAG)
+    unchanged = untrained_adapter(audited)
+    if unchanged is not None and reference.arguments.get("pretrained") == audited.arguments.get("pretrained"):
+        raise ContamError(f"the audited PEFT adapter {audited.arguments['peft']} changes nothing: {unchanged}, so the "
+                          f"audited model is its base and u = 0 for every text; {NO_POWER_TAIL}", field=REFERENCE_FLAG)
     window, audited_window = reference.window, audited.window
     if window is not None and audited_window is not None and window.tokens < audited_window.tokens:
         raise ContamError(f"its context window is {window.tokens} tokens, the audited model's {audited_window.tokens}: "

@@ -117,6 +117,27 @@ def weights_identity(arguments: Mapping[str, Any]) -> tuple[tuple[str, Any], ...
     return tuple(found)
 
 
+# The files that hold a model's weight tensors (the rest of its folder: a card, a config, a tokenizer).
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf")
+
+
+def weight_tensors_identity(arguments: Mapping[str, Any]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """What :func:`weights_identity` reads, by the weight files' sha256 alone (their names, and every other file,
+    left out): a copy of a folder with a card added, or its weights renamed, has the same. Empty when an argument
+    names no local folder holding weight files (a Hub id)."""
+    found = []
+    for key in WEIGHT_ARGUMENTS:
+        value = str(arguments.get(key) or "").strip()
+        path = Path(value).expanduser()
+        if not value or not path.exists():
+            continue
+        digests = tuple(sorted(digest for name, _, digest in _local_files(path) if name.endswith(WEIGHT_SUFFIXES)))
+        if not digests:
+            return ()
+        found.append((key, digests))
+    return tuple(found)
+
+
 def _local_files(path: Path) -> list[tuple[str, int, str]]:
     """Each file of a folder (or the file itself): its name, size and sha256."""
     files = sorted(found for found in path.iterdir() if found.is_file()) if path.is_dir() else [path]
