@@ -20,6 +20,7 @@ from typing import Any
 from lm_eval_contam import harness
 from lm_eval_contam.audit.benchmark_partitions import (
     BENCHMARK_SAMPLE,
+    CONTROL_ITEMS,
     derive_partitions,
     write_partition,
 )
@@ -188,7 +189,7 @@ def run_model(spec: ModelSpec, label: str, out_dir: Path, settings: AuditSetting
     """Audit one model (its spec, parsed once by the caller: its tokenizer and window load once, on the spec); write
     lm-eval's results and samples under ``out_dir/runs/<label>``.
 
-    ``loaded``: the ``--tasks`` benchmarks as :func:`write_benchmark_partitions` built them; their TaskManager serves
+    ``loaded``: the ``--tasks`` benchmarks as :func:`derive_benchmark_partitions` built them; their TaskManager serves
     the whole audit, and the DCR sheets and the evaluation take the built tasks and rendered docs as they are.
     ``reference``: ``settings.reference_model`` parsed (the CLI parsed and checked it); without it, it is parsed here.
     """
@@ -481,17 +482,25 @@ class BenchmarkPartitionCards:
     control_statements: tuple[str, ...] = ()
 
 
-def write_benchmark_partitions(names: Sequence[str], include_path: Sequence[str], out_dir: Path,
-                               control: Control | None = None, sample: int | None = BENCHMARK_SAMPLE,
-                               per_subtask: bool = False) -> BenchmarkPartitionCards:
-    """Load the lm-eval tasks, derive every (sub)task's partition (and control), then write their cards and rows;
-    ``control`` None: each task's own second split (:func:`~lm_eval_contam.audit.benchmark_partitions.
-    task_split_control`); ``sample``: each card's cap on the methods' sample (``--sample``; None: the methods' own
-    sizes); a group gets one partition drawn across its subtasks, or with ``per_subtask`` one per subtask.
+@dataclass(frozen=True)
+class DerivedBenchmarks:
+    """The ``--tasks`` benchmarks loaded and rendered, and every partition (and control) derived from them, before
+    anything is written (:func:`derive_benchmark_partitions`; :func:`write_benchmark_partitions` writes them)."""
 
-    Every task is loaded and rendered, and every control derived, before the first file is written: bad input
-    (an unknown task, a task without docs, a group with a failing subtask) leaves nothing behind.
-    """
+    partitions: tuple[PartitionCardDraft, ...]
+    loaded: LoadedBenchmarks
+
+
+def derive_benchmark_partitions(names: Sequence[str], include_path: Sequence[str], control: Control | None = None,
+                                sample: int | None = BENCHMARK_SAMPLE,
+                                per_subtask: bool = False) -> DerivedBenchmarks:
+    """Load the lm-eval tasks and derive every (sub)task's partition (and control), writing nothing; ``control``
+    None: each task's own second split (:func:`~lm_eval_contam.audit.benchmark_partitions.task_split_control`);
+    ``sample``: each card's cap on the methods' sample (``--sample``; None: the methods' own sizes); a group gets one
+    partition drawn across its subtasks, or with ``per_subtask`` one per subtask.
+
+    Bad input (an unknown task, a task without docs, a group with a failing subtask, a control that cannot be one)
+    is refused here, so the audit runs it before its first write."""
     try:
         task_manager = harness.task_manager(tuple(include_path), include_defaults=True)
         loaded = load_tasks(names, task_manager)
@@ -502,10 +511,15 @@ def write_benchmark_partitions(names: Sequence[str], include_path: Sequence[str]
         raise ContamError(broken, source=error.source, field="--tasks") from None
     check_tasks_named_once(loaded)
     derived = derive_partitions(loaded, control, sample, per_subtask=per_subtask)
-    cards = tuple(str(write_partition(partition, out_dir)) for partition in derived)
-    return BenchmarkPartitionCards(cards, tuple((p.group, p.label) for p in derived),
-                                   LoadedBenchmarks(task_manager, loaded),
-                                   tuple(filter(None, (partition.statement() for partition in derived))))
+    return DerivedBenchmarks(tuple(derived), LoadedBenchmarks(task_manager, loaded))
+
+
+def write_benchmark_partitions(derived: DerivedBenchmarks, out_dir: Path) -> BenchmarkPartitionCards:
+    """The cards and rows of :func:`derive_benchmark_partitions`' partitions, written under ``out_dir``."""
+    partitions = derived.partitions
+    cards = tuple(str(write_partition(partition, out_dir)) for partition in partitions)
+    return BenchmarkPartitionCards(cards, tuple((p.group, p.label) for p in partitions), derived.loaded,
+                                   tuple(filter(None, (partition.statement() for partition in partitions))))
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,9 @@ def card_base_model(card: Path) -> str | None:
     base = front.get("base_model") if isinstance(front, dict) else None
     if isinstance(base, list):
         base = base[0] if base else None
+    if base is not None and not isinstance(base, str):  # a mapping or a number: a base named, but not readably
+        raise ContamError(f"got {type(base).__name__} {base!r:.80}; expected the checkpoint's Hub id or folder (or a "
+                          "list of them)", source=str(card), field="base_model")
     return base.strip() if isinstance(base, str) and base.strip() else None
 
 
@@ -141,6 +144,9 @@ def choose_reference(given: str | None, audited: ModelSpec) -> ChosenReference |
     audited PEFT adapter: :func:`adapter_base`); None without either."""
     if given == AUTO:
         return base_chain(audited)
+    if given is not None and given.lower() == AUTO and not Path(given).exists():
+        raise ContamError(f"got {given!r}: no such folder; '{AUTO}' (lower case) finds the base the audited model's "
+                          "folder names", field=REFERENCE_FLAG)
     if given is not None:
         return ChosenReference(ModelSpec.parse(given, flag=REFERENCE_FLAG))
     return adapter_base(audited)

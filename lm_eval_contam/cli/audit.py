@@ -16,10 +16,12 @@ from pathlib import Path
 from typing import get_args
 
 from lm_eval_contam import report
-from lm_eval_contam.audit.benchmark_partitions import BENCHMARK_SAMPLE, requested_control
+from lm_eval_contam.audit.benchmark_partitions import BENCHMARK_SAMPLE, CONTROL_ITEMS, requested_control
 from lm_eval_contam.audit.job import (
     AuditSettings,
+    DerivedBenchmarks,
     LoadedBenchmarks,
+    derive_benchmark_partitions,
     group_summaries,
     run_model,
     write_benchmark_partitions,
@@ -52,6 +54,7 @@ from lm_eval_contam.methods.likelihood.configs import METHOD as LIKELIHOOD_METHO
 from lm_eval_contam.methods.reordered.orders import (
     DEFAULT_REORDERINGS,
     MAX_REORDERINGS,
+    METHOD as REORDERED_METHOD,
     REFERENCE_ITEMS,
     REFERENCE_ITEMS_KEY,
     REORDERED_FORMS,
@@ -88,6 +91,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help=f"instances per benchmark in the sample the methods draw (default {BENCHMARK_SAMPLE}: the "
                             "validation study's partition size, whose measured power the report quotes; 0: the "
                             "methods' own, 100; Time Travel keeps its 10, the reordered score every item)")
+    tasks.add_argument("--control-items", dest="control_items", type=int, metavar="N",
+                       help=f"with --tasks: items per side the split-control tests compare (default {CONTROL_ITEMS}: "
+                            "every item of both splits up to it, a seeded sample of a larger split; their level is "
+                            "exact when the splits are exchangeable, at any size)")
     tasks.add_argument("--control-split", dest="control_split",
                        help="with --tasks: another split of the task's dataset the model cannot have seen (the "
                             "likelihood modes' control; default: the task's own second split, validation, then "
@@ -211,6 +218,10 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, C
     if args.sample is not None and (args.sample < 0 or 0 < args.sample < COMPARED_ROWS_MINIMUM):
         raise ContamError(f"got {args.sample}; expected a whole number of instances, {COMPARED_ROWS_MINIMUM} or more "
                           "(the tests compare samples of two or more; 0: the methods' own sample)", field="--sample")
+    if getattr(args, "control_items", None) is not None and (tasks is None or args.control_items < COMPARED_ROWS_MINIMUM):
+        raise ContamError(f"got {args.control_items}; expected a whole number of items, {COMPARED_ROWS_MINIMUM} or more, "
+                          "with --tasks (the split-control tests compare the --tasks benchmarks' two splits)",
+                          field="--control-items")
     if per_subtask(args) and tasks is None:
         raise ContamError("gives each subtask of a --tasks group its own partition; without --tasks there is no group: "
                           "leave it out, or audit with --tasks", field="--per-subtask")
@@ -225,10 +236,22 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, C
     spec.check()
     reference = choose_reference(args.reference_model, spec)
     if reference is not None:
-        check_reference_model(reference.spec, spec)
+        try:
+            check_reference_model(reference.spec, spec)
+        except ContamError as error:  # a base found through a card or adapter_config.json: name where it was found
+            if reference.found_by is None:
+                raise
+            raise ContamError(f"{error.reason} (found: {reference.found_by})", source=error.source,
+                              field=error.field) from None
     elif args.reference_items is not None:
         raise ContamError("sets how many items the reference model scores, and this audit has none: leave it out, or "
                           "give --reference-model", field="--reference-items")
+    if args.reference_items is not None and (tasks is None or args.reorderings == 0
+                                             or REORDERED_METHOD in skipped_methods(args.methods, args.no_likelihood)):
+        why = ("no --tasks benchmark" if tasks is None else "--reorderings 0" if args.reorderings == 0
+               else "--methods leaves out reordered")
+        raise ContamError(f"sets the reference's sample for acc_reordered_gap_vs_reference, and this audit computes no "
+                          f"reordered score ({why}), so it would be ignored: leave it out", field="--reference-items")
     own = {flag: getattr(args, flag) for flag in ("data", "split", "name", "text_field", "second_field", "label_field",
                                                   "label_names", "task_type", "hf_name")}
     identity = {"partitions": list(partitions) if partitions is not None else None,
@@ -239,6 +262,7 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, C
                 "limit": args.limit,
                 **({"sample": benchmark_sample(args), "split_control": not args.no_split_control}
                    if args.tasks is not None else {}),
+                **({"control_items": args.control_items} if getattr(args, "control_items", None) is not None else {}),
                 **({"methods": list(name_list(args.methods, "--methods") or ())} if args.methods is not None else {}),
                 **({"reference_model": reference.spec.spec} if reference is not None else {}),
                 **({"reorderings": args.reorderings} if args.reorderings is not None else {}),
@@ -318,11 +342,12 @@ def _main(args: argparse.Namespace) -> int:
     hint = reference.line() if reference is not None else suggestion(spec)
     if hint:
         print(hint)
+    derived = derived_benchmarks(args) if args.tasks is not None else None  # the last check: it writes nothing
     # The identity goes first: an interrupted first run leaves it beside its files, so no other audit mixes with them.
     with claimed(args.output_path, identity, label, spec.backend, spec.model_args):
         loaded = None
-        if args.tasks is not None:
-            settings, loaded = task_settings(args, settings)
+        if derived is not None:
+            settings, loaded = task_settings(args, settings, derived)
         if args.data:
             card = own_data_card(args)
             print(f"partition card: {card}")
@@ -340,20 +365,27 @@ def _main(args: argparse.Namespace) -> int:
     return 0
 
 
-def task_settings(args: argparse.Namespace, settings: AuditSettings) -> tuple[AuditSettings, LoadedBenchmarks]:
-    """The audit of ``--tasks``: every (sub)task's derived partition card (written under the audit directory), and
-    the benchmarks as they were built and rendered, for the rest of the audit."""
+def derived_benchmarks(args: argparse.Namespace) -> DerivedBenchmarks:
+    """The ``--tasks`` benchmarks loaded, rendered and their partitions (and controls) derived, writing nothing: every
+    check of the tasks, groups and controls runs here, before the audit's first write."""
     if args.data:
         raise ContamError("give --tasks or --data, not both (each takes its own --control-split)", field="--tasks")
+    return derive_benchmark_partitions(list(name_list(args.tasks, "--tasks") or ()), args.include_path,
+                                       requested_control(args.control_split, args.control_data,
+                                                         task_split=not args.no_split_control),
+                                       sample=benchmark_sample(args) or None, per_subtask=per_subtask(args))
+
+
+def task_settings(args: argparse.Namespace, settings: AuditSettings,
+                  derived: DerivedBenchmarks) -> tuple[AuditSettings, LoadedBenchmarks]:
+    """The audit of ``--tasks``: every (sub)task's derived partition card (written under the audit directory), and
+    the benchmarks as they were built and rendered, for the rest of the audit."""
     names = list(name_list(args.tasks, "--tasks") or ())
-    derived = write_benchmark_partitions(names, args.include_path, args.output_path,
-                                         requested_control(args.control_split, args.control_data,
-                                                           task_split=not args.no_split_control),
-                                         sample=benchmark_sample(args) or None, per_subtask=per_subtask(args))
-    for card in derived.cards:
+    written = write_benchmark_partitions(derived, args.output_path)
+    for card in written.cards:
         print(f"partition card: {card}")
-    for statement in derived.control_statements:
+    for statement in written.control_statements:
         print(statement)
     listed = settings.partitions if args.partitions else ()
-    return replace(settings, partitions=(*listed, *derived.cards), benchmark_tasks=tuple(dict.fromkeys(names)),
-                   task_groups=derived.groups), derived.loaded
+    return replace(settings, partitions=(*listed, *written.cards), benchmark_tasks=tuple(dict.fromkeys(names)),
+                   task_groups=written.groups), written.loaded

@@ -125,8 +125,8 @@ def test_audit_refuses_a_bad_reorderings_before_writing(tmp_path: Path, capsys: 
     assert cli_main(["audit", "--tasks", "listed_mc", "--reorderings", "30", "--output_path", str(out)]) == 2
     assert "'reorderings' is 30; expected a whole number from 0 (off) to 23" in capsys.readouterr().err
     assert cli_main(["audit", "--tasks", "listed_mc", "--reference-items", "-1", "--output_path", str(out)]) == 2
-    assert "--reference-items: field 'reference_items': got -1; expected a whole number of items (0: every item)" in \
-        capsys.readouterr().err
+    assert ("--reference-items: field 'reference_items': got -1; expected a whole number of items, 2 or more (0: "
+            "every item; the gap's interval and p pair two or more)") in capsys.readouterr().err
     assert cli_main(["audit", "--tasks", "listed_mc", "--reference-items", "500", "--output_path", str(out)]) == 2
     assert ("field '--reference-items': sets how many items the reference model scores, and this audit has none: leave it "
             "out, or give --reference-model") in capsys.readouterr().err

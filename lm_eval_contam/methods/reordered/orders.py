@@ -79,10 +79,11 @@ def check_reorderings(value: object, source: str = "--metadata") -> int:
 
 
 def check_reference_items(value: object, source: str = "--metadata") -> int:
-    """The most items a reference model scores the reordered forms of, checked: a whole number, 0 for every item."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ContamError(f"got {value!r}; expected a whole number of items (0: every item)",
-                          source=source, field=REFERENCE_ITEMS_KEY)
+    """The most items a reference model scores the reordered forms of, checked: a whole number, 0 for every item; not
+    1 (one paired item has no interval and no p: "on 1 items: 0.0000 (95 % CI 0.0000-0.0000), p = 1.0000")."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0 or value == 1:
+        raise ContamError(f"got {value!r}; expected a whole number of items, 2 or more (0: every item; the gap's "
+                          "interval and p pair two or more)", source=source, field=REFERENCE_ITEMS_KEY)
     return value
 
 
