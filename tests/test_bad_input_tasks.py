@@ -171,3 +171,57 @@ def test_a_group_beside_a_group_nested_in_it_is_refused(tiny_model_dir: Path, ta
                     tmp_path)
     assert line == ("lm-eval-contam audit: error: quiz_group: field '--tasks': its subtasks (quiz_mc, quiz_gen) are "
                     "already subtasks of group 'quiz_outer' (a group within it); give one of the two groups, not both")
+
+
+def test_console_lines_write_bidi_controls_out_as_the_report_does(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    """Group 9: console lines printed U+202E raw (it reorders the rest of the line), the report escaped it."""
+    named = tmp_path / "notes\u202etxt.yaml"
+    named.write_text("mine\n")
+    assert main(["audit", "--tasks", "quiz_mc", "--output_path", str(named)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path}/notes[U+202E]txt.yaml: field '--output_path': exists and is not a directory" in err
+    assert "\u202e" not in err
+
+
+def test_a_keyboard_interrupt_in_a_finalizer_after_ctrl_c_prints_no_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Group 9: Ctrl-C printed "Exception ignored in: SqliteDict.__del__ ... KeyboardInterrupt" after the one line."""
+    import gc
+    import sys
+
+    import lm_eval_contam.cli.audit as audit_command
+
+    def interrupted(args, label):
+        raise KeyboardInterrupt
+
+    class ClosingCache:  # a finalizer that meets the interrupt, as lm-eval's SqliteDict cache does
+        def __del__(self) -> None:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)  # restored after the test
+    monkeypatch.setattr(audit_command, "check_args", interrupted)
+    assert main(["audit", "--tasks", "quiz_mc", "--output_path", str(tmp_path / "audit")]) == 130
+    cache = ClosingCache()
+    del cache
+    gc.collect()
+    assert capsys.readouterr().err.splitlines() == [
+        "lm-eval-contam audit: interrupted; finished work is saved (re-run the same command to resume)"]
+
+
+def test_prompts_cut_to_the_window_are_a_caveat_on_the_benchmarks_score_not_only_a_console_line() -> None:
+    """Group 9: the cut-prompt caveat was printed before the run and nowhere in report.md; it now rides with the
+    benchmark's score (benchmark_scoring's caveats, which the report's first screen prints beside it)."""
+    from lm_eval_contam.audit.job import benchmark_caveats
+    from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, LoadedBenchmark
+    from lm_eval_contam.lmeval.context_window import ModelWindow
+
+    docs = {"quiz": (BenchmarkDoc("quiz", 0, "one two three four five six", "yes", ("yes",), "multiple_choice"),
+                     BenchmarkDoc("quiz", 1, "one", "yes", ("yes", "no"), "multiple_choice"))}
+    benchmark = LoadedBenchmark("quiz", (), {}, docs)
+    assert benchmark_caveats({"quiz": benchmark}, ModelWindow(4, str.split)) == {"quiz": [
+        "1 of 2 items have one choice: each counts as right by construction",
+        "1 of 2 docs are longer than the audited model's window of 4 tokens (with their longest choice); lm-eval cuts "
+        "them from the left, and the verdicts whose samples hold them say so"]}
+    assert benchmark_caveats({"quiz": benchmark}) == {"quiz": [
+        "1 of 2 items have one choice: each counts as right by construction"]}

@@ -278,7 +278,8 @@ def run_model(spec: ModelSpec, label: str, out_dir: Path, settings: AuditSetting
     if benchmarks:
         results[BENCHMARK_SCORING_KEY] = benchmark_scoring(
             results, benchmarks, spec.backend, spec.model_args,
-            chat if not separate else settings.benchmark_chat_template, settings.limit, benchmark_caveats(built))
+            chat if not separate else settings.benchmark_chat_template, settings.limit,
+            benchmark_caveats(built, window))
     results[NOT_RUN_KEY] = {task: entry.record() for task, entry in not_run.items()}
     reference_run = None
     if reference is not None:  # before the post-processing, which pairs the two models' items where it can
@@ -398,11 +399,18 @@ def check_choices_fit(benchmarks: Mapping[str, LoadedBenchmark], window: ModelWi
 
 def prompts_over_window(benchmarks: Mapping[str, LoadedBenchmark], window: ModelWindow | None) -> list[str]:
     """Per ``--tasks`` subtask, a line saying how many of its docs are longer than the audited model's window with
-    their longest choice: lm-eval cuts them from the left, and the verdicts on them carry it (``truncated_docs``).
-    Said before the run; a reference's window is at least as long (a shorter one is refused), so they fit it too."""
+    their longest choice (:func:`cut_prompt_caveats`), said before the run."""
+    return [f"{subtask}: {caveat}" for subtask, caveat in cut_prompt_caveats(benchmarks, window).items()]
+
+
+def cut_prompt_caveats(benchmarks: Mapping[str, LoadedBenchmark], window: ModelWindow | None) -> dict[str, str]:
+    """Per ``--tasks`` subtask with docs longer than the audited model's window with their longest choice, how many:
+    lm-eval cuts them from the left, and the verdicts on them carry it (``truncated_docs``); the benchmark's score
+    carries it too (:func:`benchmark_caveats`). A reference's window is at least as long (a shorter one is refused),
+    so they fit it too."""
     if window is None:
-        return []
-    lines = []
+        return {}
+    found = {}
     for benchmark in benchmarks.values():
         for subtask, docs in benchmark.docs.items():
             texts = [f"{doc.text} {max(doc.choices, key=len)}" if doc.choices else doc.text for doc in docs]
@@ -410,10 +418,10 @@ def prompts_over_window(benchmarks: Mapping[str, LoadedBenchmark], window: Model
             over = sum(1 for text in texts
                        if len(text.encode()) > window.tokens and len(window.encode(text)) > window.tokens)
             if over:
-                lines.append(f"{subtask}: {over} of {len(docs)} docs are longer than the audited model's window of "
-                             f"{window.tokens} tokens (with their longest choice); lm-eval cuts them from the left, and "
-                             "the verdicts whose samples hold them say so")
-    return lines
+                found[subtask] = (f"{over} of {len(docs)} docs are longer than the audited model's window of "
+                                  f"{window.tokens} tokens (with their longest choice); lm-eval cuts them from the "
+                                  "left, and the verdicts whose samples hold them say so")
+    return found
 
 
 BENCHMARK_SCORING_KEY = "benchmark_scoring"  # in the results JSON and audit.json: how the benchmarks were scored
@@ -444,11 +452,14 @@ def benchmark_scoring(results: Mapping[str, Any], benchmarks: Sequence[str], bac
             **({"caveats": {task: list(lines) for task, lines in caveats.items()}} if caveats else {})}
 
 
-def benchmark_caveats(benchmarks: Mapping[str, LoadedBenchmark]) -> dict[str, list[str]]:
-    """Per benchmark subtask, what its items do to its score (e.g. one-choice items are right by construction)."""
-    found = {subtask: single_choice_caveat(docs) for benchmark in benchmarks.values()
-             for subtask, docs in benchmark.docs.items()}
-    return {subtask: [caveat] for subtask, caveat in found.items() if caveat}
+def benchmark_caveats(benchmarks: Mapping[str, LoadedBenchmark],
+                      window: ModelWindow | None = None) -> dict[str, list[str]]:
+    """Per benchmark subtask, what its items do to its score (e.g. one-choice items are right by construction; docs
+    longer than the audited model's ``window`` are cut: :func:`cut_prompt_caveats`)."""
+    cut = cut_prompt_caveats(benchmarks, window)
+    found = {subtask: [caveat for caveat in (single_choice_caveat(docs), cut.get(subtask)) if caveat]
+             for benchmark in benchmarks.values() for subtask, docs in benchmark.docs.items()}
+    return {subtask: caveats for subtask, caveats in found.items() if caveats}
 
 
 def _subtasks(results: Mapping[str, Any], groups: Sequence[str]) -> set[str]:

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.input_checks import BlankValue, refuse_blank_values
 from lm_eval_contam.core.install import __version__
+from lm_eval_contam.core.text import visible_bidi_controls
 
 # Module names under lm_eval_contam.cli, in the order `--help` lists them.
 SUBCOMMANDS = ["run", "tasks", "default_model", "audit", "demo", "contaminate", "judge", "adjust", "dcr_export", "dcq_options", "report"]
@@ -71,6 +72,27 @@ def left_out_plugins(command: str, *, every_method: bool) -> None:
         print(f"{_prog(command)}: warning: {error}; its method is left out", file=sys.stderr)
 
 
+class _VisibleBidi:
+    """A console stream whose text has its bidi controls written out (``[U+202E]``), as the report writes them: a task
+    name or a completion holding one would otherwise reorder the rest of the line on the terminal."""
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(visible_bidi_controls(text))
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def _quiet_interrupted_finalizers(unraisable: object) -> None:
+    """After Ctrl-C, a KeyboardInterrupt in a finalizer (lm-eval's SqliteDict cache closing) is the same interrupt the
+    command already reported in one line, not a traceback to print; anything else is printed as Python does."""
+    if not isinstance(getattr(unraisable, "exc_value", None), KeyboardInterrupt):
+        sys.__unraisablehook__(unraisable)
+
+
 def _prog(command: str | None) -> str:
     return f"lm-eval-contam {command}" if command else "lm-eval-contam"
 
@@ -83,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     own_handler = previous is signal.default_int_handler and threading.current_thread() is threading.main_thread()
     if own_handler:
         signal.signal(signal.SIGINT, _Interrupts.handler)
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _VisibleBidi(sys.stdout), _VisibleBidi(sys.stderr)
     try:
         parser = build_parser()
         try:
@@ -111,8 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{_prog(command)}: interrupted; finished work is saved (re-run the same command to resume)",
               file=sys.stderr)
+        sys.unraisablehook = _quiet_interrupted_finalizers
         return 130
     finally:
+        sys.stdout, sys.stderr = streams
         if own_handler:
             signal.signal(signal.SIGINT, previous)
 
