@@ -225,3 +225,23 @@ def test_prompts_cut_to_the_window_are_a_caveat_on_the_benchmarks_score_not_only
         "them from the left, and the verdicts whose samples hold them say so"]}
     assert benchmark_caveats({"quiz": benchmark}) == {"quiz": [
         "1 of 2 items have one choice: each counts as right by construction"]}
+
+
+def test_a_test_in_the_holm_set_with_no_measured_rate_is_not_said_to_drive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Group 8: the report's tests on u read "role: drives the per-partition verdict (Holm)" above "measured
+    false-positive rate: not measured", while the rule makes no call on such a test's p."""
+    from types import SimpleNamespace
+
+    from lm_eval_contam.report import layout
+
+    verdict = SimpleNamespace(null="u is exchangeable", rule="p <= 0.05", partition="quiz_mc test")
+    column = SimpleNamespace(verdicts=[verdict])
+    monkeypatch.setattr(layout, "drives", lambda column, rows: True)  # in a partition's Holm set
+    monkeypatch.setattr(layout, "rate_text", lambda verdict: layout.NOT_MEASURED)
+    monkeypatch.setattr(layout, "detection_text", lambda verdict: layout.NOT_MEASURED)
+    for measured, role in ((True, "drives the per-partition verdict (Holm)"),
+                           (False, "in the per-partition verdict's Holm set, never driving it: its false-positive rate "
+                                   "is not measured, so its p ≤ 0.05 makes no call")):
+        monkeypatch.setattr(layout, "measured", lambda verdict, measured=measured: measured)
+        rows = [SimpleNamespace(evidence=[(verdict, None)])]  # the partition's verdict reads it
+        assert dict(layout.test_facts(column, rows))["role"] == role

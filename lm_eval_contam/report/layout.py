@@ -301,8 +301,11 @@ def test_facts(column: TestColumn, rows: Sequence[PartitionVerdict]) -> list[tup
     rate and the validation study's detection at the papers' injection strength."""
     asides = list(dict.fromkeys(aside_reason(v) for v in column.verdicts
                                 if id(v) not in {id(d) for row in rows for d, _ in row.evidence}))
-    role = ("drives the per-partition verdict (Holm)" + (f"; elsewhere shown beside it: {'; '.join(asides)}"
-                                                           if asides else "")
+    holm = ("drives the per-partition verdict (Holm)" if measured(column.verdicts[0]) else
+            # the rule (verdicts.no_call_reason): a p <= 0.05 of a test no study measured makes no call
+            "in the per-partition verdict's Holm set, never driving it: its false-positive rate is not measured, so its "
+            "p ≤ 0.05 makes no call")
+    role = (holm + (f"; elsewhere shown beside it: {'; '.join(asides)}" if asides else "")
             if drives(column, rows) else f"shown beside the per-partition verdict, not driving it: {'; '.join(asides)}")
     return [("role", role), ("null hypothesis", _distinct(column, "null")), ("rule", _distinct(column, "rule")),
             (FALSE_POSITIVES, rate_text(column.verdicts[0])), (DETECTION, detection_text(column.verdicts[0]))]
