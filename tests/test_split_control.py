@@ -36,7 +36,7 @@ from lm_eval_contam.core.partitions import Control, Partition
 from lm_eval_contam.core.stats import SPLIT_CHECK_ALPHA, splits_differ, splits_differ_test
 from lm_eval_contam.lmeval.benchmark_docs import load_tasks, second_split
 from lm_eval_contam.methods.likelihood.configs import render_task_config
-from lm_eval_contam.methods.likelihood.verdicts import splits_difference, task_control
+from lm_eval_contam.methods.likelihood.verdicts import SplitChecks, splits_difference, task_control
 
 FRESH = Path(__file__).resolve().parents[1] / "lm_eval_contam" / "nullstudy" / "fresh"
 ASSUMED = ("split validation: the task's own validation split, assumed exchangeable with the audited split; a model "
@@ -164,16 +164,20 @@ def test_the_reference_check_is_the_same_test_on_log_likelihoods_per_byte() -> N
     assert shifted >= 180
 
 
-def test_a_control_differs_by_its_lengths_or_by_the_reference_and_only_an_assumed_one_is_checked() -> None:
+def test_a_control_differs_by_its_compared_texts_or_by_the_reference_and_only_an_assumed_one_is_checked() -> None:
     assumed = Control("split", "validation", "validation", assumed=True, lengths_pvalue=0.5)
-    assert splits_difference(assumed, None) is None
-    assert splits_difference(assumed, SimpleNamespace(pvalue=0.2)) is None
-    assert splits_difference(assumed, SimpleNamespace(pvalue=0.01)) == (
+    assert splits_difference(assumed, SplitChecks()) is None
+    assert splits_difference(assumed, SplitChecks(0.3, SimpleNamespace(pvalue=0.2))) is None
+    assert splits_difference(assumed, SplitChecks(0.3, SimpleNamespace(pvalue=0.01))) == (
         "the reference model's log-likelihood per byte: Mann-Whitney U p = 0.0100")
+    assert splits_difference(assumed, SplitChecks(0.002)) == (
+        "the compared items' character 3-grams and lengths: kernel two-sample relabelling p = 0.0020")
+    # the whole splits' lengths decide only for runs logged before the compared texts were checked
     short = Control("split", "validation", "validation", assumed=True, lengths_pvalue=0.003)
-    assert splits_difference(short, None) == "character lengths of the rendered docs: Mann-Whitney U p = 0.0030"
+    assert splits_difference(short, SplitChecks()) == "character lengths of the rendered docs: Mann-Whitney U p = 0.0030"
+    assert splits_difference(short, SplitChecks(0.4)) is None
     given = Control.of_split("validation")  # --control-split: the user's choice, not checked
-    assert splits_difference(given, SimpleNamespace(pvalue=0.0001)) is None
+    assert splits_difference(given, SplitChecks(0.0001, SimpleNamespace(pvalue=0.0001))) is None
 
 
 def test_the_card_and_the_task_yaml_carry_the_assumed_control(task_dir: Path, tmp_path: Path) -> None:
@@ -261,12 +265,13 @@ def test_audit_tasks_takes_the_tasks_validation_split_as_the_control_with_no_fla
         f"notes_two test: control: the task's validation split, assumed exchangeable with test; a model trained on it "
         f"loses power, never level (character lengths: Mann-Whitney U {p_equals(float(two_p))})",
         "notes_one test: no second split: the with-control verdict is not computed",
-        f"notes_long test: control: the task's validation split differs from test (character lengths: Mann-Whitney U "
-        f"{p_equals(float(long_p))} <= 0.05): the control tests read \"not tested: the splits differ\""]
+        f"notes_long test: control: the task's validation split; its whole split differs from test (character "
+        f"lengths: Mann-Whitney U {p_equals(float(long_p))} <= 0.05): the control tests check the items they compare "
+        "first, and read \"not tested: the splits differ\" if those differ too"]
     likelihood, combined = _likelihood(out)
     # notes_two: the with-control verdict, no flag given, naming the split it used and what it assumes
     control = likelihood[("notes_two test", "likelihood_control")]
-    assert 0.0 <= control.pvalue <= 1.0 and control.n == 16  # --sample 8 of each split
+    assert 0.0 <= control.pvalue <= 1.0 and control.n == 48  # every item of both splits, not --sample 8
     assert ("control (kind, source)", ASSUMED) in control.evidence.facts()
     assert control.null == ("the scores of notes_two test and of notes_two validation are exchangeable (the model saw "
                             "both alike)")
@@ -276,7 +281,8 @@ def test_audit_tasks_takes_the_tasks_validation_split_as_the_control_with_no_fla
     assert 0.0 <= likelihood[("notes_one test", "likelihood_lift")].pvalue <= 1.0
     assert combined["notes_one test"].test == "partition_combined_without_control"
     # notes_long: the splits differ in length: the control tests are not tested, the lift stands
-    why = f"character lengths of the rendered docs: Mann-Whitney U {p_equals(float(long_p))}"
+    # the check of the 8 + 8 items compared, at its smallest p: none of its 999 relabellings reaches the observed MMD
+    why = "the compared items' character 3-grams and lengths: kernel two-sample relabelling p = 0.0010"
     for test in ("likelihood_control", "likelihood_control_zlib", "likelihood_options"):
         untested = likelihood[("notes_long test", test)]
         assert (untested.flagged, untested.pvalue) == (None, None)
@@ -322,21 +328,24 @@ def test_no_split_control_without_tasks_is_refused_in_one_line(tmp_path: Path, c
     assert not out.exists()
 
 
-def test_a_pair_of_splits_the_reference_tells_apart_reads_not_tested_at_verdict_time(
+@pytest.mark.parametrize("reference", [False, True])
+def test_a_second_split_of_another_kind_is_never_tested_with_or_without_a_reference(
         tiny_model_dir: Path, tiny_model_copy: Path, task_dir: Path, tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Upper-cased notes have the lengths of the test notes (the lengths' check passes) but the reference scores them
-    far lower per byte (its tokenizer splits them finer): the reference's check reads the splits as different."""
+        monkeypatch: pytest.MonkeyPatch, reference: bool) -> None:
+    """Upper-cased notes have the lengths of the test notes (the whole splits' lengths pass, U p = 1.0), which alone
+    let an untrained model be reported contaminated: the check of the items compared (their character 3-grams) reads
+    the splits as different, with or without a reference, and no control test is computed."""
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     out = tmp_path / "audit"
-    assert _audit(out, tiny_model_dir, task_dir, "--tasks", "notes_shouting", "--reference-model",
-                  str(tiny_model_copy)) == 0
+    assert _audit(out, tiny_model_dir, task_dir, "--tasks", "notes_shouting",
+                  *(["--reference-model", str(tiny_model_copy)] if reference else [])) == 0
     likelihood, combined = _likelihood(out)
-    tests = ("likelihood_control", "likelihood_control_zlib", "likelihood_control_reference", "likelihood_options")
+    tests = ("likelihood_control", "likelihood_control_zlib", "likelihood_options",
+             *(["likelihood_control_reference"] if reference else []))
     summaries = {test: likelihood[("notes_shouting test", test)].evidence.summary() for test in tests}
-    # 8 against 8 texts (--sample 8), wholly apart: the exact two-sided p is 2 / C(16, 8)
-    assert summaries == dict.fromkeys(tests, "not tested: the splits differ (the reference model's log-likelihood per "
-                                             "byte: Mann-Whitney U p = 0.0002)")
+    assert summaries == dict.fromkeys(tests, "not tested: the splits differ (the compared items' character 3-grams "
+                                             "and lengths: kernel two-sample relabelling p = 0.0010)")
     assert all(likelihood[("notes_shouting test", test)].pvalue is None for test in tests)
     assert 0.0 <= likelihood[("notes_shouting test", "likelihood_lift")].pvalue <= 1.0
     assert combined["notes_shouting test"].test == "partition_combined_without_control"
+    assert combined["notes_shouting test"].flagged is not True

@@ -58,6 +58,12 @@ CONTROL_DATA_SPLIT = "control"  # the split name of a --control-data file
 # verdict computed; their own default (100) costs about four times as much on a large benchmark (docs/cost.md).
 # ``audit --sample N`` changes it; 0: no cap.
 BENCHMARK_SAMPLE = 24
+# Items per side the split-control tests compare (the likelihood control mode, and on u with a reference): every item
+# of both splits up to this cap (a seeded sample of it from a larger split), not the methods' sample. Their level is
+# exact whenever the two splits are exchangeable, at any size; the suite shows it at 24, 96, 384 and 2,000 per side
+# (tests/test_split_label_level.py). One rolling pass per item per side: at most one benchmark's worth of passes.
+# ``audit --control-items N`` changes it.
+CONTROL_ITEMS = 2000
 
 
 def requested_control(split: str | None = None, data: str | None = None, *, task_split: bool = True) -> Control | None:
@@ -92,6 +98,7 @@ class PartitionCardDraft:
     control: Control = Control()
     control_rows: tuple[dict[str, Any], ...] = ()
     sample: int | None = BENCHMARK_SAMPLE  # the card's ``sample`` (None: the methods' own sample sizes)
+    control_items: int = CONTROL_ITEMS  # the card's ``control_items``: the split-control tests' items per side
     output_type: str | None = None  # the task's lm-eval output_type (the card's ``benchmark_output_type``)
     no_control: str | None = None  # why the task's own second split is not the control, when no flag named one
     # A group's partition (:func:`group_partition`): the subtasks its rows are drawn across (each row names its
@@ -111,9 +118,10 @@ class PartitionCardDraft:
             return None
         lengths = f"character lengths: Mann-Whitney U {p_equals(self.control.lengths_pvalue)}"
         whose = "the subtasks'" if self.subtasks else "the task's"
-        if splits_differ(self.control.lengths_pvalue):
-            return (f"{self.label}: control: {whose} {self.control.split} split differs from {self.split} "
-                    f"({lengths} <= {SPLIT_CHECK_ALPHA:g}): the control tests read \"not tested: the splits differ\"")
+        if splits_differ(self.control.lengths_pvalue):  # the whole splits' lengths: the items compared decide
+            return (f"{self.label}: control: {whose} {self.control.split} split; its whole split differs from "
+                    f"{self.split} ({lengths} <= {SPLIT_CHECK_ALPHA:g}): the control tests check the items they "
+                    "compare first, and read \"not tested: the splits differ\" if those differ too")
         return (f"{self.label}: control: {whose} {self.control.split} split, assumed exchangeable with "
                 f"{self.split}; a model trained on it loses power, never level ({lengths})")
 
@@ -134,6 +142,7 @@ class PartitionCardDraft:
                 "task_type": "question", "text_field": TEXT_FIELD, "label_field": ANSWER_FIELD,
                 "columns": [TEXT_FIELD, ANSWER_FIELD], "companion_field": ANSWER_FIELD,
                 **({"sample": self.sample} if self.sample is not None else {}),
+                **({"control_items": self.control_items} if self.control.split is not None else {}),
                 **({"benchmark_output_type": self.output_type} if self.output_type is not None else {}),
                 **({"control": self.control.card_fields()} if self.control.split is not None else {})}
 
@@ -159,14 +168,16 @@ def split_lengths_test(texts: Sequence[str], control_texts: Sequence[str]) -> An
 
 
 def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkDoc],
-                     control: Control | None = None, sample: int | None = BENCHMARK_SAMPLE) -> PartitionCardDraft:
+                     control: Control | None = None, sample: int | None = BENCHMARK_SAMPLE,
+                     control_items: int = CONTROL_ITEMS) -> PartitionCardDraft:
     """One (sub)task's partition from its rendered evaluation ``docs``, and its control's rows, rendered by the task's
     own templates; ``sample``: the card's cap on the methods' sample (None: none). ``control``: as
     :func:`requested_control` gives it (None: the task's own second split, :func:`task_split_control`)."""
     split = eval_split(task)
     rows = tuple(doc_row(doc) for doc in docs)
     output_type = docs[0].output_type if docs else None  # one task's docs share its output_type
-    alone = PartitionCardDraft(group, name, split, rows, sample=sample, output_type=output_type)
+    alone = PartitionCardDraft(group, name, split, rows, sample=sample, output_type=output_type,
+                               control_items=control_items)
     if control is None or control.kind == "none":
         return task_split_control(alone, task) if control is None else alone
     if control.kind == "split":
@@ -252,7 +263,7 @@ def group_partition(group: str, parts: Sequence[PartitionCardDraft], sample: int
 
     rows = tuple(row for part in parts for row in drawn(part, part.rows, first.split))
     partition = PartitionCardDraft(first.group, group, first.split, rows, sample=sample, output_type=first.output_type,
-                                   subtasks=tuple(sizes))
+                                   subtasks=tuple(sizes), control_items=first.control_items)
     without = next((part for part in parts if part.control.split is None), None)
     if without is not None:
         return replace(partition, no_control=without.no_control and f"subtask {without.task}: {without.no_control}")
@@ -260,6 +271,12 @@ def group_partition(group: str, parts: Sequence[PartitionCardDraft], sample: int
     if len(splits) > 1:
         return replace(partition, no_control=f"the subtasks' controls are different splits ({', '.join(splits)}): "
                                              "the with-control verdict is not computed")
+    short = next((part for part in parts if len(part.control_rows) < shares[part.task]), None)
+    if short is not None:  # fewer control rows of one subtask would weigh the sides' subtasks differently
+        return replace(partition, no_control=(
+            f"subtask {short.task}'s {short.control.split} split has {len(short.control_rows)} row(s), fewer than its "
+            f"share of the group's sample ({shares[short.task]}): the control cannot hold the subtasks in the audited "
+            "side's proportions, and the with-control verdict is not computed"))
     control_rows = tuple(row for part in parts for row in drawn(part, part.control_rows, str(part.control.split)))
     control = (assumed_split(first.control.source, [row[TEXT_FIELD] for row in rows],
                              [row[TEXT_FIELD] for row in control_rows]) if first.control.assumed else first.control)
@@ -275,13 +292,13 @@ def groupable(parts: Sequence[PartitionCardDraft]) -> bool:
 
 def derive_partitions(loaded: Mapping[str, LoadedBenchmark], control: Control | None = None,
                       sample: int | None = BENCHMARK_SAMPLE, *, per_subtask: bool = False,
-                      seed: int = 0) -> list[PartitionCardDraft]:
+                      seed: int = 0, control_items: int = CONTROL_ITEMS) -> list[PartitionCardDraft]:
     """The partitions of :func:`~lm_eval_contam.lmeval.benchmark_docs.load_tasks`' result, in its order: a plain
     task's own; a group's one drawn across its subtasks (:func:`group_partition`), or with ``per_subtask`` (or a
     group that is not :func:`groupable`) one per subtask."""
     found = []
     for group, benchmark in loaded.items():
-        parts = [derive_partition(group, name, task, benchmark.docs[name], control, sample)
+        parts = [derive_partition(group, name, task, benchmark.docs[name], control, sample, control_items)
                  for name, task in benchmark.items()]
         grouped = not per_subtask and groupable(parts)
         found += [group_partition(group, parts, sample, seed=seed)] if grouped else parts

@@ -269,8 +269,13 @@ def check_args(args: argparse.Namespace, label: str) -> tuple[dict, ModelSpec, C
                 **({REFERENCE_ITEMS_KEY: args.reference_items} if args.reference_items is not None else {}),
                 **({"dcr_per_subtask": True} if args.dcr_per_subtask else {}),
                 **({"per_subtask": True} if per_subtask(args) else {})}
-    check_same_audit(args.output_path, identity, label, spec.backend, spec.model_args)
+    check_same_audit(args.output_path, identity, label, spec.backend, spec.model_args, optional=FLAGGED_IDENTITY_KEYS)
     return identity, spec, reference
+
+
+# The identity's keys recorded only when their flag is given (check_same_audit: any other is always recorded).
+FLAGGED_IDENTITY_KEYS = ("methods", "reference_model", "reorderings", REFERENCE_ITEMS_KEY, "dcr_per_subtask",
+                         "per_subtask")
 
 
 def per_subtask(args: argparse.Namespace) -> bool:

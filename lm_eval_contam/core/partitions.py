@@ -36,7 +36,8 @@ TaskType = Literal["cls", "nli", "sum", "xsum", "question"]
 OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood", "loglikelihood_rolling")
 # The metadata keys that describe one's own data (beside `dataset` for a registered one).
 USER_DATA_KEYS = ("dataset_name", "key", "data_files", "hf_path", "hf_name", "task_type", "text_field", "second_field",
-                  "label_field", "label_names", "columns", "companion_field", "sample", "benchmark_output_type")
+                  "label_field", "label_names", "columns", "companion_field", "sample", "control_items",
+                  "benchmark_output_type")
 CARD_SUFFIXES = (".yaml", ".yml")
 ControlKind = Literal["split", "file", "none"]
 CONTROL_KEYS = ("kind", "source", "split", "assumed", "lengths_pvalue")
@@ -110,6 +111,9 @@ class DatasetSpec:
     # asks fewer; instances.default_instances): a benchmark audited with --tasks is sampled at the size the validation
     # study measured (``audit --sample``).
     sample: int | None = None
+    # The split-control test's items per side (every item up to it; ``audit --control-items``): its level is exact
+    # when the two splits are exchangeable, at any size, so it is not held to ``sample``.
+    control_items: int | None = None
     # A benchmark audited with --tasks: its task's lm-eval output_type. Its items' shape (multiple choice or free text)
     # whichever tests an audit runs on them, so each test's false-positive rate is read for that shape.
     benchmark_output_type: str | None = None
@@ -160,7 +164,7 @@ class DatasetSpec:
                   "task_type": self.task_type, "text_field": self.text_field, "second_field": self.second_field,
                   "label_field": self.label_field, "label_names": list(self.label_names),
                   "columns": list(self.dcq_columns), "companion_field": self.companion_field, "sample": self.sample,
-                  "benchmark_output_type": self.benchmark_output_type}
+                  "control_items": self.control_items, "benchmark_output_type": self.benchmark_output_type}
         return {key: value for key, value in fields.items() if value not in (None, [])}
 
     def partition(self, split: str) -> Partition:
@@ -394,6 +398,8 @@ def dataset_from_task_metadata(metadata: Mapping[str, Any]) -> DatasetSpec:
         dcq_columns=tuple(str(column) for column in columns), companion_field=metadata.get("companion_field"),
         data_files=None if hub else {name: str(resolve_path(path, metadata)) for name, path in files.items()},
         sample=None if metadata.get("sample") is None else metadata_number(metadata, "sample", 0, minimum=1),
+        control_items=(None if metadata.get("control_items") is None else
+                       metadata_number(metadata, "control_items", 0, minimum=2)),
         benchmark_output_type=output_type,
     )
 

@@ -89,9 +89,9 @@ def instance_text(partition: Partition, row: Mapping[str, Any], *, source: str |
 
 
 def sample_indices(partition: Partition, rows: Sequence[Mapping[str, object]], num_instances: int,
-                   seed: int) -> list[int]:
+                   seed: int, *, capped: bool = True) -> list[int]:
     """``num_instances`` row indices of distinct instance texts drawn by a seeded shuffle (all when fewer), ascending;
-    at most the dataset's ``sample`` (a benchmark audited with ``--tasks``: ``audit --sample``).
+    at most the dataset's ``sample`` (a benchmark audited with ``--tasks``: ``audit --sample``) unless not ``capped``.
 
     The shuffle walks the rows in a seeded order and keeps each instance text's first row: identical rows are one
     instance, never quizzed (or scored) as several. Without duplicates this is the first ``num_instances`` of the
@@ -99,7 +99,8 @@ def sample_indices(partition: Partition, rows: Sequence[Mapping[str, object]], n
     """
     if num_instances < 1:
         raise ContamError(f"num_instances must be positive, got {num_instances}", field="num_instances")
-    num_instances = min(num_instances, partition.dataset.sample or num_instances)
+    if capped:  # the split-control test is not held to the shared sample (its level holds at any size)
+        num_instances = min(num_instances, partition.dataset.sample or num_instances)
     order = rng_for(seed, "dcq", partition.dataset.display_name, partition.split).permutation(len(rows))
     kept: dict[str, int] = {}
     for index in order:

@@ -14,6 +14,7 @@ from typing import Any
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.seeding import rng_for
+from lm_eval_contam.core.split_tests import shared_context_clusters
 from lm_eval_contam.kit.instances import instance_text, quiz_instance, sample_indices, text_columns
 from lm_eval_contam.kit.pieces import build_doc
 from lm_eval_contam.kit.quiz_options import OptionsEntry
@@ -53,17 +54,26 @@ def control_partition(partition: Partition, control: str) -> Partition:
 
 
 def sampled_rows(partition: Partition, rows: Sequence[Mapping[str, Any]], num_instances: int,
-                 seed: int) -> list[int]:
-    """The row indices scored: DCQ's sample of the partition."""
-    return sample_indices(partition, rows, num_instances, seed)
+                 seed: int, *, capped: bool = True) -> list[int]:
+    """The row indices scored: DCQ's sample of the partition (not ``capped``: not held to its ``sample``)."""
+    return sample_indices(partition, rows, num_instances, seed, capped=capped)
 
 
 def text_docs(partition: Partition, rows: Sequence[Mapping[str, Any]], group: str, *, num_instances: int,
-              seed: int) -> list[dict[str, Any]]:
-    """Partition-vs-control docs: one text per sampled row."""
+              seed: int, capped: bool = True) -> list[dict[str, Any]]:
+    """Partition-vs-control docs: one text per sampled row, with the row's option texts (``choices``, a benchmark's),
+    which :func:`with_clusters` reads."""
     return [{"group": group, "row_index": index,
-             "text": instance_text(partition, rows[index], source=f"{partition.label} row {index}")}
-            for index in sampled_rows(partition, rows, num_instances, seed)]
+             "text": instance_text(partition, rows[index], source=f"{partition.label} row {index}"),
+             "choices": [str(choice) for choice in rows[index].get("choices") or ()]}
+            for index in sampled_rows(partition, rows, num_instances, seed, capped=capped)]
+
+
+def with_clusters(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The docs of both sides, each with ``cluster``: the unit the split-label test relabels (items sharing a passage
+    or option texts are one, :func:`~lm_eval_contam.core.split_tests.shared_context_clusters`)."""
+    clusters = shared_context_clusters([doc["text"] for doc in docs], [doc["choices"] for doc in docs])
+    return [{**doc, "cluster": cluster} for doc, cluster in zip(docs, clusters)]
 
 
 def option_docs(partition: Partition, rows: Sequence[Mapping[str, Any]], group: str,

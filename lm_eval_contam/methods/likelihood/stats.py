@@ -26,6 +26,7 @@ from scipy import stats
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.relabelling import reference_record
 from lm_eval_contam.core.seeding import rng_for
+from lm_eval_contam.core.split_tests import SplitLabelResult, TextsDifferResult, cluster_label_test, texts_differ_test
 from lm_eval_contam.core.stats import PermutationResult, TestResult, finite_scores, permutation_test
 from lm_eval_contam.methods.likelihood.docs import CONTROL, PARTITION
 
@@ -89,9 +90,40 @@ def _groups(records: Sequence[Mapping[str, object]], key: str) -> tuple[list[flo
     return by_group[PARTITION], by_group[CONTROL]
 
 
-def control_tests(records: Sequence[Mapping[str, object]], seed: int) -> dict[str, TwoSampleResult]:
-    """Partition vs control on per-byte log-likelihood and on the zlib ratio."""
-    return {key: two_sample_test(*_groups(records, key), seed=seed) for key in ("per_byte", "zlib")}
+# Up to this many items a side, with every item its own unit, the relabellings are scipy's (exact enumeration where
+# they number <= EXACT_LIMIT); above it, or with shared-context clusters, the split-label test's own.
+ITEM_TEST_LIMIT = 200
+
+
+def split_label_test(records: Sequence[Mapping[str, Any]], key: str, seed: int) -> TwoSampleResult | SplitLabelResult:
+    """Partition vs control on ``key``, the records' ``cluster`` relabelled as wholes
+    (:func:`~lm_eval_contam.core.split_tests.cluster_label_test`); records of singletons only, at most
+    ``ITEM_TEST_LIMIT`` a side, or logged before clusters were: :func:`two_sample_test`, as before."""
+    clusters = [record.get("cluster") for record in records]
+    partition, control = _groups(records, key)
+    singletons = None in clusters or len(set(clusters)) == len(clusters)
+    if singletons and max(len(partition), len(control)) <= ITEM_TEST_LIMIT:
+        return two_sample_test(partition, control, seed=seed)
+    return cluster_label_test([float(record[key]) for record in records],
+                              [record["group"] == PARTITION for record in records],
+                              None if None in clusters else clusters, seed=seed)
+
+
+def texts_check(records: Sequence[Mapping[str, Any]], seed: int) -> TextsDifferResult:
+    """The comparability check of the two sides' texts as compared (:func:`texts_differ_test`, clusters as wholes)."""
+    ordered = sorted(records, key=lambda record: record["group"] != PARTITION)
+    clusters = [record.get("cluster") for record in ordered]
+    return texts_differ_test([str(r["text"]) for r in ordered if r["group"] == PARTITION],
+                             [str(r["text"]) for r in ordered if r["group"] != PARTITION],
+                             None if None in clusters else clusters, seed=seed)
+
+
+def control_tests(records: Sequence[Mapping[str, Any]], seed: int) -> dict[str, Any]:
+    """Partition vs control on per-byte log-likelihood and on the zlib ratio, and the texts' comparability check."""
+    found: dict[str, Any] = {key: split_label_test(records, key, seed) for key in ("per_byte", "zlib")}
+    if all("text" in record for record in records):
+        found["texts"] = texts_check(records, seed)
+    return found
 
 
 def differenced_per_byte(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]], *,
@@ -109,15 +141,14 @@ def differenced_per_byte(records: Sequence[Mapping[str, Any]], reference: Mappin
                               f"where the audited model's has {record['bytes']!r}; audit both models on the same task",
                               source=source, field="bytes")
         u = (float(record["loglikelihood"]) - float(other["loglikelihood"])) / int(record["bytes"])
-        found.append({"group": record["group"], "u": u})
+        found.append({"group": record["group"], "u": u, **({"cluster": record["cluster"]} if "cluster" in record else {})})
     return found
 
 
 def reference_control_test(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]], *,
-                           seed: int, source: str) -> TwoSampleResult:
-    """Partition vs control on u per byte (:func:`differenced_per_byte`): the two-sample test of
-    :func:`two_sample_test`."""
-    return two_sample_test(*_groups(differenced_per_byte(records, reference, source=source), "u"), seed=seed)
+                           seed: int, source: str) -> TwoSampleResult | SplitLabelResult:
+    """Partition vs control on u per byte (:func:`differenced_per_byte`): :func:`split_label_test`."""
+    return split_label_test(differenced_per_byte(records, reference, source=source), "u", seed)
 
 
 def option_test(records: Sequence[Mapping[str, object]], seed: int) -> TwoSampleResult:

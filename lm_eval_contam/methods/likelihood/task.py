@@ -42,6 +42,7 @@ from lm_eval_contam.methods.likelihood.docs import (
     lift_docs,
     option_docs,
     text_docs,
+    with_clusters,
 )
 from lm_eval_contam.methods.likelihood.stats import control_tests, lift_from_records, lift_test, option_test
 
@@ -56,6 +57,9 @@ METRICS: dict[str, dict[str, Callable[[Any], float]]] = {
         "zlib_partition": lambda s: s["zlib"].partition_mean,
         "zlib_control": lambda s: s["zlib"].control_mean,
         "zlib_pvalue": lambda s: s["zlib"].pvalue,
+        # The comparability check on the items compared (model-free): the verdicts of a control the audit chose
+        # itself read it.
+        "texts_pvalue": lambda s: s["texts"].pvalue,
     },
     "options": {
         "gap_partition": lambda s: s.partition_mean,
@@ -89,10 +93,11 @@ class LikelihoodSettings:
                               field="mode")
         partition = Partition.from_task_metadata(metadata, split)
         options = metadata.get("options_path")
+        every_item = mode == "control" and partition.dataset.control_items is not None and "num_instances" not in metadata
         return cls(
             partition=partition, mode=mode,
             control=control_partition(partition, str(metadata.get("control") or "")) if mode != "lift" else None,
-            num_instances=default_instances(partition, metadata),
+            num_instances=partition.dataset.control_items if every_item else default_instances(partition, metadata),
             seed=metadata_number(metadata, "seed", 0),
             options_path=resolve_path(options, metadata) if options else default_options_path(),
         )
@@ -127,8 +132,8 @@ def doc_record(settings: LikelihoodSettings, doc: Mapping[str, Any], results: Se
     if mode == "control":
         (loglikelihood,) = results
         loglikelihood = rolling_loglikelihood(loglikelihood)
-        return {"identity": f"{doc['group']}:{doc['row_index']}", "group": doc["group"],
-                "loglikelihood": loglikelihood, "bytes": utf8_bytes(doc["text"]),
+        return {"identity": f"{doc['group']}:{doc['row_index']}", "group": doc["group"], "cluster": doc["cluster"],
+                "text": doc["text"], "loglikelihood": loglikelihood, "bytes": utf8_bytes(doc["text"]),
                 "per_byte": per_byte(loglikelihood, doc["text"]), "zlib": zlib_ratio(loglikelihood, doc["text"])}
     if mode == "options":
         texts = [doc["original"], *doc["perturbed"]]
@@ -159,9 +164,10 @@ class LikelihoodTask(PartitionTestTask):
         sides = [(PARTITION, settings.partition, rows)]
         if settings.control:
             sides.append((CONTROL, settings.control, self.partition_rows(settings.control)))
-        if settings.mode == "control":
-            return interleave([text_docs(partition, side_rows, group, **sample)
-                               for group, partition, side_rows in sides])
+        if settings.mode == "control":  # every item up to the card's control_items, not the shared sample
+            capped = settings.partition.dataset.control_items is None
+            return with_clusters(interleave([text_docs(partition, side_rows, group, **sample, capped=capped)
+                                             for group, partition, side_rows in sides]))
         options = read_options(settings.options_path)
         groups = []
         for group, partition, side_rows in sides:

@@ -12,11 +12,11 @@ from typing import Any, get_args
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
-from lm_eval_contam.core.method_verdict import Verdict
+from lm_eval_contam.core.method_verdict import DRIVES, Test, Verdict
 from lm_eval_contam.core.partitions import Control, ControlKind, Partition
 from lm_eval_contam.core.relabelling import records_by_identity
-from lm_eval_contam.core.rundir import ModelResults
-from lm_eval_contam.core.stats import ALPHA, sign_flip_caveats, splits_differ, splits_differ_test
+from lm_eval_contam.core.rundir import FILTER, ModelResults
+from lm_eval_contam.core.stats import ALPHA, splits_differ, splits_differ_test
 from lm_eval_contam.methods.likelihood.configs import CONTROL_ASSUMED_KEY, CONTROL_LENGTHS_KEY, control_overlap_of
 from lm_eval_contam.methods.likelihood.docs import CONTROL, PARTITION, control_partition
 from lm_eval_contam.methods.likelihood.stats import TwoSampleResult, reference_control_test
@@ -26,16 +26,40 @@ FAMILY = "likelihood"
 # The lift mode names its two means after what they lift.
 METRIC_NAMES = {"lift": {"partition": "lift_own", "reference": "lift_other"}}
 TWO_SAMPLE_RULE = f"flagged when the one-sided two-sample permutation p <= {ALPHA}"
+CONTROL_NULL = "the scores of {partition} and of {control_partition} are exchangeable (the model saw both alike)"
+CONTROL = Test(family=FAMILY, name="likelihood_control", title="Likelihood vs control (ours)", null=CONTROL_NULL,
+               rule=TWO_SAMPLE_RULE, compares=("control",), role=DRIVES, rate_keys=("likelihood_control:control",))
+CONTROL_ZLIB = Test(family=FAMILY, name="likelihood_control_zlib", title="Likelihood vs control, zlib-normalised (ours)",
+                    null=CONTROL_NULL, rule=TWO_SAMPLE_RULE, compares=("control",), role=DRIVES,
+                    rate_keys=("likelihood_control_zlib:control",))
+ON_REFERENCE = Test(
+    family=FAMILY, name="likelihood_control_reference",
+    title="Likelihood vs control on u, against the reference model (ours)",
+    null=("the u of {partition}'s texts and of {control_partition}'s are exchangeable (the fine-tune saw both alike; "
+          "what it shares with the reference, each text's difficulty and fluency, cancels in u)"),
+    rule=TWO_SAMPLE_RULE, compares=("control", "reference"), role=DRIVES,
+    rate_keys=("likelihood_control_reference:control",))
+LIFT = Test(family=FAMILY, name="likelihood_lift", title="Time Travel, likelihood (ours)",
+            null=("within each instance, the dataset name lifts the log-likelihood of its own second piece and of "
+                  "another instance's second piece alike (paired differences symmetric about 0)"),
+            rule=f"flagged when the one-sided sign-flip p <= {ALPHA}", compares=(), role=DRIVES, sign_flip=True,
+            rate_keys=("likelihood_lift:lift",))
+OPTIONS = Test(family=FAMILY, name="likelihood_options", title="DCQ options, likelihood (ours)",
+               null=("the original-over-perturbations gaps of {partition} and of {control_partition} are exchangeable "
+                     "(the naturalness gap unseen text shows, no more)"),
+               rule=TWO_SAMPLE_RULE, compares=("control",), role=DRIVES, rate_keys=("likelihood_options:options",))
+TESTS = (CONTROL, CONTROL_ZLIB, ON_REFERENCE, LIFT, OPTIONS)
+REFERENCE_TEST = ON_REFERENCE.name  # the control mode's test on u, as run --reference-model names its row's metrics
 
 
 @dataclass(frozen=True)
 class ComparisonEvidence:
-    """A score's mean on the partition vs on what it is compared with, and the test's p."""
+    """A score's mean on the partition vs on its baseline (what it is compared with), and the test's p."""
 
     score: str  # what is compared, in words
     partition_mean: float
-    reference_mean: float
-    reference: str  # e.g. "control (Toy News test)"
+    baseline_mean: float
+    baseline: str  # e.g. "control (Toy News test)", "other instances' second pieces"
     pvalue: float
     uncontrolled_pvalue: float | None = None  # the lift mode's own lift against 0, shown for comparison only
     control: str | None = None  # the control's kind and source (Control.describe), for the modes that have one
@@ -44,8 +68,8 @@ class ComparisonEvidence:
 
     def facts(self) -> list[tuple[str, str]]:
         facts = [(f"{self.score}, partition", number(self.partition_mean)),
-                 (f"{self.score}, {self.reference}", number(self.reference_mean)),
-                 ("difference", number(self.partition_mean - self.reference_mean)),
+                 (f"{self.score}, {self.baseline}", number(self.baseline_mean)),
+                 ("difference", number(self.partition_mean - self.baseline_mean)),
                  ("p-value (partition higher)", pvalue(self.pvalue))]
         if self.uncontrolled_pvalue is not None:
             facts.append(("uncontrolled p (own lift > 0; also fires on a familiar dataset's unseen split)",
@@ -59,24 +83,25 @@ class ComparisonEvidence:
         return facts
 
     def summary(self) -> str:
-        return f"{p_equals(self.pvalue)}, {number(self.partition_mean)} vs {number(self.reference_mean)}"
+        return f"{p_equals(self.pvalue)}, {number(self.partition_mean)} vs {number(self.baseline_mean)}"
 
 
-def _comparison(model: ModelResults, task: str, common: dict, *, test: str, title: str, score: str, prefix: str,
-                reference: str, null: str, rule: str, uncontrolled: str | None = None,
-                caveats: tuple[str, ...] = (), control: str | None = None,
-                control_overlap: str | None = None) -> Verdict:
-    """One verdict from the task's ``<prefix>_partition``, ``<prefix>_reference`` and ``<prefix>_pvalue`` metrics."""
+def _comparison(model: ModelResults, task: str, common: dict, *, test: Test, score: str, prefix: str, baseline: str,
+                uncontrolled: str | None = None, control: str | None = None, control_overlap: str | None = None,
+                control_partition: str = "") -> Verdict:
+    """One verdict from the task's ``<prefix>_partition``, ``<prefix>_control`` and ``<prefix>_pvalue`` metrics."""
     names = METRIC_NAMES.get(prefix, {})
     partition_mean = model.number(task, names.get("partition", f"{prefix}_partition"))
-    reference_mean = model.number(task, names.get("reference", f"{prefix}_control"))
+    baseline_mean = model.number(task, names.get("reference", f"{prefix}_control"))
     p = model.number(task, f"{prefix}_pvalue")
-    evidence = ComparisonEvidence(score, partition_mean, reference_mean, reference, p,
+    evidence = ComparisonEvidence(score, partition_mean, baseline_mean, baseline, p,
                                   model.number(task, uncontrolled) if uncontrolled else None, control, control_overlap)
-    return Verdict(test=test, title=title, flagged=p <= ALPHA, statistic=partition_mean - reference_mean, pvalue=p,
-                   null=null, rule=rule, evidence=evidence, caveats=caveats, **common)
+    return test.verdict(flagged=p <= ALPHA, statistic=partition_mean - baseline_mean, pvalue=p, evidence=evidence,
+                        control_partition=control_partition, **common)
 
 
+PER_BYTE, PER_ZLIB_BYTE = "log-likelihood per byte", "log-likelihood per zlib byte"
+OPTIONS_GAP = "original minus mean perturbation, log-likelihood per byte"
 NO_CONTROL = "no valid control: not tested"
 
 
@@ -102,13 +127,9 @@ def not_tested(common: dict, partition: Partition) -> list[Verdict]:
     """
     null = (f"none: {partition.label} has no control partition of the same distribution the model cannot have seen, "
             "so these modes are not tested (the lift mode's reference is built in and is tested)")
-    rule = "never flags without a control"
-    return [Verdict(test=test, title=title, flagged=None, statistic=None, pvalue=None, null=null, rule=rule,
-                    evidence=NotTestedEvidence(score), **{**common, "n": None, "variant": mode})
-            for test, title, score, mode in (
-                ("likelihood_control", "Likelihood vs control (ours)", "log-likelihood per byte", "control"),
-                ("likelihood_options", "DCQ options, likelihood (ours)",
-                 "original minus mean perturbation, log-likelihood per byte", "options"))]
+    return [test.untested(model=common["model"], partition=common["partition"], task=common["task"], null=null,
+                          rule="never flags without a control", evidence=NotTestedEvidence(score), variant=mode)
+            for test, score, mode in ((CONTROL, PER_BYTE, "control"), (OPTIONS, OPTIONS_GAP, "options"))]
 
 
 SPLITS_DIFFER = "not tested: the splits differ"
@@ -131,30 +152,54 @@ class SplitsDifferEvidence:
 
 
 def splits_differ_verdicts(common: dict, partition: Partition, control: str, named: Control, why: str,
-                           tests: Sequence[tuple[str, str, str]]) -> list[Verdict]:
-    """The control tests of a partition whose assumed control differs from it (``tests``: test, title, score): no
+                           tests: Sequence[tuple[Test, str]]) -> list[Verdict]:
+    """The control tests of a partition whose assumed control differs from it (``tests``: test, score): no
     decision, saying which check found the difference. The other verdicts stand."""
     null = (f"none: {partition.label} and {control} differ ({why}), so the control, assumed exchangeable with the "
             "partition, is not, and the tests against it are not tested")
-    return [Verdict(test=test, title=title, flagged=None, statistic=None, pvalue=None, null=null,
-                    rule="never flags when the splits differ",
-                    evidence=SplitsDifferEvidence(score, named.describe(), why), **{**common, "n": None})
-            for test, title, score in tests]
+    return [test.untested(model=common["model"], partition=common["partition"], task=common["task"], null=null,
+                          rule="never flags when the splits differ",
+                          evidence=SplitsDifferEvidence(score, named.describe(), why), variant=common["variant"])
+            for test, score in tests]
 
 
-def splits_difference(named: Control, reference_check: Any | None) -> str | None:
+TEXTS_CHECK_METRIC = "texts_pvalue"  # the control mode's comparability check of the items it compares
+
+
+@dataclass(frozen=True)
+class SplitChecks:
+    """What tells a partition's two splits apart, from its control-mode task: the model-free check of the texts it
+    compares (``texts_pvalue``: None in runs logged before it) and the reference model's (:func:`reference_splits_test`,
+    None without a reference)."""
+
+    texts_pvalue: float | None = None
+    reference: Any | None = None
+
+
+def splits_difference(named: Control, checks: SplitChecks) -> str | None:
     """Why a control ``audit --tasks`` chose itself (the task's own second split) is not comparable with the audited
-    split, or None: its rendered docs' character lengths differ, or the reference model (``reference_check``: its
-    log-likelihood per byte of both splits' scored texts, :func:`reference_splits_test`) tells them apart; each a
-    two-sided Mann-Whitney U at ``SPLIT_CHECK_ALPHA``. A control a flag named is the user's: not checked."""
+    split, or None: the items compared differ in their character 3-grams and lengths (the kernel two-sample check,
+    :func:`~lm_eval_contam.core.split_tests.texts_differ_test`; in runs logged before it, the whole splits' lengths), or
+    the reference model tells them apart (Mann-Whitney U); each at ``SPLIT_CHECK_ALPHA``. A control a flag named is the
+    user's: not checked."""
     if not named.assumed:
         return None
-    if named.lengths_pvalue is not None and splits_differ(named.lengths_pvalue):
+    if checks.texts_pvalue is not None:
+        if splits_differ(checks.texts_pvalue):
+            return ("the compared items' character 3-grams and lengths: kernel two-sample relabelling "
+                    f"{p_equals(checks.texts_pvalue)}")
+    elif named.lengths_pvalue is not None and splits_differ(named.lengths_pvalue):
         return f"character lengths of the rendered docs: Mann-Whitney U {p_equals(named.lengths_pvalue)}"
-    if reference_check is not None and splits_differ(reference_check.pvalue):
+    if checks.reference is not None and splits_differ(checks.reference.pvalue):
         return (f"the reference model's log-likelihood per byte: Mann-Whitney U "
-                f"{p_equals(float(reference_check.pvalue))}")
+                f"{p_equals(float(checks.reference.pvalue))}")
     return None
+
+
+def split_checks(model: ModelResults, task: str) -> SplitChecks:
+    """A control-mode task's :class:`SplitChecks`."""
+    logged = f"{TEXTS_CHECK_METRIC},{FILTER}" in model.row(task)
+    return SplitChecks(model.number(task, TEXTS_CHECK_METRIC) if logged else None, reference_splits_test(model, task))
 
 
 def reference_splits_test(model: ModelResults, task: str) -> Any | None:
@@ -188,60 +233,41 @@ def task_control(metadata: Mapping[str, Any]) -> Control:
                    lengths_pvalue=None if lengths is None else float(lengths))
 
 
-def task_verdicts(model: ModelResults, task: str, reference_check: Any | None = None) -> list[Verdict]:
-    """One likelihood task's verdicts; ``reference_check``: the reference model's test of the partition's two splits
-    (:func:`reference_splits_test` of its control-mode task), for a control the audit chose itself."""
+def task_verdicts(model: ModelResults, task: str, checks: SplitChecks = SplitChecks()) -> list[Verdict]:
+    """One likelihood task's verdicts; ``checks``: what tells the partition's two splits apart (:func:`split_checks` of
+    its control-mode task), for a control the audit chose itself."""
     metadata = model.metadata(task)
     partition = model.partition(task)
     mode = str(metadata.get("mode", "control"))
     named = task_control(metadata)
-    common = {"model": model.label, "partition": partition.label, "family": FAMILY, "task": task,
-              "n": model.n_instances(task), "confidence_interval": None, "variant": mode}
+    common = {"model": model.label, "partition": partition.label, "task": task, "n": model.n_instances(task),
+              "variant": mode}
     if mode == "lift":
-        lift = _comparison(
-            model, task, common, test="likelihood_lift", title="Time Travel, likelihood (ours)",
-            score="guided-minus-general log-likelihood per byte", prefix="lift",
-            reference="other instances' second pieces",
-            null=("within each instance, the dataset name lifts the log-likelihood of its own second piece and of "
-                  "another instance's second piece alike (paired differences symmetric about 0)"),
-            rule=f"flagged when the one-sided sign-flip p <= {ALPHA}", uncontrolled="lift_own_pvalue",
-            caveats=sign_flip_caveats(common["n"]))
+        lift = _comparison(model, task, common, test=LIFT, score="guided-minus-general log-likelihood per byte",
+                           prefix="lift", baseline="other instances' second pieces", uncontrolled="lift_own_pvalue")
         return [lift, *(not_tested(common, partition) if named.kind == "none" else [])]
     control = control_partition(partition, str(metadata.get("control") or "")).label
-    reference = f"control ({control})"
+    baseline = f"control ({control})"
     overlap = control_overlap_of(metadata)
     named_control = {"control": named.describe(), "control_overlap": overlap.describe() if overlap else None}
-    differ = splits_difference(named, reference_check)
+    differ = splits_difference(named, checks)
     if differ is not None:
-        tests = ([("likelihood_options", "DCQ options, likelihood (ours)",
-                   "original minus mean perturbation, log-likelihood per byte")] if mode == "options" else
-                 [("likelihood_control", "Likelihood vs control (ours)", "log-likelihood per byte"),
-                  ("likelihood_control_zlib", "Likelihood vs control, zlib-normalised (ours)",
-                   "log-likelihood per zlib byte"),
-                  *([(REFERENCE_TEST, REFERENCE_TITLE, REFERENCE_SCORE)] if reference_check is not None else [])])
+        tests = ([(OPTIONS, OPTIONS_GAP)] if mode == "options" else
+                 [(CONTROL, PER_BYTE), (CONTROL_ZLIB, PER_ZLIB_BYTE),
+                  *([(ON_REFERENCE, REFERENCE_SCORE)] if checks.reference is not None else [])])
         return splits_differ_verdicts(common, partition, control, named, differ, tests)
     if mode == "options":
-        return [_comparison(
-            model, task, common, test="likelihood_options", title="DCQ options, likelihood (ours)",
-            score="original minus mean perturbation, log-likelihood per byte", prefix="gap", reference=reference,
-            null=(f"the original-over-perturbations gaps of {partition.label} and of {control} are exchangeable "
-                  "(the naturalness gap unseen text shows, no more)"), rule=TWO_SAMPLE_RULE,
-            **named_control)]
-    null = f"the scores of {partition.label} and of {control} are exchangeable (the model saw both alike)"
+        return [_comparison(model, task, common, test=OPTIONS, score=OPTIONS_GAP, prefix="gap", baseline=baseline,
+                            control_partition=control, **named_control)]
     return [
-        _comparison(model, task, common, test="likelihood_control", title="Likelihood vs control (ours)",
-                    score="log-likelihood per byte", prefix="per_byte", reference=reference, null=null,
-                    rule=TWO_SAMPLE_RULE, **named_control),
-        _comparison(model, task, common, test="likelihood_control_zlib",
-                    title="Likelihood vs control, zlib-normalised (ours)",
-                    score="log-likelihood per zlib byte", prefix="zlib", reference=reference, null=null,
-                    rule=TWO_SAMPLE_RULE, **named_control),
+        _comparison(model, task, common, test=CONTROL, score=PER_BYTE, prefix="per_byte", baseline=baseline,
+                    control_partition=control, **named_control),
+        _comparison(model, task, common, test=CONTROL_ZLIB, score=PER_ZLIB_BYTE, prefix="zlib", baseline=baseline,
+                    control_partition=control, **named_control),
         *_reference_verdict(model, task, common, partition=partition, control=control, named_control=named_control),
     ]
 
 
-REFERENCE_TEST = "likelihood_control_reference"
-REFERENCE_TITLE = "Likelihood vs control on u, against the reference model (ours)"
 REFERENCE_SCORE = "u = log p(model) - log p(reference) per byte"
 
 
@@ -279,19 +305,16 @@ def _reference_verdict(model: ModelResults, task: str, common: dict, *, partitio
                                   result.pvalue, control=named_control["control"],
                                   control_overlap=named_control["control_overlap"],
                                   reference_model=model.reference.model or model.reference.label)
-    null = (f"the u of {partition.label}'s texts and of {control}'s are exchangeable (the fine-tune saw both alike; "
-            "what it shares with the reference, each text's difficulty and fluency, cancels in u)")
-    return [Verdict(test=REFERENCE_TEST, title=REFERENCE_TITLE, flagged=result.pvalue <= ALPHA,
-                    statistic=result.statistic, pvalue=result.pvalue, null=null, rule=TWO_SAMPLE_RULE,
-                    evidence=evidence, **common)]
+    return [ON_REFERENCE.verdict(flagged=result.pvalue <= ALPHA, statistic=result.statistic, pvalue=result.pvalue,
+                                 evidence=evidence, control_partition=control, **common)]
 
 
 def verdicts(model: ModelResults) -> list[Verdict]:
     """Every likelihood task's verdicts; where the control is one the audit chose itself, a partition's options task
     reads the reference's check of its splits from the partition's control-mode task (the one the reference scores)."""
     tasks = model.tasks_of(FAMILY)
-    checks = {model.partition(task).label: reference_splits_test(model, task) for task in tasks
+    checks = {model.partition(task).label: split_checks(model, task) for task in tasks
               if model.metadata(task).get("mode", "control") == "control"
               and task_control(model.metadata(task)).assumed}
     return [verdict for task in tasks
-            for verdict in task_verdicts(model, task, checks.get(model.partition(task).label))]
+            for verdict in task_verdicts(model, task, checks.get(model.partition(task).label, SplitChecks()))]

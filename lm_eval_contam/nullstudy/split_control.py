@@ -1,0 +1,124 @@
+"""The split-control study's rates (issue 49), from the per-item scores it ships (``scored/``), without the models.
+
+``scripts/split_control_study.py`` scored every item of 4 free-text and 4 multiple-choice seeded datasets (splits
+``train``: injected into the fine-tune at the papers' strength; ``test``: its never-injected sibling; ``extra``: 96
+more, never injected) with the clean default model and the injected fine-tune, and a larger never-injected ``pool``
+with the clean model. Here every verdict the audit computes with a split control is recomputed on them:
+
+* the split-label test alone (the likelihood control mode: log-likelihood per byte) and on u (with the clean model as
+  the reference: ``likelihood_control_reference``), each after the comparability check of the items compared, exactly
+  as the audit decides (:func:`split_verdict`);
+* detection: the injected model, ``train`` vs ``test``; false positives: the injected model's sibling (``test`` vs
+  ``extra``) and the clean model (``train`` vs ``test``, ``test`` vs ``extra``); at 96 items a side (every item) and at
+  24 (the seeded sample the audit draws, and the mean over many 24-item draws of the same 96, overlapping).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lm_eval_contam.core.jsonl import read_jsonl_objects
+from lm_eval_contam.core.seeding import rng_for
+from lm_eval_contam.core.split_tests import binomial_interval, cluster_label_test, texts_differ_test
+from lm_eval_contam.core.stats import ALPHA
+
+SCORED_DIR = Path(__file__).with_name("scored")
+SHAPES = ("free text", "multiple choice")
+SIZES = (24, 96)
+DRAWS = 200  # 24-item draws per partition for the mean rate at 24
+
+
+def scored(label: str, directory: Path = SCORED_DIR) -> list[dict[str, Any]]:
+    """One model's shipped per-item scores (``clean`` or ``injected``), each with ``per_byte``."""
+    return [{**row, "per_byte": float(row["loglikelihood"]) / int(row["bytes"])}
+            for row in read_jsonl_objects(directory / f"split_control_{label}.jsonl")]
+
+
+def by_split(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+    """(dataset, split) -> its rows in row order."""
+    found: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        found.setdefault((str(row["dataset"]), str(row["split"])), []).append(row)
+    return {key: sorted(value, key=lambda row: int(row["row"])) for key, value in found.items()}
+
+
+def split_verdict(audited: Sequence[Mapping[str, Any]], control: Sequence[Mapping[str, Any]], score: str, *,
+                  seed: int = 0, n_resamples: int = 999) -> bool:
+    """Flagged as the audit flags with a split control: the texts' comparability check passes and the one-sided
+    split-label test of ``score`` has p <= alpha."""
+    check = texts_differ_test([str(row["text"]) for row in audited], [str(row["text"]) for row in control], seed=seed,
+                              n_resamples=199)
+    if check.differ():
+        return False
+    scores = [float(row[score]) for row in (*audited, *control)]
+    test = cluster_label_test(scores, [True] * len(audited) + [False] * len(control), seed=seed,
+                              n_resamples=n_resamples)
+    return test.pvalue <= ALPHA
+
+
+def with_u(model: Sequence[Mapping[str, Any]], reference: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The model's rows with ``u`` = (log p(model) - log p(reference)) / bytes of the same item."""
+    theirs = {(row["dataset"], row["split"], row["row"]): row for row in reference}
+    return [{**row, "u": (float(row["loglikelihood"]) - float(theirs[(row["dataset"], row["split"], row["row"])]
+                                                               ["loglikelihood"])) / int(row["bytes"])}
+            for row in model]
+
+
+@dataclass(frozen=True)
+class Rate:
+    flagged: float  # partitions flagged (a mean over draws at 24: fractional)
+    k: int
+
+    def entry(self) -> dict[str, Any]:
+        low, high = binomial_interval(round(self.flagged), self.k)
+        return {"flagged": round(self.flagged, 2), "k": self.k, "rate": round(self.flagged / self.k, 4),
+                "ci": [round(low, 4), round(high, 4)]}
+
+
+def _draw(rows: Sequence[Mapping[str, Any]], size: int, seed: int, *identity: object) -> list[Mapping[str, Any]]:
+    if size >= len(rows):
+        return list(rows)
+    order = rng_for(seed, "split-control-study", *identity).permutation(len(rows))[:size]
+    return [rows[int(index)] for index in sorted(order)]
+
+
+def pair_rates(pairs: Sequence[tuple[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]]], score: str,
+               size: int, *, draws: int = DRAWS) -> dict[str, dict[str, Any]]:
+    """How many of the (audited, control) pairs are flagged at ``size`` items a side: ``seeded`` (one draw, the
+    audit's) and, below the pairs' size, ``mean_over_draws`` (``draws`` overlapping draws per pair)."""
+    seeded = sum(split_verdict(_draw(a, size, 0, "audited", i), _draw(c, size, 0, "control", i), score)
+                 for i, (a, c) in enumerate(pairs))
+    found = {"seeded": Rate(seeded, len(pairs)).entry()}
+    if size < min(len(a) for a, _ in pairs):
+        mean = sum(split_verdict(_draw(a, size, d, "audited", i), _draw(c, size, d, "control", i), score, seed=d,
+                                 n_resamples=199)
+                   for i, (a, c) in enumerate(pairs) for d in range(1, draws + 1)) / draws
+        found["mean_over_draws"] = {**Rate(mean, len(pairs)).entry(), "draws_per_partition": draws}
+    return found
+
+
+def study_rates(clean: Sequence[Mapping[str, Any]], injected: Sequence[Mapping[str, Any]], *,
+                sizes: Sequence[int] = SIZES, draws: int = DRAWS) -> dict[str, Any]:
+    """Per shape, size and setting (the split control alone: ``likelihood_control``; with the clean model as the
+    reference: ``likelihood_control_reference``): detection and false positives."""
+    clean_splits, injected_splits = by_split(clean), by_split(with_u(injected, clean))
+    found: dict[str, Any] = {}
+    for shape in SHAPES:
+        datasets = sorted({str(row["dataset"]) for row in injected if row["shape"] == shape})
+        for test, score, model in (("likelihood_control", "per_byte", injected_splits),
+                                   ("likelihood_control_reference", "u", injected_splits)):
+            for size in sizes:
+                entry = {
+                    "detection": pair_rates([(model[(d, "train")], model[(d, "test")]) for d in datasets], score, size,
+                                            draws=draws),
+                    "false_positive_held_out": pair_rates([(model[(d, "test")], model[(d, "extra")])
+                                                           for d in datasets], score, size, draws=draws)}
+                if test == "likelihood_control":  # u of the clean model against itself is 0: no such null
+                    entry["false_positive_clean"] = pair_rates(
+                        [(clean_splits[(d, a)], clean_splits[(d, b)]) for d in datasets
+                         for a, b in (("train", "test"), ("test", "extra"))], score, size, draws=draws)
+                found.setdefault(test, {}).setdefault(shape, {})[str(size)] = entry
+    return found

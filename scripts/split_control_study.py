@@ -1,0 +1,143 @@
+"""The split-control study (issue 49): detection and false positives of the split-control test at 24 and 96 items.
+
+    python scripts/split_control_study.py train [--out out_split_study]     # the injected fine-tune (resumes)
+    python scripts/split_control_study.py score [--out out_split_study]     # per-item scores, clean + injected
+    python scripts/split_control_study.py rates                              # rates from the shipped scores
+
+One fine-tune of the default model at the papers' strength (lr 5e-5, 3 epochs, 15 % share; the validation study's
+trainer, :func:`lm_eval_contam.nullstudy.validation.train_injected_model`) on 4 free-text and 4 multiple-choice
+datasets' ``train`` splits of 96 items. Each dataset also has a ``test`` split (its never-injected sibling, the
+injected split's control) and an ``extra`` split of 96 more from the same seeded pool (never injected either: the
+sibling's own control, so the sibling is audited as a second split would be).
+
+``score`` computes, for the clean and the injected model, every item's rolling log-likelihood per byte of the text
+the likelihood control mode scores (:func:`lm_eval_contam.kit.instances.instance_text`) and writes them to
+``lm_eval_contam/nullstudy/scored/split_control_<model>.jsonl`` as they come (one file per model, one row per item):
+the rates are recomputed from those files without the models (``rates``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+STUDY_ROWS = 96
+STUDY_PARTITIONS = 4  # per shape
+EXTRA_SPLIT = "extra"
+
+
+def settings():
+    from lm_eval_contam.nullstudy.validation import ValidationSettings
+
+    return ValidationSettings(partitions=STUDY_PARTITIONS, mc_partitions=STUDY_PARTITIONS,
+                              rows_per_partition=STUDY_ROWS)
+
+
+def study_inputs(out: Path):
+    from lm_eval_contam.nullstudy.study import write_world_data
+    from lm_eval_contam.nullstudy.validation import write_mc_data
+
+    chosen = settings()
+    return chosen, write_world_data(chosen.world(), 0, out), write_mc_data(chosen, out)
+
+
+def train(out: Path) -> Path:
+    from lm_eval_contam.models.default_model import default_model_path
+    from lm_eval_contam.nullstudy.validation import train_injected_model
+
+    chosen, world, mc = study_inputs(out)
+    started = time.perf_counter()
+    model = train_injected_model(world, mc, chosen, str(default_model_path()), out)
+    print(f"injected model: {model} ({time.perf_counter() - started:.0f} s)")
+    return model
+
+
+POOL_SPLIT, POOL_ROWS = "pool", 250  # more never-injected items per dataset: the clean model's pool for the level
+SCORED_DIR = Path(__file__).resolve().parents[1] / "lm_eval_contam" / "nullstudy" / "scored"
+
+
+def study_items(out: Path, *, pool: bool) -> list[dict]:
+    """Every item the study scores, as the likelihood control mode scores it (the instance text: a free-text row's
+    text; a multiple-choice row rendered as ``audit --tasks`` renders it, without its answer)."""
+    from lm_eval_contam.nullstudy.corpus import make_dataset, make_mc_dataset, render_mc
+    from lm_eval_contam.nullstudy.study import _vocabulary
+
+    nouns, adjectives = _vocabulary()
+    splits = {"train": STUDY_ROWS, "test": STUDY_ROWS, EXTRA_SPLIT: STUDY_ROWS, **({POOL_SPLIT: POOL_ROWS} if pool else {})}
+    items = []
+    for shape, make, render in (("free text", make_dataset, lambda row: str(row["text"])),
+                                ("multiple choice", make_mc_dataset, render_mc)):
+        for index in range(STUDY_PARTITIONS):
+            for split, rows in splits.items():
+                dataset = make(settings().seed, index, nouns, adjectives, rows_per_split=rows, splits=(split,))
+                items += [{"shape": shape, "dataset": dataset.display_name, "split": split, "row": number,
+                           "text": render(row)} for number, row in enumerate(dataset.splits[split])]
+    return items
+
+
+def rolling_loglikelihoods(model_dir: str, texts: list[str], batch_size: int = 16) -> list[float]:
+    """Each text's log-likelihood as lm-eval's ``loglikelihood_rolling`` scores a text within one window: every token
+    after the model's prefix token (its BOS, else EOS)."""
+    import torch
+    from tqdm.auto import tqdm
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    prefix = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    found = []
+    with torch.no_grad():
+        for start in tqdm(range(0, len(texts), batch_size), desc=f"scoring {Path(model_dir).name}", unit="batch"):
+            batch = [[prefix, *tokenizer(text, add_special_tokens=False)["input_ids"]]
+                     for text in texts[start:start + batch_size]]
+            width = max(len(ids) for ids in batch)
+            ids = torch.tensor([row + [prefix] * (width - len(row)) for row in batch])
+            logprobs = torch.log_softmax(model(input_ids=ids).logits[:, :-1].float(), dim=-1)
+            picked = logprobs.gather(2, ids[:, 1:, None])[..., 0]
+            for row, tokens in enumerate(batch):
+                found.append(float(picked[row, : len(tokens) - 1].sum()))
+    return found
+
+
+def score(out: Path) -> None:
+    """Per-item scores of the clean model (the study's items and the pool) and of the injected model (the study's
+    items), each model's file written once it is complete (a finished file is kept and not scored again)."""
+    from lm_eval_contam.core.jsonl import write_jsonl
+    from lm_eval_contam.models.default_model import default_model_path
+    from lm_eval_contam.nullstudy.validation import MODEL_DIRS
+
+    for label, model_dir, pool in (("clean", str(default_model_path()), True),
+                                   ("injected", str(out / MODEL_DIRS["injected"]), False)):
+        target = SCORED_DIR / f"split_control_{label}.jsonl"
+        if target.is_file():
+            continue
+        items = study_items(out, pool=pool)
+        started = time.perf_counter()
+        scores = rolling_loglikelihoods(model_dir, [item["text"] for item in items])
+        write_jsonl(target, [{**item, "loglikelihood": round(value, 4), "bytes": len(item["text"].encode("utf-8"))}
+                             for item, value in zip(items, scores)])
+        print(f"{label}: {len(items)} items in {time.perf_counter() - started:.0f} s -> {target}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("step", choices=("train", "score", "rates"))
+    parser.add_argument("--out", type=Path, default=Path("out_split_study"))
+    args = parser.parse_args()
+    if args.step == "train":
+        train(args.out.resolve())
+    elif args.step == "score":
+        score(args.out.resolve())
+
+
+if __name__ == "__main__":
+    from lm_eval_contam.core.errors import ContamError
+
+    try:
+        main()
+    except ContamError as error:
+        print(f"split_control_study.py: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
