@@ -8,14 +8,9 @@ from pathlib import Path
 
 import pytest
 from test_bad_input_audit import _refused
+from test_bad_input_tasks import home  # noqa: F401 - the cache home under the test's folder, as a fixture
 
 from lm_eval_contam.audit.reference_model import NO_POWER_TAIL
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
 
 
 def _audit(model: str, out: Path, *extra: str) -> list[str]:

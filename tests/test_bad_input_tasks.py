@@ -245,3 +245,18 @@ def test_a_test_in_the_holm_set_with_no_measured_rate_is_not_said_to_drive(monke
         monkeypatch.setattr(layout, "measured", lambda verdict, measured=measured: measured)
         rows = [SimpleNamespace(evidence=[(verdict, None)])]  # the partition's verdict reads it
         assert dict(layout.test_facts(column, rows))["role"] == role
+
+
+def test_an_audit_folder_of_an_earlier_version_is_not_told_to_rerun_its_own_command(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, home: Path, capsys: pytest.CaptureFixture) -> None:
+    """Group 8: a folder of the previous version was told to "re-run its own command to resume it", which is what the
+    user had just done; what it lacks is what this version records (here: the sample and the split control)."""
+    out = tmp_path / "audit"
+    out.mkdir()
+    earlier = {"partitions": None, "tasks": ["quiz_mc"], "data": None, "control_split": None, "control_data": None,
+               "dcr_sheet": None, "dcq_mode": "loglikelihood", "likelihood": True, "limit": None}
+    (out / "audit.json").write_text(json.dumps({"version": 1, "models": [], "identity": earlier}))
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, out, "--tasks", "quiz_mc"), tmp_path)
+    assert line == (f"lm-eval-contam audit: error: {out}: field '--output_path': holds an audit of an earlier version "
+                    "of lm-eval-contam (its audit.json records no 'sample', 'split_control'), which this version "
+                    "cannot resume; give a new --output_path")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -57,14 +57,23 @@ def _differences(recorded: Mapping[str, Any], wanted: Mapping[str, Any]) -> list
     return [f"{key} {recorded.get(key)!r} -> {wanted.get(key)!r}" for key in keys if recorded.get(key) != wanted.get(key)]
 
 
-def check_same_audit(out_dir: Path, identity: Mapping[str, Any], label: str, backend: str, model_args: str) -> None:
-    """Refuse a run that would mix another audit, or another model under a used label, into ``out_dir``."""
+def check_same_audit(out_dir: Path, identity: Mapping[str, Any], label: str, backend: str, model_args: str,
+                     optional: Collection[str] = ()) -> None:
+    """Refuse a run that would mix another audit, or another model under a used label, into ``out_dir``;
+    ``optional``: the identity's keys recorded only when their flag is given (any other key this version always
+    records, so a recorded identity without it was written by an earlier version)."""
     audit = read_audit(out_dir)
     if audit is None:
         return
     recorded = audit.get(IDENTITY_KEY)
     if recorded is not None:
-        changed = _differences(recorded, json.loads(json.dumps(identity)))
+        wanted = json.loads(json.dumps(identity))
+        changed = _differences(recorded, wanted)
+        unknown = [key for key in wanted if key not in recorded and key not in optional and wanted[key] is not None]
+        if changed and len(unknown) == len(changed):  # only what this version adds: its own command would not help
+            raise ContamError(f"holds an audit of an earlier version of lm-eval-contam (its {AUDIT_FILE} records no "
+                              f"{', '.join(map(repr, unknown))}), which this version cannot resume; give a new "
+                              "--output_path", source=str(out_dir), field="--output_path")
         if changed:
             raise ContamError(f"holds another audit ({'; '.join(changed)}); re-run its own command to resume it, or "
                               f"give a new --output_path", source=str(out_dir), field="--output_path")
