@@ -164,8 +164,8 @@ def test_the_card_names_its_control_kind_and_source(loaded: dict, tmp_path: Path
     from lm_eval_contam.audit.benchmark_partitions import write_partition
     from lm_eval_contam.core.partitions import Control
 
-    fresh = tmp_path / "fresh.jsonl"
-    fresh.write_text(json.dumps(_question(7, "orchard")) + "\n")
+    fresh = tmp_path / "fresh.jsonl"  # two rows: a control of one cannot be compared (the tests take two or more)
+    fresh.write_text(json.dumps(_question(7, "orchard")) + "\n" + json.dumps(_question(8, "meadow")) + "\n")
     for control, expected in ((requested_control(split="validation"), Control.of_split("validation")),
                               (requested_control(data=str(fresh)), Control("file", str(fresh), "control")),
                               (None, Control())):
@@ -175,12 +175,13 @@ def test_the_card_names_its_control_kind_and_source(loaded: dict, tmp_path: Path
 
 def test_a_control_file_is_rendered_by_the_tasks_templates(loaded: dict, tmp_path: Path) -> None:
     fresh = tmp_path / "fresh.jsonl"
-    fresh.write_text(json.dumps(_question(7, "orchard")) + "\n")
+    fresh.write_text(json.dumps(_question(7, "orchard")) + "\n" + json.dumps(_question(8, "meadow")) + "\n")
     [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, requested_control(data=str(fresh)))
     assert derived.control == Control("file", str(fresh), "control")
-    assert derived.control_rows == ({"text": f"Question: {_question(7, 'orchard')['question']}\nAnswer:",
-                                     "answer": "winter", "choices": ["spring", "summer", "autumn", "winter"],
-                                     "doc_index": 0},)
+    assert derived.control_rows == tuple(
+        {"text": f"Question: {_question(i, subject)['question']}\nAnswer:", "answer": answer,
+         "choices": ["spring", "summer", "autumn", "winter"], "doc_index": index}
+        for index, (i, subject, answer) in enumerate(((7, "orchard", "winter"), (8, "meadow", "spring"))))
     fresh.write_text(json.dumps({"prompt": "no question column"}) + "\n")
     with pytest.raises(ContamError, match=r"fresh\.jsonl:1.*--control-data.*cannot render it"):
         derive_partitions({"quiz_mc": loaded["quiz_mc"]}, requested_control(data=str(fresh)))
