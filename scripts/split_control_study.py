@@ -122,6 +122,19 @@ def score(out: Path) -> None:
         print(f"{label}: {len(items)} items in {time.perf_counter() - started:.0f} s -> {target}")
 
 
+RATES_FILE = SCORED_DIR.parents[1] / "verdicts" / "split_control_rates.json"
+
+
+def rates() -> None:
+    """The rates recomputed from the shipped scores, into the shipped rates file's ``tests`` (the rest kept)."""
+    from lm_eval_contam.nullstudy.split_control import scored, study_rates
+
+    document = json.loads(RATES_FILE.read_text(encoding="utf-8"))
+    document["tests"] = study_rates(scored("clean"), scored("injected"))
+    RATES_FILE.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(document["tests"], indent=1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("step", choices=("train", "score", "rates"))
@@ -131,6 +144,8 @@ def main() -> None:
         train(args.out.resolve())
     elif args.step == "score":
         score(args.out.resolve())
+    else:
+        rates()
 
 
 if __name__ == "__main__":

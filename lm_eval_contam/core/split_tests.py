@@ -210,7 +210,7 @@ def binomial_interval(hits: int, runs: int, confidence: float = 0.95) -> tuple[f
     return float(found.low), float(found.high)
 
 
-def within_level(hits: int, runs: int, alpha: float = ALPHA) -> bool:
-    """Whether ``alpha`` lies in the rejection rate's binomial 95 % interval."""
-    low, high = binomial_interval(hits, runs)
+def within_level(hits: int, runs: int, alpha: float = ALPHA, confidence: float = 0.95) -> bool:
+    """Whether ``alpha`` lies in the rejection rate's binomial interval (``confidence``)."""
+    low, high = binomial_interval(hits, runs, confidence)
     return low <= alpha <= high and not math.isnan(low)

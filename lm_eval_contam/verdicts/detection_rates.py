@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+from pathlib import Path
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -148,3 +149,28 @@ def reordered_gap_note(document: Mapping[str, Any] | None = None) -> str | None:
     k = (entry.get("design") or {}).get("reorderings")
     return (f"The gap's 95 % interval lay above 0 in the validation study ({entry.get('date')}"
             f"{f', K = {k}' if k else ''}): " + "; ".join(parts) + ".")
+
+
+# The split-control study's rates (scripts/split_control_study.py; lm_eval_contam/nullstudy/split_control.py).
+SPLIT_CONTROL_RATES_FILE = Path(__file__).with_name("split_control_rates.json")
+
+
+@functools.lru_cache(maxsize=1)
+def _split_control_rates() -> dict[str, Any]:
+    if not SPLIT_CONTROL_RATES_FILE.is_file():
+        return {}
+    return dict(json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8")).get("tests") or {})
+
+
+def split_control_detection(test: str, shape: str, items_per_side: int) -> str | None:
+    """What the split-control study measured for ``test`` on ``shape`` partitions at the measured size nearest
+    ``items_per_side`` (its seeded draw: the verdict the audit computes), in words; None where not measured."""
+    sizes = (_split_control_rates().get(test) or {}).get(shape) or {}
+    if not sizes:
+        return None
+    nearest = min(sizes, key=lambda size: (abs(int(size) - items_per_side), -int(size)))
+    entry = sizes[nearest]
+    found, false = entry["detection"]["seeded"], entry["false_positive_held_out"]["seeded"]
+    return (f"at {nearest} items a side (the measured size nearest {items_per_side}) the split-control study found "
+            f"{found['flagged']:g} of {found['k']} {shape} partitions injected at the papers' strength, and flagged "
+            f"{false['flagged']:g} of {false['k']} never-injected siblings")

@@ -16,6 +16,7 @@ from lm_eval_contam.core.method_verdict import DRIVES, Test, Verdict
 from lm_eval_contam.core.partitions import Control, ControlKind, Partition
 from lm_eval_contam.core.relabelling import records_by_identity
 from lm_eval_contam.core.rundir import FILTER, ModelResults
+from lm_eval_contam.verdicts.detection_rates import split_control_detection
 from lm_eval_contam.core.stats import ALPHA, splits_differ, splits_differ_test
 from lm_eval_contam.methods.likelihood.configs import CONTROL_ASSUMED_KEY, CONTROL_LENGTHS_KEY, control_overlap_of
 from lm_eval_contam.methods.likelihood.docs import CONTROL, PARTITION, control_partition
@@ -259,13 +260,32 @@ def task_verdicts(model: ModelResults, task: str, checks: SplitChecks = SplitChe
     if mode == "options":
         return [_comparison(model, task, common, test=OPTIONS, score=OPTIONS_GAP, prefix="gap", baseline=baseline,
                             control_partition=control, **named_control)]
+    def leveled(test: Test) -> dict:
+        return {**common, "caveats": split_level_caveats(named, checks, metadata, common["n"], test.name)}
+
     return [
-        _comparison(model, task, common, test=CONTROL, score=PER_BYTE, prefix="per_byte", baseline=baseline,
+        _comparison(model, task, leveled(CONTROL), test=CONTROL, score=PER_BYTE, prefix="per_byte", baseline=baseline,
                     control_partition=control, **named_control),
-        _comparison(model, task, common, test=CONTROL_ZLIB, score=PER_ZLIB_BYTE, prefix="zlib", baseline=baseline,
-                    control_partition=control, **named_control),
-        *_reference_verdict(model, task, common, partition=partition, control=control, named_control=named_control),
+        _comparison(model, task, leveled(CONTROL_ZLIB), test=CONTROL_ZLIB, score=PER_ZLIB_BYTE, prefix="zlib",
+                    baseline=baseline, control_partition=control, **named_control),
+        *_reference_verdict(model, task, leveled(ON_REFERENCE), partition=partition, control=control,
+                            named_control=named_control),
     ]
+
+
+def split_level_caveats(named: Control, checks: SplitChecks, metadata: Mapping[str, Any], n: int | None,
+                        test: str) -> tuple[str, ...]:
+    """What a split-control verdict's level rests on, and the power measured nearest its size: on the task's own
+    second split, "exact: the two splits are exchangeable" (checked on the items compared, where the check ran)."""
+    if not named.assumed or checks.texts_pvalue is None:
+        return ()
+    shape = "multiple choice" if metadata.get("benchmark_output_type") == "multiple_choice" else "free text"
+    per_side = max(1, (n or 0) // 2)
+    level = (f"level exact at any size: the two splits are exchangeable (assumed: drawn from one pool; the check of "
+             f"the items compared passed, {p_equals(checks.texts_pvalue)}"
+             + ("; a reference would check it on the model's own scores too)" if checks.reference is None else ")"))
+    measured = split_control_detection(test, shape, per_side)
+    return (level, *([measured] if measured else []))
 
 
 REFERENCE_SCORE = "u = log p(model) - log p(reference) per byte"
