@@ -13,22 +13,23 @@ import pytest
 from lm_eval_contam.audit.job import AuditSettings, plan_audit
 from lm_eval_contam.audit.own_data import write_task_configs
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.method_verdict import NotRun, Verdict
 from lm_eval_contam.core.partitions import Partition, registered_partitions, resolve_partition
-from lm_eval_contam.core.registry import (
+from lm_eval_contam.core.registry import method_of, registered_methods, unregister_method
+from lm_eval_contam.core.rundir import load_run
+from lm_eval_contam.methods.api import (
+    DRIVES,
     AuditedModel,
     ExplicitInput,
     MethodSpec,
+    ModelResults,
+    NotRun,
     PlannedTasks,
     RenderTarget,
     Test,
-    method_of,
+    Verdict,
     register_method,
-    registered_methods,
-    unregister_method,
+    thin_task_yaml,
 )
-from lm_eval_contam.core.rundir import ModelResults, load_run
-from lm_eval_contam.lmeval.task_yaml import thin_task_yaml
 from lm_eval_contam.methods.catalogue import BUILTIN_METHODS
 from lm_eval_contam.report import write_report
 from lm_eval_contam.verdicts.verdict import collect
@@ -69,16 +70,19 @@ def toy_shipped_task_configs() -> dict[str, str]:
             for partition in registered_partitions() if partition.dataset.hf_path is None}
 
 
+TOY_TEST = Test(family=TOY, name="toy_perplexity", title="Toy perplexity test", null="the toy never flags by chance",
+                rule="flags a perplexity below 10", compares=(), role=DRIVES)
+
+
 def toy_verdicts(model: ModelResults) -> list[Verdict]:
     found = []
     for task in model.results.get("results") or {}:
         if model.metadata(task).get("method") != TOY:
             continue
         perplexity = float(model.row(task)["word_perplexity,none"])
-        found.append(Verdict(model=model.label, partition="Toy News train", family=TOY, test="toy_perplexity",
-                             title="Toy perplexity test", task=task, flagged=perplexity < 10, statistic=perplexity,
-                             pvalue=0.5, confidence_interval=None, n=12, null="the toy never flags by chance",
-                             rule="flags a perplexity below 10", evidence=ToyEvidence(perplexity)))
+        found.append(TOY_TEST.verdict(model=model.label, partition="Toy News train", task=task,
+                                      flagged=perplexity < 10, statistic=perplexity, pvalue=0.5, n=12,
+                                      evidence=ToyEvidence(perplexity)))
     return found
 
 
@@ -94,9 +98,9 @@ def toy_planned(wordlist: str) -> PlannedTasks:
     return PlannedTasks(tasks=(f"toymethod_{wordlist}",), benchmark_tasks=("toy_benchmark",))
 
 
-TOY_SPEC = MethodSpec(name=TOY, title="Toy method", order=99, needs=frozenset({"logprobs"}),
+TOY_SPEC = MethodSpec(name=TOY, title="Toy method", order=99,
                       task_names=toy_task_names, render_task_configs=toy_task_configs, verdicts=toy_verdicts,
-                      section=ToySection(), tests=(Test("toy_perplexity"),),
+                      section=ToySection(), tests=(TOY_TEST,),
                       shipped_task_configs=toy_shipped_task_configs,
                       explicit_input=ExplicitInput(what="a toy word list", plan=toy_planned))
 
@@ -250,7 +254,7 @@ def test_a_task_of_a_method_without_cannot_run_that_builds_no_docs_is_not_tested
         f"task: {partition.task_name(TOY)}", "task: toy_emptied") + "process_docs: !function nodocs.none_left\n")
     manager = harness.task_manager([str(tmp_path)])
     assert harness.tasks_not_run(["toy_kept", "toy_emptied"], manager) == {"toy_emptied": NotRun(
-        task="toy_emptied", family=TOY, test="toy_perplexity", title="Toy method", partition=partition.label,
+        task="toy_emptied", family=TOY, test="toy_perplexity", title=TOY_TEST.title, partition=partition.label,
         reason="no docs")}
 
 

@@ -354,6 +354,7 @@ def test_a_registered_method_joins_the_passes_without_an_edit(study_setup) -> No
     from lm_eval_contam import task_dir
     from lm_eval_contam.core.registry import (
         NO_SECTION,
+        Generation,
         MethodSpec,
         Quiz,
         QuizSample,
@@ -367,19 +368,19 @@ def test_a_registered_method_joins_the_passes_without_an_edit(study_setup) -> No
     _, options, partitions = study_setup
     audited = next(p.partition for p in partitions if p.partition.label == "Quick Kettle 0 train")
 
-    def spec(name: str, needs: set[str]) -> MethodSpec:
+    def spec(name: str, generation: Generation | None = None) -> MethodSpec:
         def render(partition, target):
             return {partition.task_name(name, variant): configs.dump({
                 "task": partition.task_name(name, variant), "test_split": partition.split,
                 "metadata": {"method": name, "mode": variant or "plain", **partition.dataset.task_metadata()}})
                 for variant in ("", "quiz")}
 
-        return MethodSpec(name=name, title=name, order=99, needs=frozenset(needs), task_names=lambda p, m: [],
+        return MethodSpec(name=name, title=name, order=99, generation=generation, task_names=lambda p, m: [],
                           render_task_configs=render, verdicts=lambda model: [], section=NO_SECTION,
                           quiz=Quiz(samples=lambda metadata, split: [QuizSample(audited, 10, 0, options)]
                                     if metadata.get("mode") == "quiz" else []))
 
-    scoring, generating = spec("toyscore", {"logprobs", "quiz_options"}), spec("toygen", {"generation"})
+    scoring, generating = spec("toyscore"), spec("toygen", Generation())
     register_method(scoring)
     register_method(generating)
     try:

@@ -21,3 +21,16 @@ def task_dir() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise ContamError("lm_eval_contam.task_configs is missing from the installation; reinstall lm-eval-contam")
     return Path(next(iter(spec.submodule_search_locations)))
+
+
+def package_template(package: str, name: str = TEMPLATE) -> str:
+    """The path of a task template a package ships beside its modules (a plug-in's ``_template_yaml``), for a task
+    YAML's ``include:``; found through the package, wherever it is installed."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ContamError(f"{package!r} is not an installed package: no template {name!r} to include")
+    path = Path(next(iter(spec.submodule_search_locations))) / name
+    if not path.is_file():
+        raise ContamError(f"{package!r} ships no {name!r}", source=str(path))
+    return str(path)
+

@@ -1,14 +1,16 @@
-"""The record every method hands to the report: one decision on one partition, its test, its numbers.
+"""The records every method hands to the report: a test as the method declares it (:class:`Test`), and what it
+gives on one partition (:class:`Verdict`, or :class:`NotRun` where it could not run).
 
-Below the registry (whose verdict builders return it) and :mod:`lm_eval_contam.verdicts.verdict` (which combines them).
+Below the registry (whose ``MethodSpec.tests`` hold the tests) and :mod:`lm_eval_contam.verdicts.verdict` (which
+combines the verdicts).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, get_args
 
-from lm_eval_contam.core.stats import ConfidenceInterval
+from lm_eval_contam.core.stats import ConfidenceInterval, sign_flip_caveats
 
 
 class Evidence(Protocol):
@@ -94,6 +96,79 @@ class NotRunEvidence:
 
     def summary(self) -> str:
         return f"not tested: {self.reason}"
+
+
+# Whether a test may drive a partition's verdict: only a test that "drives when calibrated" does, and only where a
+# study measured its false-positive rate within its level; a paper's own decision rule is shown beside it as
+# published; an exploratory test's p is shown beside it and never drives.
+TestRole = Literal["drives when calibrated", "the paper's own", "exploratory"]
+DRIVES, PAPERS_OWN, EXPLORATORY = get_args(TestRole)
+# What a test compares the partition with: a control partition (without one it is not tested), or the reference
+# model, its scores u = log p(model) - log p(reference) (run only with --reference-model).
+Compared = Literal["control", "reference"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Test:
+    """One test a method runs, declared once beside the method (``MethodSpec.tests``): its verdicts are built from
+    it (:meth:`verdict`, :meth:`not_run`), and the partition verdict, the report and the studies read it.
+
+    ``null`` and ``rule`` may name ``{partition}`` and what :meth:`verdict` is given besides (e.g. ``{control}``),
+    filled per verdict. ``rate_keys``: its keys in the rates files when they are not its name alone (a variant's key is
+    ``<name>:<variant>``); ``rated=False`` for a test the studies do not rate.
+    """
+
+    __test__ = False  # a record, not a pytest class, where tests import it
+
+    family: str  # the registered method it belongs to (Verdict.family)
+    name: str  # Verdict.test
+    title: str
+    null: str  # the null hypothesis it assumes
+    rule: str  # when it flags
+    compares: tuple[Compared, ...]
+    role: TestRole
+    why: str = ""  # why a test that is not DRIVES never drives
+    # Its p is an exact sign-flip test's, whose smallest value is 2**-n: too few instances to reach ALPHA is said.
+    sign_flip: bool = False
+    rate_keys: tuple[str, ...] = ()
+    rated: bool = True
+
+    def __post_init__(self) -> None:
+        if self.role not in get_args(TestRole):
+            raise ValueError(f"test {self.name!r}: role {self.role!r} is not one of {get_args(TestRole)}")
+        if not set(self.compares) <= set(get_args(Compared)):
+            raise ValueError(f"test {self.name!r}: compares {self.compares!r}, not among {get_args(Compared)}")
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """Its keys in the rates files."""
+        return (self.rate_keys or (self.name,)) if self.rated else ()
+
+    def verdict(self, *, model: str, partition: str, task: str, flagged: bool | None, statistic: float | None,
+                pvalue: float | None, n: int | None, evidence: Any, confidence_interval: ConfidenceInterval | None = None,
+                variant: str | None = None, caveats: tuple[str, ...] = (), **named: str) -> Verdict:
+        """Its verdict on one partition, with the caveats its design gives at ``n`` (one instance; a sign-flip test
+        that cannot reach ALPHA). ``named``: what else its null and rule name, as this run has it (``{control}``,
+        DCR's ``{check_mode}``)."""
+        designed = (sign_flip_caveats(n) if self.sign_flip else ()) + single_instance_caveats(n)
+        return Verdict(model=model, partition=partition, family=self.family, test=self.name, title=self.title,
+                       task=task, flagged=flagged, statistic=statistic, pvalue=pvalue,
+                       confidence_interval=confidence_interval, n=n, null=self.null.format(partition=partition, **named),
+                       rule=self.rule.format(partition=partition, **named), evidence=evidence, variant=variant,
+                       caveats=caveats + designed)
+
+    def untested(self, *, model: str, partition: str, task: str, null: str, rule: str, evidence: Any,
+                 variant: str | None = None) -> Verdict:
+        """Its verdict where the run gave it nothing it can test (no decision, no p): ``null`` says why none holds
+        there, ``rule`` that it never flags there; ``evidence`` says what it lacked."""
+        return Verdict(model=model, partition=partition, family=self.family, test=self.name, title=self.title,
+                       task=task, flagged=None, statistic=None, pvalue=None, confidence_interval=None, n=None,
+                       null=null, rule=rule, evidence=evidence, variant=variant)
+
+    def not_run(self, *, task: str, partition: str, reason: str, variant: str | None = None) -> NotRun:
+        """Why it could not run on a partition, for the run's results ("not tested: <why>" on its verdict)."""
+        return NotRun(task=task, family=self.family, test=self.name, title=self.title, partition=partition,
+                      reason=reason, variant=variant)
 
 
 def not_run_verdict(model: str, not_run: NotRun) -> Verdict:

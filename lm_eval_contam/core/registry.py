@@ -12,19 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.install import TEMPLATE
-from lm_eval_contam.core.method_verdict import NotRun, Verdict
+from lm_eval_contam.core.install import TEMPLATE, package_template
+from lm_eval_contam.core.method_verdict import PAPERS_OWN, NotRun, Test, TestRole, Verdict
 from lm_eval_contam.core.partitions import OUTPUT_TYPES, Partition
 from lm_eval_contam.core.rundir import ModelResults
 
-# What a method needs of the model and the data: quiz options made before the run, a control partition, prompt
-# log-probabilities (local backends), or generated text; "reference": its tasks (or those its ``reference_scores``
-# chooses) are scored by the reference model too when the audit names one (--reference-model), its verdicts then
-# difference the two.
-Need = Literal["quiz_options", "control", "logprobs", "generation", "reference"]
 # Task metadata key under which a quiz records the sampled instances it left out (no valid options), with why.
 QUIZ_LEFT_OUT_KEY = "quiz_left_out"
 # Results key (task -> NotRun record) of the tasks the audit left out because their method cannot run on the partition.
@@ -95,7 +90,7 @@ class Generation:
 
 @dataclass(frozen=True)
 class Quiz:
-    """A method whose tasks read quiz options, made before the run (it needs "quiz_options")."""
+    """A method whose tasks read quiz options, made before the run."""
 
     # (task metadata, test split) -> the quiz samples that task reads options for.
     samples: Callable[[Mapping[str, Any], str], Sequence[QuizSample]]
@@ -153,39 +148,6 @@ class _NoSection:
 NO_SECTION: ReportSection = _NoSection()
 
 
-@dataclass(frozen=True)
-class Test:
-    """One test a method runs (``Verdict.test``), declared once beside the method: the verdicts, the report, the
-    studies and the rates files read it from here.
-
-    ``compares``: what it compares with, any of ``"control"``, a control partition (without one it is not tested,
-    and the partition's verdict is the no-control one), and ``"reference"``, u = log p(model) - log p(reference) (run
-    only with --reference-model; a partition whose tests include one gets the verdict with a reference); the control
-    mode on u compares with both.
-    ``papers_own``: a paper's own decision rule, shown beside the partition's verdict and never driving it (``why``
-    says why). ``rate_keys``: its keys in the rates files when they are not its name alone (a variant's key is
-    ``<name>:<variant>``); ``()`` with ``rated=False`` for a test the studies do not rate. ``title``, ``null`` and
-    ``rule``: what its verdicts say, where the method states them here (its verdicts module otherwise).
-    """
-
-    __test__ = False  # a record, not a pytest class, where tests import it
-
-    name: str
-    title: str = ""
-    null: str = ""
-    rule: str = ""
-    compares: tuple[Literal["control", "reference"], ...] = ()
-    papers_own: bool = False
-    why: str = ""
-    rate_keys: tuple[str, ...] = ()
-    rated: bool = True
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        """Its keys in the rates files."""
-        return (self.rate_keys or (self.name,)) if self.rated else ()
-
-
 def _always(partition: Partition, reference: bool) -> bool:
     return True
 
@@ -197,8 +159,13 @@ class OneScoredTask:
 
     method: str
     task_name: Callable[[Partition], str]
-    render: Callable[..., str]  # (partition, include=its installed template) -> the task's YAML
+    render: Callable[..., str]  # (partition, include=its template's path) -> the task's YAML
     applies: Callable[[Partition, bool], bool] = _always
+    # The package that ships its template beside its modules (a plug-in's); None: task_configs/<method>/ (built in).
+    package: str | None = None
+
+    def include(self, target: RenderTarget) -> str:
+        return package_template(self.package) if self.package else target.include(self.method)
 
     def task_names(self, partition: Partition, model: AuditedModel) -> list[str]:
         return [self.task_name(partition)] if model.plain_text and self.applies(partition, model.reference) else []
@@ -206,10 +173,10 @@ class OneScoredTask:
     def render_task_configs(self, partition: Partition, target: RenderTarget) -> dict[str, str]:
         if not self.applies(partition, target.reference):
             return {}
-        return {self.task_name(partition): self.render(partition, include=target.include(self.method))}
+        return {self.task_name(partition): self.render(partition, include=self.include(target))}
 
 
-def not_run_without_docs(method: str, test: Test, settings_type: type, build_docs: Callable[[Any, Any], object]
+def not_run_without_docs(test: Test, settings_type: type, build_docs: Callable[[Any, Any], object]
                          ) -> Callable[[str, Mapping[str, Any]], NotRun | None]:
     """A ``MethodSpec.cannot_run`` for a partition-level test whose docs builder raises :class:`ContamError` when the
     partition gives it nothing to test (``settings_type.from_metadata(metadata, split)`` reads its settings, with
@@ -219,8 +186,7 @@ def not_run_without_docs(method: str, test: Test, settings_type: type, build_doc
         try:
             build_docs(settings, settings.partition.rows())
         except ContamError as error:
-            return NotRun(task=task, family=method, test=test.name, title=test.title,
-                          partition=settings.partition.label, reason=error.reason)
+            return test.not_run(task=task, partition=settings.partition.label, reason=error.reason)
         return None
 
     return cannot_run
@@ -238,7 +204,6 @@ class MethodSpec:
     name: str  # the task YAMLs' metadata.method; also the verdicts' family
     title: str  # in words, e.g. "Time Travel (Golchin & Surdeanu 2024)"
     order: int  # its place in reports (lower first)
-    needs: frozenset[Need]
     # The tasks auditing a partition for a model (empty: the method does not apply, e.g. no logprobs).
     task_names: Callable[[Partition, AuditedModel], Sequence[str]]
     # Task name -> YAML text for every task of a card partition (own data, --tasks); registered datasets ship theirs
@@ -246,7 +211,8 @@ class MethodSpec:
     render_task_configs: Callable[[Partition, RenderTarget], Mapping[str, str]]
     verdicts: Callable[[ModelResults], Sequence[Verdict]]  # its verdicts from one model's run
     section: ReportSection  # its report section for one task's verdicts (html and markdown)
-    # Every test it runs, declared once: its name, its rates' keys, what it compares with, whether it may drive.
+    # Every test it runs, declared once: its name and words, what it compares with, its role, its rates' keys. What
+    # the method needs of a run follows from them: a control partition, a reference model scoring its tasks.
     tests: tuple[Test, ...] = ()
     # Benchmark output types (--tasks) it audits; a partition of another type gets none of its tasks.
     output_types: frozenset[str] = frozenset(OUTPUT_TYPES)
@@ -255,8 +221,8 @@ class MethodSpec:
     # ``run --reference-model`` adds to the task's row (the same functions its verdicts read).
     reference_tests: Callable[[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]], Mapping[str, Any], str],
                               Mapping[str, ReferenceResult]] | None = None
-    # (a task's metadata) -> whether the reference model scores that task, for a method with "reference" among its
-    # needs whose tests on u read only some of its tasks (the likelihood family: its control mode); None: every task.
+    # (a task's metadata) -> whether the reference model scores that task, for a method with a test compared with the
+    # reference whose tests on u read only some of its tasks (the likelihood family: its control mode); None: every task.
     reference_scores: Callable[[Mapping[str, Any]], bool] | None = None
     # (a task's metadata) -> the docs (positions) of that task the reference model scores, None: every doc; for a
     # method whose comparison with the reference needs fewer items than the model's own score (the reordered score).
@@ -270,7 +236,7 @@ class MethodSpec:
     cannot_run: Callable[[str, Mapping[str, Any]], NotRun | None] | None = None
     # Why the null study leaves one of its task configs out (None: it runs).
     null_study_exclusion: Callable[[Mapping[str, Any]], str | None] | None = None
-    # Optional capabilities. Its generate tasks capped or twinned (Time Travel, DCQ):
+    # Optional capabilities. It has generate tasks (Time Travel, DCQ, DCR), capped or twinned:
     generation: Generation | None = None
     # Its tasks read quiz options (DCQ, the likelihood options mode):
     quiz: Quiz | None = None
@@ -283,6 +249,19 @@ class MethodSpec:
     def kind(self) -> str:
         return self.evidence_kind or self.name
 
+    def __post_init__(self) -> None:
+        strays = [test.name for test in self.tests if test.family != self.name]
+        if strays:
+            raise ContamError(f"test(s) {strays} declare another family than {self.name!r}", field="Test.family")
+
+    def compares_with(self, what: str) -> bool:
+        """Whether any of its tests compares with ``what`` ("control", "reference"): a reference model then scores
+        its tasks too (those its ``reference_scores`` chooses)."""
+        return any(what in test.compares for test in self.tests)
+
+    def tests_in_role(self, role: TestRole) -> tuple[str, ...]:
+        return tuple(test.name for test in self.tests if test.role == role)
+
     @property
     def rate_keys(self) -> tuple[str, ...]:
         """The keys of its tests' rates in null_rates.json / validation_rates.json (``verdict.rate_key``)."""
@@ -290,7 +269,7 @@ class MethodSpec:
 
     @property
     def papers_own_tests(self) -> tuple[str, ...]:
-        return tuple(test.name for test in self.tests if test.papers_own)
+        return self.tests_in_role(PAPERS_OWN)
 
     @property
     def controlled_tests(self) -> tuple[str, ...]:
@@ -378,14 +357,19 @@ def referenced_tests() -> frozenset[str]:
     return frozenset(rule for spec in _registry().values() for rule in spec.referenced_tests)
 
 
+def tests_in_role(role: TestRole) -> frozenset[str]:
+    """Every registered method's tests (Verdict.test) declared in ``role``."""
+    return frozenset(test for spec in _registry().values() for test in spec.tests_in_role(role))
+
+
 def papers_own_tests() -> frozenset[str]:
     """Every registered method's papers'-own decision rules (Verdict.test)."""
-    return frozenset(rule for spec in _registry().values() for rule in spec.papers_own_tests)
+    return tests_in_role(PAPERS_OWN)
 
 
 def reference_methods() -> frozenset[str]:
-    """The registered methods whose tasks a reference model scores too (``"reference"`` among their needs)."""
-    return frozenset(spec.name for spec in _registry().values() if "reference" in spec.needs)
+    """The registered methods whose tasks a reference model scores too (a test of theirs compares with it)."""
+    return frozenset(spec.name for spec in _registry().values() if spec.compares_with("reference"))
 
 
 def reference_docs(metadata: Mapping[str, Any]) -> Sequence[int] | None:
@@ -399,8 +383,8 @@ def reference_docs(metadata: Mapping[str, Any]) -> Sequence[int] | None:
 
 
 def scored_by_reference(metadata: Mapping[str, Any]) -> bool:
-    """Whether a reference model scores a task too, from its YAML's ``metadata``: a task of a method with
-    ``"reference"`` among its needs that its ``reference_scores`` chooses (every task when it has none); a task
+    """Whether a reference model scores a task too, from its YAML's ``metadata``: a task of a method with a test
+    compared with the reference that its ``reference_scores`` chooses (every task when it has none); a task
     without ``metadata.method`` (a benchmark's own) is not."""
     family = metadata.get("method")
     if not family or str(family) not in reference_methods():

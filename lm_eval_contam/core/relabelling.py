@@ -34,9 +34,9 @@ import numpy as np
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
-from lm_eval_contam.core.method_verdict import Verdict
+from lm_eval_contam.core.method_verdict import DRIVES, Test, Verdict
 from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import MethodSpec, OneScoredTask, ReportSection, Test, not_run_without_docs
+from lm_eval_contam.core.registry import MethodSpec, OneScoredTask, ReportSection, not_run_without_docs
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.seeding import rng_for
 from lm_eval_contam.core.stats import ALPHA, TestResult
@@ -254,7 +254,7 @@ def scored_as(reference: str | None) -> str:
     return "u = log p(model) - log p(reference)" if reference else "log-likelihood"
 
 
-def relabelling_verdict(test: Test, *, model: str, partition: str, task: str, family: str,
+def relabelling_verdict(test: Test, *, model: str, partition: str, task: str,
                         evidence: RelabellingEvidence) -> Verdict:
     """A relabelling test's verdict: flagged at p <= ALPHA, its title, null and rule from its :class:`Test`, and a
     caveat when the smallest p it can give is above ALPHA (too few items: it cannot flag)."""
@@ -262,10 +262,18 @@ def relabelling_verdict(test: Test, *, model: str, partition: str, task: str, fa
     caveats = (() if result.min_pvalue <= ALPHA else
                (f"the smallest p this test can give on {result.n} {evidence.unit}(s) is {number(result.min_pvalue)} > "
                 f"{ALPHA}, so it cannot flag",))
-    return Verdict(model=model, partition=partition, family=family, test=test.name, title=test.title, task=task,
-                   flagged=result.pvalue <= ALPHA, statistic=result.standardised, pvalue=result.pvalue,
-                   confidence_interval=None, n=result.n, null=test.null, rule=test.rule, evidence=evidence,
-                   caveats=caveats)
+    return test.verdict(model=model, partition=partition, task=task, flagged=result.pvalue <= ALPHA,
+                        statistic=result.standardised, pvalue=result.pvalue, n=result.n, evidence=evidence,
+                        caveats=caveats)
+
+
+def own_and_reference_tests(family: str, name: str, *, title: str, null: str, reference_title: str,
+                            reference_null: str, rule: str) -> tuple[Test, Test]:
+    """A relabelling test on the model's own log-likelihoods and its twin on u (``<name>_reference``), both
+    driving when calibrated, under one rule."""
+    return (Test(family=family, name=name, title=title, null=null, rule=rule, compares=(), role=DRIVES),
+            Test(family=family, name=f"{name}_reference", title=reference_title, null=reference_null, rule=rule,
+                 compares=("reference",), role=DRIVES))
 
 
 @dataclass(frozen=True)
@@ -273,7 +281,6 @@ class RecordsRelabelling:
     """A relabelling test over one task's logged records (each doc's ``scores``), on the model's own log-likelihoods
     and, with a reference model, on u: the family's verdicts from a run and its ``MethodSpec.reference_tests``."""
 
-    family: str
     record_metric: str  # the metric each doc's record is logged under (every metric logs it)
     own: Test
     on_reference: Test
@@ -282,6 +289,10 @@ class RecordsRelabelling:
     # the test over the scores (one list per record), given the records, the seed and a name for its errors
     statistic: Callable[[Sequence[Sequence[float]], Sequence[Mapping[str, Any]], int, str], RelabellingResult]
     per_unit: Callable[[Sequence[Mapping[str, Any]]], int]  # the most arrangements per unit, from the records
+
+    @property
+    def family(self) -> str:
+        return self.own.family
 
     def reference_result(self, records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]], *,
                          seed: int, label: str, source: str) -> RelabellingResult:
@@ -306,8 +317,7 @@ class RecordsRelabelling:
         def verdict(test: Test, result: RelabellingResult, reference: str | None) -> Verdict:
             evidence = RelabellingEvidence(self.arrangement, scored_as(reference), reference, result, per_unit,
                                            unit=self.unit)
-            return relabelling_verdict(test, model=model.label, partition=partition, task=task, family=self.family,
-                                       evidence=evidence)
+            return relabelling_verdict(test, model=model.label, partition=partition, task=task, evidence=evidence)
 
         found = [verdict(self.own, self.statistic([record["scores"] for record in records], records, seed,
                                                   partition), None)]
@@ -329,9 +339,9 @@ class RecordsRelabelling:
         control, read on u too when the audit names a reference model; "not tested" (as ``not_run_as``, its own test
         by default) where ``docs`` (its settings' class and docs builder) finds nothing to test."""
         return MethodSpec(
-            name=self.family, order=order, title=title, needs=frozenset({"logprobs", "reference"}),
+            name=self.family, order=order, title=title,
             task_names=tasks.task_names, render_task_configs=tasks.render_task_configs, verdicts=self.verdicts,
             section=section, tests=(self.own, self.on_reference), evidence_kind=evidence_kind,
             output_types=frozenset({"generate_until", "loglikelihood", "loglikelihood_rolling"}),
-            cannot_run=not_run_without_docs(self.family, not_run_as or self.own, *docs),
+            cannot_run=not_run_without_docs(not_run_as or self.own, *docs),
             reference_tests=self.reference_tests, shipped_task_configs=shipped_task_configs)

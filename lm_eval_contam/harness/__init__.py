@@ -223,8 +223,9 @@ def without_docs(spec: MethodSpec, task: str, config: Mapping[str, Any], task_ma
         partition = Partition.from_task_metadata(config.get("metadata"), str(config.get("test_split"))).label
     except ContamError:  # a plug-in's task need not name a partition the project knows: then its name stands for it
         partition = task
-    return NotRun(task=task, family=spec.name, test=spec.tests[0].name if spec.tests else spec.name,
-                  title=spec.title, partition=partition, reason="no docs")
+    if spec.tests:
+        return spec.tests[0].not_run(task=task, partition=partition, reason="no docs")
+    return NotRun(task=task, family=spec.name, test=spec.name, title=spec.title, partition=partition, reason="no docs")
 
 
 def prepare_quiz_options(tasks: Sequence[str], task_manager: Any, generator: str, *, progress: bool = True) -> None:

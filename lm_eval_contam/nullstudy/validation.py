@@ -316,16 +316,16 @@ def scoring_pass(config: Mapping[str, Any]) -> str:
     spec = method_of(str(metadata.get("method")))
     if task_quiz_samples([config]):
         return "quiz"
-    if "generation" in spec.needs:
+    if spec.generation is not None:
         return "generation"
-    if not scored_by_reference(metadata) or "control" in spec.needs:
+    if not scored_by_reference(metadata) or spec.compares_with("control"):
         return "likelihood"
     return OWN_REFERENCE_PASS.get(spec.name, "reference")
 
 
 def _likelihood_pass_order(spec: MethodSpec) -> tuple[bool, int]:
     # The control-free tests before those against a control: the order the study's runs have always listed them in.
-    return "control" in spec.needs, spec.order
+    return spec.compares_with("control"), spec.order
 
 
 def likelihood_pass_configs(partition: Partition, target: RenderTarget) -> dict[str, dict[str, str]]:
@@ -335,7 +335,7 @@ def likelihood_pass_configs(partition: Partition, target: RenderTarget) -> dict[
     fine-tune too) so its fine-tunes' runs are read against the clean model's."""
     rendered: dict[str, str] = {}
     for spec in sorted(registered_methods(), key=_likelihood_pass_order):
-        if "generation" not in spec.needs:  # a method that generates has no task in this pass
+        if spec.generation is None:  # a method that generates has no task in this pass
             rendered.update(spec.render_task_configs(partition, target))
     rows = len(partition.rows())
     if rows > DEFAULT_NUM_INSTANCES:  # the methods draw 100 rows unless told: a larger partition is scored whole

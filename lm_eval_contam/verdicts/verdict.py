@@ -19,7 +19,7 @@ from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import p_equals
-from lm_eval_contam.core.method_verdict import NotRun, Verdict, not_run_verdict, single_instance_caveats
+from lm_eval_contam.core.method_verdict import DRIVES, EXPLORATORY, NotRun, Verdict, not_run_verdict
 from lm_eval_contam.core.registry import (
     NOT_RUN_KEY,
     controlled_tests,
@@ -27,6 +27,7 @@ from lm_eval_contam.core.registry import (
     papers_own_tests,
     referenced_tests,
     registered_methods,
+    tests_in_role,
 )
 from lm_eval_contam.core.rundir import ModelResults, Run
 from lm_eval_contam.core.stats import ALPHA, ConfidenceInterval
@@ -53,8 +54,7 @@ def model_verdicts(model: ModelResults) -> list[Verdict]:
     caveats = run_caveats(model)
     declared = {verdict.partition: shape for verdict in found if (shape := declared_shape(model, verdict.task))}
     shapes = partition_shapes(found, declared)
-    tested = [replace(verdict, caveats=verdict.caveats + single_instance_caveats(verdict.n) + caveats
-                      + task_caveats(model, verdict.task) + study_size_caveats(verdict),
+    tested = [replace(verdict, caveats=verdict.caveats + caveats + task_caveats(model, verdict.task) + study_size_caveats(verdict),
                       shape=shapes[verdict.partition]) for verdict in found]
     return tested + [replace(verdict, shape=shapes.get(verdict.partition)) for verdict in not_run_verdicts(model)]
 
@@ -330,8 +330,8 @@ def methods_without_a_call(rates: RateSources | None = None) -> tuple[str, ...]:
     none a paper's own decision. An audit leaves them out unless ``--methods`` names them: their p-values make no
     call, and their texts cost model passes (the sentence-order task: up to 24 orders of each instance, per model)."""
     return tuple(spec.name for spec in registered_methods()
-                 if spec.rate_keys and not spec.papers_own_tests
-                 and all(key_over_level(key, rates) for key in spec.rate_keys))
+                 if (keys := [key for test in spec.tests if test.role == DRIVES for key in test.keys])
+                 and not spec.papers_own_tests and all(key_over_level(key, rates) for key in keys))
 
 
 def over_level(verdict: Verdict, rates: RateSources | None = None) -> bool:
@@ -345,11 +345,13 @@ def measured(verdict: Verdict, rates: RateSources | None = None) -> bool:
 
 
 def no_call_reason(verdict: Verdict, rates: RateSources | None = None) -> str | None:
-    """Why a test's p <= ALPHA makes no call of contamination (None: its decision stands): a study measured it
-    flagging null partitions over its level, or none measured how often it does. The papers' own decisions stand
-    as published."""
+    """Why a test's p <= ALPHA makes no call of contamination (None: its decision stands): it is declared
+    exploratory, a study measured it flagging null partitions over its level, or none measured how often it does.
+    The papers' own decisions stand as published."""
     if not verdict.flagged or verdict.pvalue is None or verdict.test in papers_own_tests():
         return None
+    if verdict.test in tests_in_role(EXPLORATORY):
+        return "exploratory"
     if over_level(verdict, rates):
         return "over its level"
     return None if measured(verdict, rates) else "its false-positive rate is not measured"
@@ -362,9 +364,10 @@ def stated_decision(verdict: Verdict, rates: RateSources | None = None) -> str:
 
 
 def tested(verdicts: Sequence[Verdict]) -> list[Verdict]:
-    """Verdicts from a test with a p-value (not the papers' own decision rules: ``MethodSpec.papers_own_tests``)."""
-    papers = papers_own_tests()
-    return [v for v in verdicts if v.pvalue is not None and v.flagged is not None and v.test not in papers]
+    """Verdicts with a p-value from a test that may drive (not the papers' own decision rules, not exploratory tests:
+    their declared ``Test.role``)."""
+    beside = papers_own_tests() | tests_in_role(EXPLORATORY)
+    return [v for v in verdicts if v.pvalue is not None and v.flagged is not None and v.test not in beside]
 
 
 def calibrated(verdicts: Sequence[Verdict], rates: RateSources | None = None,

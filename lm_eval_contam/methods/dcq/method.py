@@ -8,14 +8,13 @@ from typing import Any
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.method_verdict import NotRun
 from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import AuditedModel, Generation, MethodSpec, Quiz, QuizSample, RenderTarget, Test
+from lm_eval_contam.core.registry import AuditedModel, Generation, MethodSpec, Quiz, QuizSample, RenderTarget
 from lm_eval_contam.kit.instances import sample_instances
 from lm_eval_contam.kit.quiz_options import read_failures, read_options
 from lm_eval_contam.methods.dcq import report_section
 from lm_eval_contam.methods.dcq.configs import ANSWER_MODES, METHOD, MODES, render_task_config, shipped_task_configs
 from lm_eval_contam.methods.dcq.task import DCQSettings
-from lm_eval_contam.methods.dcq.verdicts import MODES as VERDICT_TITLES
-from lm_eval_contam.methods.dcq.verdicts import verdicts
+from lm_eval_contam.methods.dcq.verdicts import TESTS, mode_test, verdicts
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -57,10 +56,8 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
                              for problem in failures[instance.key].problems)
     if not problems:  # options not made yet: the quiz itself names the command that makes them
         return None
-    output_type = str(config.get("output_type", "generate_until"))
-    return NotRun(task=task, family=METHOD, test="dcq_" + output_type.removesuffix("_until"),
-                  title=VERDICT_TITLES.get(output_type, "DCQ"), partition=settings.partition.label,
-                  reason=f"no valid quiz options ({'; '.join(list(problems)[:3])})")
+    return mode_test(config).not_run(task=task, partition=settings.partition.label,
+                                     reason=f"no valid quiz options ({'; '.join(list(problems)[:3])})")
 
 
 def null_study_exclusion(config: Mapping[str, Any]) -> str | None:
@@ -72,10 +69,9 @@ def null_study_exclusion(config: Mapping[str, Any]) -> str | None:
 
 SPEC = MethodSpec(
     name=METHOD, order=20, title="Data Contamination Quiz",
-    needs=frozenset({"quiz_options", "logprobs", "generation"}),
     task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=report_section,
     shipped_task_configs=shipped_task_configs,
-    tests=(Test("dcq_loglikelihood"),),
+    tests=tuple(TESTS.values()),
     evidence_kind="quiz",
     generation=Generation(alternative=generate_alternative),
     quiz=Quiz(samples=quiz_samples),

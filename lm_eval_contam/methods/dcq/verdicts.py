@@ -11,10 +11,12 @@ it (``lm_eval_contam.report.methods.dcq``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from lm_eval_contam.core.formatting import interval, number, p_equals, pvalue
-from lm_eval_contam.core.method_verdict import Verdict
+from lm_eval_contam.core.method_verdict import DRIVES, Test, Verdict
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.stats import ALPHA, ConfidenceInterval
@@ -22,7 +24,18 @@ from lm_eval_contam.kit.quiz_options import LEFT_OUT_KEY
 from lm_eval_contam.methods.dcq.quiz import LETTERS, POSITIONS
 
 FAMILY = "dcq"
-MODES = {"loglikelihood": "DCQ (loglikelihood)", "generate_until": "DCQ (generate)"}
+NULL = ("no memory: every quiz is answered from the same letter distribution, whichever slot holds the original "
+        "(dcq_max no higher than a memory-free model with the same BDQ picks would score)")
+RULE = f"flagged when the Monte-Carlo p of the whole procedure (p* chosen as published) <= {ALPHA}"
+# One test per answering mode, by the task's output type.
+TESTS = {output_type: Test(family=FAMILY, name="dcq_" + output_type.removesuffix("_until"), title=title, null=NULL,
+                           rule=RULE, compares=(), role=DRIVES)
+         for output_type, title in (("loglikelihood", "DCQ (loglikelihood)"), ("generate_until", "DCQ (generate)"))}
+
+
+def mode_test(config: Mapping[str, Any]) -> Test:
+    """The test a DCQ task runs, by its answering mode (``output_type``)."""
+    return TESTS[str(config.get("output_type", "generate_until"))]
 
 
 @dataclass(frozen=True)
@@ -55,7 +68,6 @@ class DCQEvidence:
 def task_verdict(model: ModelResults, task: str) -> Verdict:
     """Flagged when our chance test of the whole procedure gives p <= 0.05."""
     config, metadata = model.config(task), model.metadata(task)
-    output_type = str(config.get("output_type", "generate_until"))
     p = model.number(task, "dcq_pvalue_null")
     level = float(metadata.get("confidence_level", 0.95))
     ci = ConfidenceInterval(model.number(task, "dcq_max_ci_low"), model.number(task, "dcq_max_ci_high"), level)
@@ -67,17 +79,10 @@ def task_verdict(model: ModelResults, task: str) -> Verdict:
         bcq_hit_rates=tuple(model.number(task, f"dcq_bcq_{position}") for position in POSITIONS),
         unparseable=model.number(task, "dcq_unparseable"),
     )
-    return Verdict(
+    return mode_test(config).verdict(
         model=model.label, partition=Partition.from_task_metadata(metadata, str(config.get("test_split"))).label,
-        family=FAMILY, test="dcq_" + output_type.removesuffix("_until"), title=MODES.get(output_type, "DCQ"),
         task=task, flagged=p <= ALPHA, statistic=evidence.dcq_max, pvalue=p, confidence_interval=ci,
-        n=model.n_instances(task),
-        null=("no memory: every quiz is answered from the same letter distribution, whichever slot holds the "
-              "original (dcq_max no higher than a memory-free model with the same BDQ picks would score)"),
-        rule=f"flagged when the Monte-Carlo p of the whole procedure (p* chosen as published) <= {ALPHA}",
-        evidence=evidence,
-        caveats=left_out_caveats(metadata),
-    )
+        n=model.n_instances(task), evidence=evidence, caveats=left_out_caveats(metadata))
 
 
 def left_out_caveats(metadata: dict) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ from lm_eval_contam.core.registry import (
     AuditedModel,
     BenchmarkAdjustment,
     ExplicitInput,
+    Generation,
     MethodSpec,
     PlannedTasks,
     RenderTarget,
@@ -17,7 +18,7 @@ from lm_eval_contam.methods.dcr.benchmark_sheets import adjustment_tasks
 from lm_eval_contam.methods.dcr.configs import METHOD, shipped_task_configs
 from lm_eval_contam.methods.dcr.hook import post_process_results
 from lm_eval_contam.methods.dcr.sheet import load_sheet
-from lm_eval_contam.methods.dcr.verdicts import verdicts
+from lm_eval_contam.methods.dcr.verdicts import FACTOR, verdicts
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -37,9 +38,10 @@ def planned_sheet(sheet: str) -> PlannedTasks:
 
 SPEC = MethodSpec(
     name=METHOD, order=30, title="DCR",
-    needs=frozenset({"generation"}),
+    tests=(FACTOR,),
     task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=report_section,
     shipped_task_configs=shipped_task_configs,
+    generation=Generation(),  # its sheets' level tasks generate, uncapped
     benchmark_adjustment=BenchmarkAdjustment(tasks=adjustment_tasks, post_process=post_process_results),
     explicit_input=ExplicitInput(what="a DCR sheet", plan=planned_sheet),
 )

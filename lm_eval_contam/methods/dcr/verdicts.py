@@ -19,7 +19,7 @@ from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import interval, number
-from lm_eval_contam.core.method_verdict import Verdict
+from lm_eval_contam.core.method_verdict import EXPLORATORY, Test, Verdict
 from lm_eval_contam.core.rundir import FILTER, ModelResults, number_or_none
 from lm_eval_contam.core.stats import ConfidenceInterval
 from lm_eval_contam.methods.dcr.results import (
@@ -34,10 +34,11 @@ from lm_eval_contam.methods.dcr.schema import LEVELS
 from lm_eval_contam.methods.dcr.sheet import load_sheet
 
 FAMILY = "dcr"
-METHOD = "dcr_factor"
-TITLE = "DCR Factor"
 NULL = "n/a: DCR estimates a risk factor, no test"
 RULE = "acc_adj = acc × (1 − DCR Factor)"
+# The rule names the check mode that produced the factor (CHECK_MODE_RULES), where it is known.
+FACTOR = Test(family=FAMILY, name="dcr_factor", title="DCR Factor", null=NULL, rule=RULE + "{check_mode}", compares=(),
+              role=EXPLORATORY, rated=False, why="a factor that adjusts a score, not a test: it has no p-value")
 # What S3/S4 are in each check mode (the verdict's rule names the mode that produced the factor).
 CHECK_MODE_RULES = {
     "controlled": "S3/S4 = max(0, pass rate on the items − on their perturbed twins); per-level H0: item and twin "
@@ -184,10 +185,10 @@ def too_few_items_caveats(group_row: Mapping[str, Any]) -> tuple[str, ...]:
 def _verdict(model: ModelResults, *, partition: str, task: str, evidence: DCREvidence, n: int | None,
              caveats: tuple[str, ...] = ()) -> Verdict:
     mode = evidence.check_mode
-    rule = f"{RULE}; {mode} checks: {CHECK_MODE_RULES[mode]}" if mode in CHECK_MODE_RULES else RULE
-    return Verdict(model=model.label, partition=partition, family=FAMILY, test=METHOD, title=TITLE, task=task,
-                   flagged=None, statistic=evidence.factor, pvalue=None, confidence_interval=evidence.factor_ci,
-                   n=n, null=NULL, rule=rule, evidence=evidence, caveats=caveats)
+    check_mode = f"; {mode} checks: {CHECK_MODE_RULES[mode]}" if mode in CHECK_MODE_RULES else ""
+    return FACTOR.verdict(model=model.label, partition=partition, task=task, flagged=None, statistic=evidence.factor,
+                          pvalue=None, confidence_interval=evidence.factor_ci, n=n, evidence=evidence,
+                          caveats=caveats, check_mode=check_mode)
 
 
 def verdicts(model: ModelResults) -> list[Verdict]:

@@ -6,14 +6,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lm_eval_contam.core.method_verdict import NotRun
-from lm_eval_contam.core.registry import MethodSpec, OneScoredTask, Test
+from lm_eval_contam.core.registry import MethodSpec, OneScoredTask
 from lm_eval_contam.kit.instances import sample_indices
 from lm_eval_contam.lmeval.context_window import MODEL_WINDOW_KEY, ModelWindow
 from lm_eval_contam.methods.incontext import report_section
 from lm_eval_contam.methods.incontext.configs import METHOD, render_task_config, shipped_task_configs, task_name
 from lm_eval_contam.methods.incontext.docs import MAX_DESIGN_EFFECT, swap_clustering
 from lm_eval_contam.methods.incontext.task import InContextSettings, build_docs
-from lm_eval_contam.methods.incontext.verdicts import verdicts
+from lm_eval_contam.methods.incontext.verdicts import TEST, verdicts
 
 
 def why_not_run(settings: InContextSettings, rows: Sequence[Mapping[str, Any]],
@@ -45,19 +45,17 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
     reason = why_not_run(settings, settings.partition.rows(), config.get(MODEL_WINDOW_KEY))
     if reason is None:
         return None
-    return NotRun(task=task, family=METHOD, test="incontext_twin", title="In-context vs twin (ours, after CoDeC)",
-                  partition=settings.partition.label, reason=reason)
+    return TEST.not_run(task=task, partition=settings.partition.label, reason=reason)
 
 
 TASKS = OneScoredTask(METHOD, task_name, render_task_config)
 
 SPEC = MethodSpec(
     name=METHOD, order=44, title="In-context test (ours, after CoDeC, NVIDIA 2025)",
-    needs=frozenset({"logprobs"}),
     task_names=TASKS.task_names, render_task_configs=TASKS.render_task_configs, verdicts=verdicts,
     section=report_section.SECTION,
     shipped_task_configs=shipped_task_configs,
-    tests=(Test("incontext_twin"),),
+    tests=(TEST,),
     evidence_kind="in-context",
     cannot_run=cannot_run,
 )

@@ -5,14 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
-from lm_eval_contam.core.method_verdict import Verdict
+from lm_eval_contam.core.method_verdict import DRIVES, Test, Verdict
 from lm_eval_contam.core.rundir import ModelResults
-from lm_eval_contam.core.stats import ALPHA, sign_flip_caveats
+from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.methods.incontext.configs import METHOD
 
 NULL = ("the model never saw these instances: each instance and its perturbed twin gain alike from other instances "
         "in the context (differences symmetric about 0)")
 RULE = f"flagged when the one-sided sign-flip p <= {ALPHA} (instances gain less from context than their twins)"
+TEST = Test(family=METHOD, name="incontext_twin", title="In-context vs twin (ours, after CoDeC)", null=NULL, rule=RULE,
+            compares=(), role=DRIVES, sign_flip=True)
 
 
 @dataclass(frozen=True)
@@ -40,10 +42,8 @@ def task_verdict(model: ModelResults, task: str) -> Verdict:
     n = model.n_instances(task)
     evidence = InContextEvidence(model.number(task, "incontext_instance_gain"), model.number(task, "incontext_twin_gain"),
                                  model.number(task, "codec_score"), p)
-    return Verdict(model=model.label, partition=partition.label, family=METHOD, test="incontext_twin",
-                   title="In-context vs twin (ours, after CoDeC)", task=task, flagged=p <= ALPHA,
-                   statistic=model.number(task, "incontext_difference"), pvalue=p, confidence_interval=None, n=n,
-                   null=NULL, rule=RULE, evidence=evidence, caveats=sign_flip_caveats(n))
+    return TEST.verdict(model=model.label, partition=partition.label, task=task, flagged=p <= ALPHA,
+                        statistic=model.number(task, "incontext_difference"), pvalue=p, n=n, evidence=evidence)
 
 
 def verdicts(model: ModelResults) -> list[Verdict]:

@@ -9,7 +9,7 @@ from typing import Any
 from lm_eval_contam.core.input_checks import partition_control_overlap
 from lm_eval_contam.core.method_verdict import NotRun
 from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import AuditedModel, MethodSpec, Quiz, QuizSample, RenderTarget, Test
+from lm_eval_contam.core.registry import AuditedModel, MethodSpec, Quiz, QuizSample, RenderTarget
 from lm_eval_contam.lmeval.context_window import MODEL_WINDOW_KEY, ModelWindow
 from lm_eval_contam.methods.likelihood import report_section
 from lm_eval_contam.methods.likelihood.configs import (
@@ -21,7 +21,7 @@ from lm_eval_contam.methods.likelihood.configs import (
 )
 from lm_eval_contam.methods.likelihood.docs import LIFT_MIN_DOCS, cut_sample
 from lm_eval_contam.methods.likelihood.task import LikelihoodSettings
-from lm_eval_contam.methods.likelihood.verdicts import REFERENCE_TEST, reference_tests, verdicts
+from lm_eval_contam.methods.likelihood.verdicts import LIFT, TESTS, reference_tests, verdicts
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -71,8 +71,7 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
         reason = window.over(scored, "'s second piece") if window is not None else None
         if reason is None:
             return None
-    return NotRun(task=task, family=METHOD, test="likelihood_lift", title="Time Travel, likelihood (ours)",
-                  partition=settings.partition.label, reason=reason, variant="lift")
+    return LIFT.not_run(task=task, partition=settings.partition.label, reason=reason, variant="lift")
 
 
 def reference_scores(metadata: Mapping[str, Any]) -> bool:
@@ -83,14 +82,9 @@ def reference_scores(metadata: Mapping[str, Any]) -> bool:
 
 SPEC = MethodSpec(
     name=METHOD, order=40, title="Likelihood modes (ours)",
-    needs=frozenset({"logprobs", "control", "quiz_options", "reference"}),
     task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=report_section,
     shipped_task_configs=shipped_task_configs,
-    tests=(Test("likelihood_control", compares=("control",), rate_keys=("likelihood_control:control",)),
-           Test("likelihood_control_zlib", compares=("control",), rate_keys=("likelihood_control_zlib:control",)),
-           Test(REFERENCE_TEST, compares=("control", "reference"), rate_keys=(f"{REFERENCE_TEST}:control",)),
-           Test("likelihood_lift", rate_keys=("likelihood_lift:lift",)),
-           Test("likelihood_options", compares=("control",), rate_keys=("likelihood_options:options",))),
+    tests=TESTS,
     quiz=Quiz(samples=quiz_samples),
     cannot_run=cannot_run,
     reference_tests=reference_tests,

@@ -8,12 +8,12 @@ from typing import Any
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.method_verdict import NotRun
 from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget, Test
+from lm_eval_contam.core.registry import AuditedModel, MethodSpec, RenderTarget
 from lm_eval_contam.methods.optionorder import report_section
 from lm_eval_contam.methods.optionorder.configs import METHOD, render_task_config, task_name
 from lm_eval_contam.methods.optionorder.orders import too_many_options
 from lm_eval_contam.methods.optionorder.task import OptionOrderSettings, order_docs, usable_items
-from lm_eval_contam.methods.optionorder.verdicts import ARRANGEMENT_TESTS, reference_tests, verdicts
+from lm_eval_contam.methods.optionorder.verdicts import ARRANGEMENT_TESTS, RANK_TEST, reference_tests, verdicts
 
 
 def _multiple_choice(partition: Partition) -> bool:
@@ -42,8 +42,7 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
         reason = error.reason
     if reason is None:
         return None
-    return NotRun(task=task, family=METHOD, test="option_order", title="Option order (ours, after Ni et al.)",
-                  partition=settings.partition.label, reason=reason)
+    return RANK_TEST.not_run(task=task, partition=settings.partition.label, reason=reason)
 
 
 def task_names(partition: Partition, model: AuditedModel) -> list[str]:
@@ -59,9 +58,8 @@ def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str,
 
 SPEC = MethodSpec(
     name=METHOD, order=45, title="Option-order test (ours, after Ni et al., AAAI 2025)",
-    needs=frozenset({"logprobs", "reference"}),
     task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=report_section.SECTION,
-    tests=(Test("option_order"), *ARRANGEMENT_TESTS.values()),
+    tests=(RANK_TEST, *ARRANGEMENT_TESTS.values()),
     output_types=frozenset({"multiple_choice"}),
     evidence_kind="option order",
     cannot_run=cannot_run,

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
-from lm_eval_contam.core.method_verdict import Verdict
+from lm_eval_contam.core.method_verdict import DRIVES, Test, Verdict
 from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.registry import Test
 from lm_eval_contam.core.relabelling import (
     RelabellingEvidence,
     RelabellingResult,
@@ -32,6 +31,8 @@ NULL = ("the model never saw these items: each item's original option order is e
         "reorderings, so its likelihood rank among them is uniform")
 RECORD_METRIC = "order_pvalue"  # the metric each doc's record is logged under (every metric logs it)
 RULE = f"flagged when the exact one-sided rank-test p <= {ALPHA} (original orders ranked higher than chance)"
+RANK_TEST = Test(family=METHOD, name="option_order", title="Option order (ours, after Ni et al.)", null=NULL, rule=RULE,
+                 compares=(), role=DRIVES)
 
 
 @dataclass(frozen=True)
@@ -77,10 +78,8 @@ def task_verdict(model: ModelResults, task: str) -> Verdict:
                        f"is {number(smallest_pvalue(per_item))} > {ALPHA}, so it cannot flag")
     evidence = OrderEvidence(items, orders, model.number(task, "order_top_share"), model.number(task, "order_u_mean"),
                              p, int(first.get("left_out", 0)), str(first.get("left_out_reason", "")))
-    return Verdict(model=model.label, partition=partition.label, family=METHOD, test="option_order",
-                   title="Option order (ours, after Ni et al.)", task=task, flagged=p <= ALPHA,
-                   statistic=evidence.mean_u, pvalue=p, confidence_interval=None, n=items, null=NULL, rule=RULE,
-                   evidence=evidence, caveats=tuple(caveats))
+    return RANK_TEST.verdict(model=model.label, partition=partition.label, task=task, flagged=p <= ALPHA,
+                             statistic=evidence.mean_u, pvalue=p, n=items, evidence=evidence, caveats=tuple(caveats))
 
 
 ARRANGEMENT_NULL = ("the model never saw these items: which of each item's scored option orders is the original is "
@@ -96,15 +95,16 @@ RESIDUALISED_NULL = REFERENCE_NULL.replace(
 ARRANGEMENT_RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the sum over items of the original "
                     "order's standardised score is high among the sums with each item's original redrawn)")
 ARRANGEMENT_TESTS = {test.name: test for test in (
-    Test("option_order_arrangement", title="Option order, every order's likelihood (ours)", null=ARRANGEMENT_NULL,
-         rule=ARRANGEMENT_RULE),
-    Test("option_order_reference", compares=("reference",),
-         title="Option order on u, against the reference model (ours)", null=REFERENCE_NULL, rule=ARRANGEMENT_RULE),
-    Test("option_order_reference_fixed_answer", compares=("reference",),
-         title="Option order on u, answer kept at its letter (ours)", null=FIXED_ANSWER_NULL, rule=ARRANGEMENT_RULE),
-    Test("option_order_reference_residualised", compares=("reference",),
+    Test(family=METHOD, name="option_order_arrangement", title="Option order, every order's likelihood (ours)",
+         null=ARRANGEMENT_NULL, rule=ARRANGEMENT_RULE, compares=(), role=DRIVES),
+    Test(family=METHOD, name="option_order_reference", title="Option order on u, against the reference model (ours)",
+         null=REFERENCE_NULL, rule=ARRANGEMENT_RULE, compares=("reference",), role=DRIVES),
+    Test(family=METHOD, name="option_order_reference_fixed_answer",
+         title="Option order on u, answer kept at its letter (ours)", null=FIXED_ANSWER_NULL, rule=ARRANGEMENT_RULE,
+         compares=("reference",), role=DRIVES),
+    Test(family=METHOD, name="option_order_reference_residualised",
          title="Option order on u, less the reference's own preference (ours)", null=RESIDUALISED_NULL,
-         rule=ARRANGEMENT_RULE))}
+         rule=ARRANGEMENT_RULE, compares=("reference",), role=DRIVES))}
 # The records' index list of the orders each arrangement test compares.
 COMPARED_ORDERS = {"option_order_arrangement": "arranged", "option_order_reference": "arranged",
                    "option_order_reference_fixed_answer": "fixed", "option_order_reference_residualised": "arranged"}
@@ -115,7 +115,7 @@ def _arrangement_verdict(model: ModelResults, task: str, partition: Partition, t
                          slope: float | None = None) -> Verdict:
     evidence = RelabellingEvidence("option orders", scored_as(reference), reference, result, per_item, slope=slope)
     return relabelling_verdict(ARRANGEMENT_TESTS[test], model=model.label, partition=partition.label, task=task,
-                               family=METHOD, evidence=evidence)
+                               evidence=evidence)
 
 
 def reference_arrangement_results(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]],

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from lm_eval_contam.core.registry import Test
-from lm_eval_contam.core.relabelling import RecordsRelabelling
+from lm_eval_contam.core.relabelling import RecordsRelabelling, own_and_reference_tests
 from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.methods.pairing.configs import METHOD
 from lm_eval_contam.methods.pairing.task import pairing_statistics
@@ -16,14 +15,13 @@ REFERENCE_NULL = ("the fine-tune never saw these instances: within each group, w
 RECORD_METRIC = "pairing_pvalue"  # the metric each doc's record is logged under (every metric logs it)
 RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the true pairings' double-centred scores summed "
         "over groups are high among random pairings within each group)")
-TESTS = {test.name: test for test in (
-    Test("pairing", title="Pairing of halves (ours)", null=NULL, rule=RULE),
-    Test("pairing_reference", compares=("reference",), title="Pairing of halves on u, against the reference model (ours)",
-         null=REFERENCE_NULL, rule=RULE))}
-
+OWN, ON_REFERENCE = own_and_reference_tests(
+    METHOD, "pairing", title="Pairing of halves (ours)", null=NULL,
+    reference_title="Pairing of halves on u, against the reference model (ours)", reference_null=REFERENCE_NULL,
+    rule=RULE)
 
 RELABELLING = RecordsRelabelling(
-    METHOD, RECORD_METRIC, TESTS["pairing"], TESTS["pairing_reference"], "pairings of first and second halves",
+    RECORD_METRIC, OWN, ON_REFERENCE, "pairings of first and second halves",
     unit="group", per_unit=lambda records: max(int(record["size"]) for record in records),
     statistic=lambda scores, records, seed, name: pairing_statistics(scores, [int(r["size"]) for r in records],
                                                                      seed=seed, name=name))

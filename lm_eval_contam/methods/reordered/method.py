@@ -4,7 +4,7 @@ run (``audit --tasks``, ``run --tasks``) gets a reordered task, and the post-pro
 
 from __future__ import annotations
 
-from lm_eval_contam.core.method_verdict import Verdict
+from lm_eval_contam.core.method_verdict import EXPLORATORY, Test, Verdict
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.registry import NO_SECTION, AuditedModel, BenchmarkAdjustment, MethodSpec, RenderTarget
 from lm_eval_contam.core.rundir import ModelResults
@@ -25,10 +25,25 @@ def verdicts(results: ModelResults) -> list[Verdict]:
     return []  # a score beside the benchmark's, not a detection test: it decides nothing
 
 
+# Its tests give rows beside the benchmark's score (``<metric>_reordered_gap`` and its p; with a reference model
+# ``<metric>_reordered_gap_vs_reference``), never a verdict: shown, never driving.
+WHY = "a score beside the benchmark's, read from its row: no verdict of its own"
+GAP = Test(family=METHOD, name="reordered_gap", title="Original order vs reordered options (ours, after ConStat)",
+           null=("the original option order is exchangeable with the item's reorderings (the model never saw which "
+                 "order is the benchmark's), independently across items"),
+           rule="an exact one-sided p of the gap acc - acc_reordered, reported beside the score; it flags nothing",
+           compares=(), role=EXPLORATORY, rated=False, why=WHY)
+GAP_VS_REFERENCE = Test(
+    family=METHOD, name="reordered_gap_vs_reference", title="The reordered gap less the reference model's (ours)",
+    null="the audited model's gap and the reference's are alike item by item (paired over the items both scored)",
+    rule="the gap less the reference's, with its interval and p, reported beside the score; it flags nothing",
+    compares=("reference",), role=EXPLORATORY, rated=False, why=WHY)
+
+
 SPEC = MethodSpec(
     name=METHOD, order=35, title="options reordered",
-    # "reference": with --reference-model the reference scores the reordered tasks too (its own gap is subtracted).
-    needs=frozenset({"logprobs", "reference"}),
+    # With --reference-model the reference scores the reordered tasks too (its own gap is subtracted).
+    tests=(GAP, GAP_VS_REFERENCE),
     task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=NO_SECTION,
     output_types=frozenset({"multiple_choice"}),
     # With a reference: the forms of a seeded sample of about REFERENCE_ITEMS items of a large task or group.

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from lm_eval_contam.core.registry import Test
-from lm_eval_contam.core.relabelling import RecordsRelabelling, arrangement_test
+from lm_eval_contam.core.relabelling import RecordsRelabelling, arrangement_test, own_and_reference_tests
 from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.methods.sentenceorder.configs import METHOD
 
@@ -15,14 +14,12 @@ REFERENCE_NULL = ("the fine-tune never saw these instances: which of each instan
 RECORD_METRIC = "sentence_order_pvalue"  # the metric each doc's record is logged under (every metric logs it)
 RULE = (f"flagged when the Monte-Carlo relabelling p <= {ALPHA} (the sum over instances of the own order's "
         "standardised score is high among the sums with each instance's own order redrawn)")
-TESTS = {test.name: test for test in (
-    Test("sentence_order", title="Sentence order (ours)", null=NULL, rule=RULE),
-    Test("sentence_order_reference", compares=("reference",),
-         title="Sentence order on u, against the reference model (ours)", null=REFERENCE_NULL, rule=RULE))}
-
+OWN, ON_REFERENCE = own_and_reference_tests(
+    METHOD, "sentence_order", title="Sentence order (ours)", null=NULL,
+    reference_title="Sentence order on u, against the reference model (ours)", reference_null=REFERENCE_NULL, rule=RULE)
 
 RELABELLING = RecordsRelabelling(
-    METHOD, RECORD_METRIC, TESTS["sentence_order"], TESTS["sentence_order_reference"], "sentence orders",
+    RECORD_METRIC, OWN, ON_REFERENCE, "sentence orders",
     unit="instance", per_unit=lambda records: max(len(record["scores"]) for record in records),
     statistic=lambda scores, records, seed, name: arrangement_test(scores, seed=seed, name=name))
 verdicts = RELABELLING.verdicts

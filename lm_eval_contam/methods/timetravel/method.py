@@ -7,7 +7,7 @@ from typing import Any
 
 from lm_eval_contam.core.method_verdict import NotRun
 from lm_eval_contam.core.partitions import Partition, metadata_number
-from lm_eval_contam.core.registry import AuditedModel, Generation, MethodSpec, RenderTarget, Test
+from lm_eval_contam.core.registry import AuditedModel, Generation, MethodSpec, RenderTarget
 from lm_eval_contam.methods.timetravel import report_section
 from lm_eval_contam.methods.timetravel.configs import (
     METHOD,
@@ -17,7 +17,7 @@ from lm_eval_contam.methods.timetravel.configs import (
     task_name,
 )
 from lm_eval_contam.methods.timetravel.instances import has_cuttable_row
-from lm_eval_contam.methods.timetravel.verdicts import verdicts
+from lm_eval_contam.methods.timetravel.verdicts import ALG1_PERMUTATION, TESTS, verdicts
 
 
 def audit_styles(model: AuditedModel) -> tuple[str, ...]:
@@ -45,27 +45,14 @@ def cannot_run(task: str, config: Mapping[str, Any]) -> NotRun | None:
     partition = Partition.from_task_metadata(metadata, str(config.get("test_split")))
     if has_cuttable_row(partition.rows(), partition, seed=metadata_number(metadata, "seed", 0)):
         return None
-    return NotRun(task=task, family=METHOD, test="tt_alg1_permutation", title="Time Travel Alg. 1, permutation (ours)",
-                  partition=partition.label, reason="texts too short to cut")
-
-
-def styled(rule: str) -> tuple[str, ...]:
-    """A rule's rate keys, one per prompt style."""
-    return tuple(f"{rule}:{style}" for style in STYLES)
+    return ALG1_PERMUTATION.not_run(task=task, partition=partition.label, reason="texts too short to cut")
 
 
 SPEC = MethodSpec(
     name=METHOD, order=10, title="Time Travel",
-    needs=frozenset({"generation"}),
     task_names=task_names, render_task_configs=render_task_configs, verdicts=verdicts, section=report_section,
     shipped_task_configs=shipped_task_configs,
-    tests=(Test("tt_alg1", papers_own=True, rate_keys=styled("tt_alg1"),
-                why="Alg. 1's bootstrap rejects more often than its level at the paper's 10 instances"),
-           Test("tt_alg1_permutation", rate_keys=styled("tt_alg1_permutation")),
-           Test("tt_alg2_judge_a", papers_own=True, rate_keys=styled("tt_alg2_judge_a"),
-                why="Alg. 2 counts matches without a test: no level a combination could keep"),
-           Test("tt_judge_b", papers_own=True, rated=False, why="Alg. 2 with Judge B counts matches without a test"),
-           Test("tt_styles_combined")),
+    tests=TESTS,
     evidence_kind="generation",
     generation=Generation(capped=True),
     cannot_run=cannot_run,

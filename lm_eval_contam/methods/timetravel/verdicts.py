@@ -12,17 +12,45 @@ from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
-from lm_eval_contam.core.method_verdict import Verdict, sample_size_caveats
+from lm_eval_contam.core.method_verdict import DRIVES, PAPERS_OWN, Test, Verdict, sample_size_caveats
 from lm_eval_contam.core.partitions import Partition, metadata_number
 from lm_eval_contam.core.rundir import FILTER, ModelResults
-from lm_eval_contam.core.stats import ALPHA, sign_flip_caveats
+from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.lmeval.lm_eval_compat import logged_responses
+from lm_eval_contam.methods.timetravel.configs import STYLES
 from lm_eval_contam.methods.timetravel.instances import DEFAULT_NUM_INSTANCES
 from lm_eval_contam.methods.timetravel.judge_b import judge_a_match, latest_per_judge
 
 FAMILY = "timetravel"
 ALG2_RULE = "flagged at >= 1 exact or >= 2 near-exact matches (the paper's Alg. 2)"
 ALG2_NULL = "none: a count of replicated instances, not a statistical test"
+PERMUTATION_NULL = "guided and general ROUGE-L are exchangeable within each instance"
+
+
+def styled(rule: str) -> tuple[str, ...]:
+    """A rule's rate keys, one per prompt style."""
+    return tuple(f"{rule}:{style}" for style in STYLES)
+
+
+ALG1 = Test(family=FAMILY, name="tt_alg1", title="Time Travel Alg. 1",
+            null="guided completions overlap the reference no more than general ones (mean ROUGE-L)",
+            rule=f"flagged when the bootstrap p <= {ALPHA} (the paper's Alg. 1, the task's alg1_contaminated)",
+            compares=(), role=PAPERS_OWN, rate_keys=styled("tt_alg1"),
+            why="Alg. 1's bootstrap rejects more often than its level at the paper's 10 instances")
+ALG1_PERMUTATION = Test(family=FAMILY, name="tt_alg1_permutation", title="Time Travel Alg. 1, permutation (ours)",
+                        null=PERMUTATION_NULL, rule=f"flagged when the exact sign-flip p <= {ALPHA}", compares=(),
+                        role=DRIVES, sign_flip=True, rate_keys=styled("tt_alg1_permutation"))
+ALG2_JUDGE_A = Test(family=FAMILY, name="tt_alg2_judge_a", title="Time Travel Alg. 2 (Judge A)", null=ALG2_NULL,
+                    rule=ALG2_RULE, compares=(), role=PAPERS_OWN, rate_keys=styled("tt_alg2_judge_a"),
+                    why="Alg. 2 counts matches without a test: no level a combination could keep")
+JUDGE_B = Test(family=FAMILY, name="tt_judge_b", title="Time Travel Alg. 2 (Judge B)", null=ALG2_NULL, rule=ALG2_RULE,
+               compares=(), role=PAPERS_OWN, rated=False, why="Alg. 2 with Judge B counts matches without a test")
+STYLES_COMBINED = Test(
+    family=FAMILY, name="tt_styles_combined", title="Time Travel, both prompt styles (ours)",
+    null=f"in every prompt style, {PERMUTATION_NULL}",
+    rule=f"flagged when the Bonferroni-adjusted smallest sign-flip p <= {ALPHA} ({{styles}} styles)", compares=(),
+    role=DRIVES)
+TESTS = (ALG1, ALG1_PERMUTATION, ALG2_JUDGE_A, JUDGE_B, STYLES_COMBINED)
 
 
 @dataclass(frozen=True)
@@ -97,8 +125,8 @@ def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     metadata = model.metadata(task)
     partition = Partition.from_task_metadata(metadata, str(model.config(task).get("test_split"))).label
     n = model.n_instances(task)
-    common: dict[str, Any] = {"model": model.label, "partition": partition, "family": FAMILY, "task": task, "n": n,
-                              "variant": metadata.get("prompt_style"), "confidence_interval": None}
+    common: dict[str, Any] = {"model": model.label, "partition": partition, "task": task, "n": n,
+                              "variant": metadata.get("prompt_style")}
     samples_file = model.files[task].samples_file
     judged = latest_per_judge(samples_file) if samples_file is not None else []
     rows = instances(model, task, {int(entry["doc_id"]): entry.get("judge_b_match")
@@ -106,33 +134,23 @@ def task_verdicts(model: ModelResults, task: str) -> list[Verdict]:
     rouge_guided, rouge_general = model.number(task, "rougeL_guided"), model.number(task, "rougeL_general")
     p = model.number(task, "alg1_pvalue")
     found = [
-        Verdict(test="tt_alg1", title="Time Travel Alg. 1", flagged=model.number(task, "alg1_contaminated") == 1.0,
-                statistic=rouge_guided - rouge_general, pvalue=p,
-                null="guided completions overlap the reference no more than general ones (mean ROUGE-L)",
-                rule=f"flagged when the bootstrap p <= {ALPHA} (the paper's Alg. 1, the task's alg1_contaminated)",
-                evidence=Alg1Evidence(rouge_guided, rouge_general, p, rows), **common),
+        ALG1.verdict(flagged=model.number(task, "alg1_contaminated") == 1.0, statistic=rouge_guided - rouge_general,
+                     pvalue=p, evidence=Alg1Evidence(rouge_guided, rouge_general, p, rows), **common),
     ]
     # Runs made before the permutation test have no such metric: they keep their published verdicts only.
     if f"alg1_permutation_pvalue,{FILTER}" in model.row(task):
         permutation_p = model.number(task, "alg1_permutation_pvalue")
-        found.append(Verdict(
-            test="tt_alg1_permutation", title="Time Travel Alg. 1, permutation (ours)",
+        found.append(ALG1_PERMUTATION.verdict(
             flagged=permutation_p <= ALPHA, statistic=rouge_guided - rouge_general, pvalue=permutation_p,
-            null="guided and general ROUGE-L are exchangeable within each instance",
-            rule=f"flagged when the exact sign-flip p <= {ALPHA}",
             evidence=Alg1Evidence(rouge_guided, rouge_general, permutation_p, rows, test="sign-flip permutation"),
-            caveats=sign_flip_caveats(n), **common))
-    found += [
-        Verdict(test="tt_alg2_judge_a", title="Time Travel Alg. 2 (Judge A)",
-                flagged=model.number(task, "alg2_contaminated") == 1.0, statistic=None, pvalue=None, null=ALG2_NULL,
-                rule=ALG2_RULE, evidence=Alg2Evidence(int(model.number(task, "exact_matches")),
-                                                      int(model.number(task, "near_exact_matches")), None, rows),
-                **common),
-    ]
+            **common))
+    found.append(ALG2_JUDGE_A.verdict(
+        flagged=model.number(task, "alg2_contaminated") == 1.0, statistic=None, pvalue=None,
+        evidence=Alg2Evidence(int(model.number(task, "exact_matches")), int(model.number(task, "near_exact_matches")),
+                              None, rows), **common))
     for verdicts in judged:
-        found.append(Verdict(
-            test="tt_judge_b", title="Time Travel Alg. 2 (Judge B)", flagged=bool(verdicts["alg2_contaminated"]),
-            statistic=None, pvalue=None, null=ALG2_NULL, rule=ALG2_RULE,
+        found.append(JUDGE_B.verdict(
+            flagged=bool(verdicts["alg2_contaminated"]), statistic=None, pvalue=None,
             evidence=Alg2Evidence(int(verdicts["exact_matches"]), int(verdicts["near_exact_matches"]),
                                   verdicts.get("judge_model"), rows),
             **{**common, "n": len(verdicts["instances"])},
@@ -175,13 +193,11 @@ def styles_combined(found: list[Verdict]) -> list[Verdict]:
             continue
         pvalues = tuple((str(v.variant), float(v.pvalue)) for v in styles)
         adjusted = min(1.0, len(pvalues) * min(p for _, p in pvalues))
-        combined.append(Verdict(
-            model=model, partition=partition, family=FAMILY, test="tt_styles_combined",
-            title="Time Travel, both prompt styles (ours)", task=" + ".join(v.task for v in styles),
-            flagged=adjusted <= ALPHA, statistic=None, pvalue=adjusted, confidence_interval=None,
+        combined.append(STYLES_COMBINED.verdict(
+            model=model, partition=partition, task=" + ".join(v.task for v in styles),
+            flagged=adjusted <= ALPHA, statistic=None, pvalue=adjusted,
             n=min(v.n for v in styles if v.n is not None) if any(v.n is not None for v in styles) else None,
-            null="in every prompt style, guided and general ROUGE-L are exchangeable within each instance",
-            rule=f"flagged when the Bonferroni-adjusted smallest sign-flip p <= {ALPHA} ({len(pvalues)} styles)",
+            styles=str(len(pvalues)),
             evidence=StylesEvidence(pvalues, adjusted)))
     return combined
 
