@@ -65,7 +65,6 @@ def main() -> None:
     from lm_eval_contam.core.jsonl import write_jsonl
     from lm_eval_contam.core.partitions import dataset_from_task_metadata
     from lm_eval_contam.core.registry import RenderTarget, method_of
-    from lm_eval_contam.methods import catalogue  # noqa: F401 - registers the methods whose task YAMLs are rendered
     from lm_eval_contam.models.default_model import default_model_path
     from lm_eval_contam.nullstudy.validation import FRESH_DIR, render_question
 

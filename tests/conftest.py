@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from lm_eval_contam import task_dir
-from lm_eval_contam.methods.catalogue import BUILTIN_METHODS  # noqa: F401 - registers the built-in methods, as every entry point does
 from lm_eval_contam.models.tiny_model import build_tiny_model
 
 # English-ish text for the tiny tokenizer; the model itself stays untrained.

@@ -23,7 +23,6 @@ from lm_eval_contam.core.install import task_dir
 from lm_eval_contam.core.jsonl import jsonl_text
 from lm_eval_contam.core.partitions import Control, Partition, slug
 from lm_eval_contam.core.registry import RenderTarget, registered_methods
-from lm_eval_contam.methods.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 
 CARDS_DIR = "partitions"
 DATA_DIR = "data"

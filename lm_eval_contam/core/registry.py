@@ -9,6 +9,7 @@ loop over :func:`registered_methods` and never name a family; a task reaches its
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -281,6 +282,10 @@ class MethodSpec:
 
 
 _REGISTRY: dict[str, MethodSpec] = {}
+# The module that registers the built-in methods (and, lazily, the installed plug-ins), imported by name the first
+# time the registry is read, as lm-eval's registry resolves its names on first use: no caller imports it for its side
+# effect, and this layer names no method package.
+CATALOGUE = "lm_eval_contam.methods.catalogue"
 # What registers more methods the first time the registry is read (the catalogue's installed plug-ins): importing the
 # catalogue, as the CLI's parser does for --version and --help, imports no third party's code.
 _PENDING_LOADERS: list[Callable[[], object]] = []
@@ -292,6 +297,7 @@ def register_lazily(loader: Callable[[], object]) -> None:
 
 
 def _registry() -> dict[str, MethodSpec]:
+    importlib.import_module(CATALOGUE)  # once per process: it registers the built-in methods and the plug-ins' loader
     while _PENDING_LOADERS:  # popped first: a loader that reads the registry does not run itself again
         _PENDING_LOADERS.pop(0)()
     return _REGISTRY
@@ -320,8 +326,7 @@ def method_of(family: str) -> MethodSpec:
     try:
         return _registry()[family]
     except KeyError:
-        raise ContamError(f"no registered method {family!r} (known: {', '.join(sorted(_REGISTRY)) or 'none'}; "
-                          "the built-in ones register on `import lm_eval_contam.methods.catalogue`)",
+        raise ContamError(f"no registered method {family!r} (known: {', '.join(sorted(_REGISTRY)) or 'none'})",
                           field="metadata.method") from None
 
 

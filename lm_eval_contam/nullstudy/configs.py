@@ -24,7 +24,6 @@ import yaml
 from lm_eval_contam.core.install import task_dir
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.registry import method_of, shipped_task_configs
-from lm_eval_contam.methods.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 
 # The shipped sample dataset whose task YAMLs serve as each family's pattern (its splits: train, test).
 PATTERN_DATASET = "toy_news"

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.rundir import load_run
-from lm_eval_contam.methods.catalogue import BUILTIN_METHODS  # noqa: F401 - importing it registers the built-in methods
 from lm_eval_contam.report.html import render_html
 from lm_eval_contam.report.layout import partition_statement
 from lm_eval_contam.report.markdown import render_markdown

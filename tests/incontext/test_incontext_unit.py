@@ -92,7 +92,6 @@ def test_the_in_context_test_is_not_tested_on_a_templated_partition(tmp_path) ->
 
     from lm_eval_contam.audit.own_data import OwnData, write_card
     from lm_eval_contam.core.partitions import Partition, sample_partitions
-    from lm_eval_contam.methods.catalogue import BUILTIN_METHODS  # noqa: F401 - registers the built-in methods
     from lm_eval_contam.methods.incontext.method import why_not_run
     from lm_eval_contam.methods.incontext.task import InContextSettings
 
