@@ -85,8 +85,8 @@ class AuditSettings:
     # prompts get: their score is then the one the user reports. True applies the chat template to them too.
     benchmark_chat_template: bool = False
     # The checkpoint the audited model was fine-tuned from (--reference-model: a model spec as --model takes): it
-    # scores the same requests of every method that differences the two (``"reference"`` among its needs). Recorded
-    # as given (or as found: ``reference_found_by``); :func:`run_model` takes it parsed (its ``reference``).
+    # scores the same requests of every method that differences the two (a test of it compares with the reference).
+    # Recorded as given (or as found: ``reference_found_by``); :func:`run_model` takes it parsed (its ``reference``).
     reference_model: str | None = None
     # How the reference was found when the user did not give it as it is (an audited PEFT adapter's base, or
     # --reference-model auto's chain of model cards); None: given with --reference-model. Recorded, and printed.
@@ -315,7 +315,7 @@ def _task_configs(tasks: Sequence[str], task_manager: Any) -> dict[str, dict[str
 
 def referenced_tasks(tasks: Sequence[str], task_manager: Any) -> list[str]:
     """The tasks a reference model scores too (:func:`~lm_eval_contam.core.registry.scored_by_reference`): every task of a
-    method with ``"reference"`` among its needs, or those of its tasks its ``reference_scores`` chooses."""
+    method with a test compared with the reference, or those of its tasks its ``reference_scores`` chooses."""
     configs = _task_configs(tasks, task_manager)
     return [task for task in tasks if scored_by_reference((configs.get(task) or {}).get("metadata") or {})]
 

@@ -2,8 +2,8 @@
 reference-differenced tasks too, and their rows in lm-eval's results get the tests on u = log p(model) -
 log p(reference) (the same functions the audit's verdicts read: ``MethodSpec.reference_tests``).
 
-The tasks a reference scores are those named in ``--tasks`` (not through a group) whose method has ``"reference"``
-among its needs (those of its tasks its ``reference_scores`` chooses: the likelihood family's control mode), as
+The tasks a reference scores are those named in ``--tasks`` (not through a group) whose method has a test compared
+with the reference (those of its tasks its ``reference_scores`` chooses: the likelihood family's control mode), as
 ``audit --reference-model`` chooses them (:func:`lm_eval_contam.audit.job.check_reference`). Both
 models run them built with ``all_orders`` added to the run's metadata (the option-order task then scores every
 admissible order, which the tests on u read; a task that does not read the key ignores it), so both score the same

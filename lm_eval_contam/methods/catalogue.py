@@ -32,7 +32,7 @@ BUILTIN_METHODS: tuple[MethodSpec, ...] = (TIMETRAVEL, DCQ, DCR, REORDERED, LIKE
                                            PAIRING, SENTENCEORDER)
 # The entry-point group an installed plug-in declares its method under.
 PLUGIN_GROUP = "lm_eval_contam.methods"
-# The quiz options every method with "quiz_options" among its needs reads are made by DCQ's option maker.
+# The quiz options every method with a ``quiz`` capability reads are made by DCQ's option maker.
 QUIZ_OPTION_MAKER = make_quiz_options
 OFFLINE_QUIZ_OPTION_GENERATOR = OFFLINE  # the maker's generator with no model in the loop (WordNet synonyms)
 
