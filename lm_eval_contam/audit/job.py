@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from lm_eval_contam.audit.benchmark_partitions import (
     write_partition,
 )
 from lm_eval_contam.audit.own_data import check_partition_rows, write_task_configs
-from lm_eval_contam.audit.reference_model import REFERENCE_FLAG, check_reference_model
+from lm_eval_contam.audit.reference_model import REFERENCE_FLAG, ChosenReference
 from lm_eval_contam.contaminate import MANIFEST_FILE
 from lm_eval_contam.core.audit_identity import AUDIT_FILE, relative_to_audit, request_cache_name
 from lm_eval_contam.core.errors import ContamError
@@ -84,13 +84,11 @@ class AuditSettings:
     # The benchmarks are scored as lm-eval scores them by default (no chat template), whatever the audit's own
     # prompts get: their score is then the one the user reports. True applies the chat template to them too.
     benchmark_chat_template: bool = False
-    # The checkpoint the audited model was fine-tuned from (--reference-model: a model spec as --model takes): it
-    # scores the same requests of every method that differences the two (a test of it compares with the reference).
-    # Recorded as given (or as found: ``reference_found_by``); :func:`run_model` takes it parsed (its ``reference``).
-    reference_model: str | None = None
-    # How the reference was found when the user did not give it as it is (an audited PEFT adapter's base, or
-    # --reference-model auto's chain of model cards); None: given with --reference-model. Recorded, and printed.
-    reference_found_by: str | None = None
+    # The checkpoint the audited model was fine-tuned from, parsed, checked and with how it was found (--reference-model
+    # as given, an audited PEFT adapter's base, --reference-model auto's chain of model cards): it scores the same
+    # requests of every method that differences the two (a test of it compares with the reference). One value from
+    # the CLI to :func:`run_model`; audit.json records it as ``reference_model`` and ``reference_found_by``.
+    reference: ChosenReference | None = None
     # Run metadata handed to the benchmark adjustments (MethodSpec.benchmark_adjustment), e.g. (("reorderings", 8),)
     # from --reorderings: what ``run --metadata`` gives them.
     adjustment_metadata: tuple[tuple[str, Any], ...] = ()
@@ -112,7 +110,7 @@ class ModelRunRecord:
     # How the benchmark tasks were scored (the settings that change their score), when the audit ran any.
     benchmark_scoring: dict[str, Any] | None = None
     # The reference model's run of the same tasks (--reference-model): model, model_args, run_dir, tasks, seconds, and
-    # found_by when the audit found it (AuditSettings.reference_found_by).
+    # found_by when the audit found it (AuditSettings.reference).
     reference: dict[str, Any] | None = None
 
 
@@ -171,7 +169,7 @@ def plan_audit(settings: AuditSettings, *, chat: bool = True, plain_text: bool =
         raise ContamError(f"nothing to audit: give {' and/or '.join(inputs)}", field="partitions")
     tasks = [task for partition in settings.partitions
              for task in partition_tasks(partition, settings.quiz_modes, chat=chat, plain_text=plain_text,
-                                         reference=settings.reference_model is not None,
+                                         reference=settings.reference is not None,
                                          skip_methods=settings.skip_methods)]
     method_inputs = planned_inputs(settings.method_inputs)
     tasks += [task for planned in method_inputs.values() for task in (*planned.tasks, *planned.benchmark_tasks)]
@@ -185,13 +183,13 @@ def _injection_manifest(model: ModelSpec) -> dict[str, Any] | None:
 
 
 def run_model(spec: ModelSpec, label: str, out_dir: Path, settings: AuditSettings,
-              loaded: LoadedBenchmarks | None = None, *, reference: ModelSpec | None = None) -> ModelRunRecord:
+              loaded: LoadedBenchmarks | None = None) -> ModelRunRecord:
     """Audit one model (its spec, parsed once by the caller: its tokenizer and window load once, on the spec); write
     lm-eval's results and samples under ``out_dir/runs/<label>``.
 
     ``loaded``: the ``--tasks`` benchmarks as :func:`derive_benchmark_partitions` built them; their TaskManager serves
     the whole audit, and the DCR sheets and the evaluation take the built tasks and rendered docs as they are.
-    ``reference``: ``settings.reference_model`` parsed (the CLI parsed and checked it); without it, it is parsed here.
+    The reference model (``settings.reference``) comes checked (the CLI's ``check_reference_model``).
     """
     from lm_eval.utils import make_table
 
@@ -229,11 +227,10 @@ def run_model(spec: ModelSpec, label: str, out_dir: Path, settings: AuditSetting
                                                    loaded=built, like_benchmark=True,
                                                    skip_methods=settings.skip_methods)
         tasks += like_benchmarks
-    if reference is None and settings.reference_model:
-        reference = ModelSpec.parse(settings.reference_model, flag=REFERENCE_FLAG)
-        check_reference_model(reference, spec)
+    reference = settings.reference.spec if settings.reference is not None else None
     reference_tasks = []
-    if reference is not None and settings.reference_found_by is not None and not referenced_tasks(tasks, task_manager):
+    if settings.reference is not None and settings.reference.found_by is not None and not referenced_tasks(
+            tasks, task_manager):
         # Found, not asked for: the audit runs as it would without it, and says so.
         print(f"reference model {reference.backend} {reference.model_args} not run: "
               f"{nothing_to_score(spec.backend)}")
@@ -376,7 +373,7 @@ def run_reference(spec: ModelSpec, tasks: Sequence[str], label: str, out_dir: Pa
     if results is not None:
         samples = results["samples"]  # save_run takes them out of the results
         save_run(results, run_tracker)
-    found_by = {"found_by": settings.reference_found_by} if settings.reference_found_by is not None else {}
+    found_by = {"found_by": settings.reference.found_by} if settings.reference and settings.reference.found_by else {}
     return {"model": spec.backend, "model_args": spec.model_args, "run_dir": str(run_dir), "tasks": list(tasks),
             "seconds": seconds, **found_by}, samples
 
@@ -592,7 +589,7 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
                 control = partition.dataset.partition(str(partition.control.split))
                 check_partition_rows(control, control.rows(), str(control.data_file))
         partition_control_overlap(partition)
-    return [str(write_task_configs(partition, out_dir, reference=settings.reference_model is not None))
+    return [str(write_task_configs(partition, out_dir, reference=settings.reference is not None))
             for partition in partitions if not partition.dataset.registered]
 
 
@@ -600,6 +597,12 @@ def quiz_left_out(configs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """Per quiz task of a run's logged configs, the instances its quiz left out (tasks leaving none are omitted)."""
     found = {task: (config.get("metadata") or {}).get(QUIZ_LEFT_OUT_KEY) for task, config in configs.items()}
     return {task: left_out for task, left_out in sorted(found.items()) if left_out}
+
+
+def reference_record(reference: ChosenReference | None) -> dict[str, str | None]:
+    """How audit.json's settings keep the reference: its spec as given and how it was found."""
+    return {"reference_model": reference.spec.spec if reference is not None else None,
+            "reference_found_by": reference.found_by if reference is not None else None}
 
 
 def record_run(out_dir: Path, run: ModelRunRecord, settings: AuditSettings,
@@ -612,7 +615,8 @@ def record_run(out_dir: Path, run: ModelRunRecord, settings: AuditSettings,
     # Cards under the audit directory are recorded relative to it: a copied directory stays one audit.
     partitions = [relative_to_audit(partition, out_dir) for partition in settings.partitions]
     audit["partitions"] = list(dict.fromkeys([*audit.get("partitions", []), *partitions]))
-    audit["settings"] = {key: value for key, value in asdict(settings).items() if key != "partitions"}
+    audit["settings"] = {key: value for key, value in asdict(replace(settings, reference=None)).items()
+                         if key not in ("partitions", "reference")} | reference_record(settings.reference)
     planned = {name: asdict(tasks) for name, tasks in (method_inputs or {}).items()}
     audit["method_inputs"] = planned or audit.get("method_inputs")
     path.write_text(json.dumps(audit, indent=2, default=str) + "\n")

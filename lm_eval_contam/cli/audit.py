@@ -289,12 +289,10 @@ def benchmark_sample(args: argparse.Namespace) -> int:
 
 
 def audit_one(model: ModelSpec, label: str, out: Path, settings: AuditSettings, *,
-              judge_model: str | None = None, loaded: LoadedBenchmarks | None = None,
-              reference: ModelSpec | None = None) -> None:
+              judge_model: str | None = None, loaded: LoadedBenchmarks | None = None) -> None:
     """Audit one model (its parsed spec), then (with ``judge_model``) run Judge B over its Time Travel samples;
-    ``loaded``: the ``--tasks`` benchmarks :func:`task_settings` built (used as they are); ``reference``:
-    ``settings.reference_model`` parsed."""
-    run = run_model(model, label, out, settings, loaded, reference=reference)
+    ``loaded``: the ``--tasks`` benchmarks :func:`task_settings` built (used as they are)."""
+    run = run_model(model, label, out, settings, loaded)
     print(f"audited {label} in {run.seconds} s -> {out / run.run_dir}")
     for task, caveats in ((run.benchmark_scoring or {}).get("caveats") or {}).items():
         for caveat in caveats:
@@ -342,8 +340,7 @@ def _main(args: argparse.Namespace) -> int:
     label = args.label or default_label(args.model)
     identity, spec, reference = check_args(args, label)
     settings = replace(settings_from_args(args), quiz_option_generator=args.dcq_generator,
-                       reference_model=reference.spec.spec if reference is not None else None,
-                       reference_found_by=reference.found_by if reference is not None else None)
+                       reference=reference)
     hint = reference.line() if reference is not None else suggestion(spec)
     if hint:
         print(hint)
@@ -358,8 +355,7 @@ def _main(args: argparse.Namespace) -> int:
             print(f"partition card: {card}")
             listed = settings.partitions if args.partitions else ()
             settings = replace(settings, partitions=(*listed, str(card)))
-        audit_one(spec, label, args.output_path, settings, judge_model=args.judge_model, loaded=loaded,
-                  reference=reference.spec if reference is not None else None)
+        audit_one(spec, label, args.output_path, settings, judge_model=args.judge_model, loaded=loaded)
     if not args.no_report:
         write_report(args.output_path)
     for line in report.partition_statements(args.output_path):

@@ -25,7 +25,7 @@ from lm_eval_contam.methods.likelihood.task import RECORD_METRIC
 
 FAMILY = "likelihood"
 # The lift mode names its two means after what they lift.
-METRIC_NAMES = {"lift": {"partition": "lift_own", "reference": "lift_other"}}
+METRIC_NAMES = {"lift": {"partition": "lift_own", "baseline": "lift_other"}}
 TWO_SAMPLE_RULE = f"flagged when the one-sided two-sample permutation p <= {ALPHA}"
 CONTROL_NULL = "the scores of {partition} and of {control_partition} are exchangeable (the model saw both alike)"
 CONTROL = Test(family=FAMILY, name="likelihood_control", title="Likelihood vs control (ours)", null=CONTROL_NULL,
@@ -93,7 +93,7 @@ def _comparison(model: ModelResults, task: str, common: dict, *, test: Test, sco
     """One verdict from the task's ``<prefix>_partition``, ``<prefix>_control`` and ``<prefix>_pvalue`` metrics."""
     names = METRIC_NAMES.get(prefix, {})
     partition_mean = model.number(task, names.get("partition", f"{prefix}_partition"))
-    baseline_mean = model.number(task, names.get("reference", f"{prefix}_control"))
+    baseline_mean = model.number(task, names.get("baseline", f"{prefix}_control"))
     p = model.number(task, f"{prefix}_pvalue")
     evidence = ComparisonEvidence(score, partition_mean, baseline_mean, baseline, p,
                                   model.number(task, uncontrolled) if uncontrolled else None, control, control_overlap)
