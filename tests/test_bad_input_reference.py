@@ -50,5 +50,6 @@ def test_an_adapter_saved_before_training_is_refused_against_its_base(
     line = _refused(capsys, _audit(str(folder), tmp_path / "audit"), tmp_path)
     assert line == (f"lm-eval-contam audit: error: field '--reference-model': the audited PEFT adapter {folder} "
                     f"changes nothing: its 2 LoRA B matrices are all zero (an adapter saved before training), so the "
-                    f"audited model is its base and u = 0 for every text; {NO_POWER_TAIL}")
+                    f"audited model is its base and u = 0 for every text; {NO_POWER_TAIL} (found: the base model "
+                    f"lm-eval loads the PEFT adapter {folder} on)")
     assert not home.exists()
