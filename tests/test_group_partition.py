@@ -52,9 +52,11 @@ metric_list:
 
 def _question(subtask: str, split: str, i: int) -> dict:
     tools = ["hammer", "needle", "ladder", "kettle", "lantern", "compass", "anchor", "bucket", "saddle", "chisel"]
-    side = {"test": "north", "validation": "south"}[split]  # one length: the two splits are exchangeable
-    return {"question": f"In the {subtask} {side} ledger entry {i}, the clerk listed a {tools[i % 10]} bought in year "
-                        f"{1700 + 7 * i}. Which colour was the {tools[(i + 3) % 10]} painted?",
+    # Both splits draw their entries from one pool (other entries, the same words and lengths): exchangeable.
+    entry = 2 * i + (split == "validation")  # even entries in test, odd ones in validation
+    side = ("north", "south")[i % 2]
+    return {"question": f"In the {subtask} {side} ledger entry {entry}, the clerk listed a {tools[i % 10]} bought in "
+                        f"year {1700 + 7 * entry}. Which colour was the {tools[(i + 3) % 10]} painted?",
             "choices": ["red", "green", "blue", "grey"], "answer": (i * 7) % 4}
 
 
@@ -110,7 +112,7 @@ def test_a_group_is_one_partition_drawn_across_its_subtasks_in_proportion(loaded
     # The control: the subtasks' own validation splits, as many rows of each as the audited side holds.
     assert (partition.control.kind, partition.control.split, partition.control.assumed) == ("split", "validation", True)
     assert Counter(row["subtask"] for row in partition.control_rows) == {"bench_a": 18, "bench_b": 6}
-    assert all(" south ledger " in row["text"] for row in partition.control_rows)
+    assert all(int(row["text"].split(" ledger entry ")[1].split(",")[0]) % 2 for row in partition.control_rows)
     # Its lengths' test reads the two drawn sides (what the control tests compare), not the whole splits.
     drawn_sides = split_lengths_test([row["text"] for row in partition.rows],
                                      [row["text"] for row in partition.control_rows])
@@ -179,7 +181,7 @@ def test_audit_of_a_group_runs_its_tests_once_on_the_groups_partition(task_dir: 
     verdicts = collect(load_run(out))
     assert {v.partition for v in verdicts} == {"bench_group test"}
     control = next(v for v in verdicts if v.test == "likelihood_control")
-    assert 0.0 < control.pvalue <= 1.0  # the control tests ran: the drawn sides' lengths do not differ
+    assert control.pvalue is not None and 0.0 < control.pvalue <= 1.0, control.evidence.summary()  # the check passed
     assert [v.partition for v in partition_verdicts(verdicts)] == ["bench_group test"]
     results = json.loads(sorted((out / "runs" / "tiny").rglob("results_*.json"))[-1].read_text())["results"]
     for subtask in SIZES:  # the score adjustments stay per subtask, beside each subtask's own score

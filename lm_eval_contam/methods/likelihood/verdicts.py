@@ -19,7 +19,8 @@ from lm_eval_contam.core.rundir import FILTER, ModelResults
 from lm_eval_contam.verdicts.detection_rates import split_control_detection
 from lm_eval_contam.core.stats import ALPHA, splits_differ, splits_differ_test
 from lm_eval_contam.methods.likelihood.configs import CONTROL_ASSUMED_KEY, CONTROL_LENGTHS_KEY, control_overlap_of
-from lm_eval_contam.methods.likelihood.docs import CONTROL, PARTITION, control_partition
+from lm_eval_contam.methods.likelihood.docs import CONTROL as CONTROL_GROUP  # the control side's docs (CONTROL: its Test)
+from lm_eval_contam.methods.likelihood.docs import PARTITION, control_partition
 from lm_eval_contam.methods.likelihood.stats import TwoSampleResult, reference_control_test
 from lm_eval_contam.methods.likelihood.task import RECORD_METRIC
 
@@ -210,12 +211,12 @@ def reference_splits_test(model: ModelResults, task: str) -> Any | None:
     reference = model.reference_records(task, RECORD_METRIC)
     if not reference:
         return None
-    per_byte: dict[str, list[float]] = {PARTITION: [], CONTROL: []}
+    per_byte: dict[str, list[float]] = {PARTITION: [], CONTROL_GROUP: []}
     for record in reference.values():
         per_byte[str(record.get("group"))].append(float(record["loglikelihood"]) / int(record["bytes"]))
-    if not per_byte[PARTITION] or not per_byte[CONTROL]:
+    if not per_byte[PARTITION] or not per_byte[CONTROL_GROUP]:
         return None
-    return splits_differ_test(per_byte[PARTITION], per_byte[CONTROL])
+    return splits_differ_test(per_byte[PARTITION], per_byte[CONTROL_GROUP])
 
 
 def task_control(metadata: Mapping[str, Any]) -> Control:
