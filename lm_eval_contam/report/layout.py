@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.core.formatting import p_equals, pvalue
-from lm_eval_contam.core.method_verdict import Verdict
+from lm_eval_contam.core.method_verdict import DRIVES, Verdict
 from lm_eval_contam.core.registry import papers_own_tests, registered_methods
 from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.stats import ALPHA
@@ -45,7 +45,7 @@ def adjusted_heading() -> str:
 
 def nothing_to_decide() -> str:
     """Said in place of the evidence when no verdict says yes or no: which tests would have (the registry's)."""
-    titles = "; ".join(spec.title for spec in registered_methods() if spec.rate_keys)
+    titles = "; ".join(spec.title for spec in registered_methods() if spec.tests_in_role(DRIVES))
     return f"No partition-level test in this run ({titles}): nothing to decide."
 
 
