@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from test_bad_input_audit import _audit, _refused
-from test_task_audit import MC_YAML, SUBJECTS, _question, write_tasks
+from test_task_audit import GEN_YAML, MC_YAML, SUBJECTS, _question, write_tasks
 
 from lm_eval_contam import harness
 from lm_eval_contam.audit.benchmark_partitions import derive_partitions, requested_control
@@ -47,6 +47,10 @@ def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (tasks / "quiz_colon.yaml").write_text(_mc_yaml('"my quiz: part 1"', test, validation, text=FOUR_LISTED))
     (tasks / "quiz_ru_questions.yaml").write_text(_mc_yaml("вопросы", test, validation, text=FOUR_LISTED))
     (tasks / "quiz_ru_answers.yaml").write_text(_mc_yaml("ответы", test, validation, text=FOUR_LISTED))
+    (tasks / "quiz_gen_split.yaml").write_text(  # free text with a second split: a control the reference scores
+        GEN_YAML.format(test=test).replace("quiz_gen", "quiz_gen_split")
+        .replace(f"    test: {test}\n", f"    test: {test}\n    validation: {validation}\n")
+        .replace("test_split: test\n", "test_split: test\nvalidation_split: validation\n"))
     (tasks / "quiz_outer.yaml").write_text("group: quiz_outer\ntask:\n  - quiz_group\n  - quiz_one_row\n")
     return tasks
 
@@ -260,3 +264,14 @@ def test_an_audit_folder_of_an_earlier_version_is_not_told_to_rerun_its_own_comm
     assert line == (f"lm-eval-contam audit: error: {out}: field '--output_path': holds an audit of an earlier version "
                     "of lm-eval-contam (its audit.json records no 'sample', 'split_control'), which this version "
                     "cannot resume; give a new --output_path")
+
+
+def test_reference_items_where_no_benchmark_gets_a_reordered_score_says_it_is_not_used(
+        tiny_model_dir: Path, tiny_model_copy: Path, task_dir: Path, tmp_path: Path, home: Path,
+        capsys: pytest.CaptureFixture) -> None:
+    """Group 7: --reference-items 5 with no reordered score (a free-text benchmark) was ignored without a word."""
+    assert main([*_audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_gen_split"), "--reference-model",
+                 str(tiny_model_copy), "--reference-items", "5", "--methods", "likelihood,reordered", "--no-report",
+                 "--batch_size", "16"]) == 0
+    assert ("--reference-items 5 not used: no --tasks benchmark gets a reordered score (none is multiple choice with "
+            "its options listed in its prompt)") in capsys.readouterr().out.splitlines()

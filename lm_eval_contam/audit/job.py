@@ -55,6 +55,7 @@ from lm_eval_contam.lmeval.benchmark_docs import LoadedBenchmark, load_tasks, si
 from lm_eval_contam.lmeval.context_window import ModelWindow
 from lm_eval_contam.lmeval.generation import ModelSpec
 from lm_eval_contam.lmeval.lm_eval_compat import index_task_folders, selected_task_configs, task_index
+from lm_eval_contam.methods.reordered.orders import REFERENCE_ITEMS_KEY
 from lm_eval_contam.verdicts.verdict import collect, methods_without_a_call, partition_verdicts
 
 PLAIN_TEXT_BACKENDS = ("hf", "vllm")  # lm-eval backends that can continue plain text (Time Travel's completion style)
@@ -227,6 +228,10 @@ def run_model(spec: ModelSpec, label: str, out_dir: Path, settings: AuditSetting
                                                    loaded=built, like_benchmark=True,
                                                    skip_methods=settings.skip_methods)
         tasks += like_benchmarks
+    reference_items = dict(settings.adjustment_metadata).get(REFERENCE_ITEMS_KEY)
+    if reference_items is not None and not like_benchmarks:  # known only once the benchmarks' tasks are built
+        print(f"--reference-items {reference_items} not used: no --tasks benchmark gets a reordered score (none is "
+              "multiple choice with its options listed in its prompt)")
     reference = settings.reference.spec if settings.reference is not None else None
     reference_tasks = []
     if settings.reference is not None and settings.reference.found_by is not None and not referenced_tasks(
