@@ -55,11 +55,11 @@ def test_a_control_test_counts_both_sides_and_is_measured_at_the_size_it_was_tes
     from lm_eval_contam.core.method_verdict import Verdict
     from lm_eval_contam.verdicts.verdict import study_size_caveats
 
-    # The validation study tested the likelihood control mode on 24 texts and their 24 controls (n 48).
+    # The split-control test's level is shown at 2,000 items a side (n 4,000: tests/test_split_label_level.py).
     control = Verdict(model="m", partition="p", family="likelihood", test="likelihood_control", title="t", task="t",
-                      flagged=False, statistic=0.1, pvalue=0.4, confidence_interval=None, n=48, null="", rule="",
+                      flagged=False, statistic=0.1, pvalue=0.4, confidence_interval=None, n=4000, null="", rule="",
                       evidence=None, variant="control")
     assert study_size_caveats(control) == ()
-    assert study_size_caveats(replace(control, n=60)) == (
-        "tested on 60 instances; its false-positive rates were measured on partitions of 48, and not at this size "
+    assert study_size_caveats(replace(control, n=4002)) == (
+        "tested on 4002 instances; its false-positive rates were measured on partitions of 4000, and not at this size "
         "(the power quoted is a floor)",)
