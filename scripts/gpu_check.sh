@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check (docs/gpu-check.md): the wiring check, the demo and the cost benchmarks on a CUDA machine, each
+# The GPU check (docs/guide/gpu-check.md): the wiring check, the demo and the cost benchmarks on a CUDA machine, each
 # step timed and logged under OUT (default ./gpu_check, a new folder; a step that fails or runs past its limit is
 # reported and the next one runs).
 #

@@ -1,4 +1,4 @@
-"""The reordered score's gap test simulated per K (docs/reordered.md, "The knob"): interval width and power.
+"""The reordered score's gap test simulated per K (docs/guide/reordered.md, "The knob"): interval width and power.
 
 Items of random difficulty (0.1-0.9), each form right independently, a fifth of the items not reorderable, the
 original order right with probability +BOOST: the mean width of the gap's 95 % interval and the share of runs with

@@ -205,7 +205,7 @@ def run_papers_strength(args) -> None:
     write_outputs(document, args.out, ship_to=VALIDATION_RATES_FILE if args.write_rates else None)
     # The reference-differenced relabelling tests with the study's partitions pooled: detection and false positives
     # at 2x, 4x, 8x the items, the same sizes projected by resampling partitions, and each group's spread of partition
-    # statistics (docs/validation-study.md quotes all three).
+    # statistics (docs/studies/validation-study.md quotes all three).
     tests = sorted(referenced_tests())
     pooled = "\n".join((pooled_markdown(pooled_rates(labelled, tests)), projected_table(projected_rates(labelled, tests)),
                         spread_table(partition_spreads(labelled, tests))))

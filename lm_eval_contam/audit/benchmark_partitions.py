@@ -55,7 +55,7 @@ TEXT_FIELD, ANSWER_FIELD = "text", "answer"
 CONTROL_DATA_SPLIT = "control"  # the split name of a --control-data file
 # Instances per benchmark partition in the sample the methods draw (all but Time Travel's ten, the reordered score's
 # every item and DCR's sheets): the validation study's partition size, so the power it measured is the power of the
-# verdict computed; their own default (100) costs about four times as much on a large benchmark (docs/cost.md).
+# verdict computed; their own default (100) costs about four times as much on a large benchmark (docs/guide/cost.md).
 # ``audit --sample N`` changes it; 0: no cap.
 BENCHMARK_SAMPLE = 24
 # Items per side the split-control tests compare (the likelihood control mode, and on u with a reference): every item
@@ -247,7 +247,7 @@ def group_partition(group: str, parts: Sequence[PartitionCardDraft], sample: int
     each subtask's rows in an order seeded by ``seed`` and the row's identity (group, subtask, position); its control
     the same number of rows from each subtask's control, so both sides hold the subtasks in the same proportions.
 
-    Its tests' verdicts describe the group: one sample, one set of tests, instead of one per subtask (docs/cost.md).
+    Its tests' verdicts describe the group: one sample, one set of tests, instead of one per subtask (docs/guide/cost.md).
     The control is the subtasks' when every subtask has one from the same split (or file); a control the audit chose
     itself (the task's own second split) carries the lengths' test of the two drawn sides, the rows the control tests
     compare."""

@@ -301,7 +301,7 @@ def run_model(spec: ModelSpec, label: str, out_dir: Path, settings: AuditSetting
 
 
 REFERENCE_SUFFIX = ".reference"  # runs/<label>.reference: beside the model's run_dir, never inside it
-REFERENCE_SAMPLE_DOC = "--reference-items; docs/reordered.md"
+REFERENCE_SAMPLE_DOC = "--reference-items; docs/guide/reordered.md"
 
 
 def _task_configs(tasks: Sequence[str], task_manager: Any) -> dict[str, dict[str, Any]]:

@@ -3,7 +3,7 @@
 With no ``--model`` it audits the embedded SmolLM2-135M-Instruct; with no
 ``--partitions`` (nor ``--tasks``, nor ``--data``) the project's shipped sample partitions.
 ``--tasks`` audits lm-eval tasks and groups as they are: each (sub)task's rendered evaluation
-docs become a partition (see docs/audit-tasks.md). Re-running the same
+docs become a partition (see docs/guide/audit-tasks.md). Re-running the same
 command resumes: lm-eval's request cache under ``<output_path>/cache`` answers
 every request already computed.
 """
@@ -105,7 +105,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     tasks.add_argument("--per-subtask", action="store_true",
                        help="--tasks groups: each subtask its own partition (its own sample and tests) and its own DCR "
                             "sheet, as before (default: one partition and one DCR sheet drawn across the group's "
-                            "subtasks, whose verdicts describe the group; docs/cost.md)")
+                            "subtasks, whose verdicts describe the group; docs/guide/cost.md)")
     own = parser.add_argument_group("your own benchmark (instead of, or beside, --partitions)")
     own.add_argument("--data", help="a .jsonl or .csv file, or a Hub dataset id")
     own.add_argument("--split", help="with --data: the split's name (the prompts name it), e.g. test")
@@ -147,21 +147,21 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="comma-separated registered methods to run (default: every one with a test that can "
                              "drive a verdict, i.e. all but those whose every test is measured over its level: "
                              "pairing, sentenceorder; e.g. optionorder,reordered for the cheap calibrated ones on "
-                             "every subject: docs/cost.md)")
+                             "every subject: docs/guide/cost.md)")
     parser.add_argument("--dcr-per-subtask", action="store_true",
                         help="--tasks groups: a DCR sheet per subtask (its own factor on each) instead of one sheet "
                              "drawn across the group's subtasks (the default: one sheet's generations, not one per "
-                             "subtask; docs/cost.md)")
+                             "subtask; docs/guide/cost.md)")
     parser.add_argument("--reorderings", type=int, metavar="K",
                         help=f"--tasks multiple-choice benchmarks: acc_reordered averages each item over K seeded "
                              f"reorderings of its options (default {DEFAULT_REORDERINGS}, fewer above 250 items: "
                              f"{REORDERED_FORMS} // items, at least 1; 0 to {MAX_REORDERINGS}, 0: off; "
-                             f"see docs/reordered.md)")
+                             f"see docs/guide/reordered.md)")
     parser.add_argument("--reference-items", type=int, metavar="N",
                         help=f"with --reference-model: the reference scores the reordered forms of a seeded sample of "
                              f"about N items of each --tasks benchmark or group (default {REFERENCE_ITEMS}; each "
                              f"subtask its share; 0: every item) for acc_reordered_gap_vs_reference; the audited "
-                             f"model's acc_reordered covers every item (docs/reordered.md)")
+                             f"model's acc_reordered covers every item (docs/guide/reordered.md)")
 
 
 def settings_from_args(args: argparse.Namespace) -> AuditSettings:

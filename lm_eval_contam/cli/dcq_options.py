@@ -101,7 +101,7 @@ def from_dataset(args: argparse.Namespace) -> QuizTarget:
     else:
         partition = Partition.parse(f"{args.dataset}:{args.split}")
     rows = partition.rows()
-    if not rows:  # docs/cli.md: an empty partition is an error (exit 2), not an empty quiz
+    if not rows:  # docs/guide/cli.md: an empty partition is an error (exit 2), not an empty quiz
         raise ContamError("no rows: the partition is empty", source=args.dataset, field="--dataset")
     return QuizTarget(partition, rows, args.num_instances or DEFAULT_NUM_INSTANCES,
                       0 if args.seed is None else args.seed, args.out or default_options_path())

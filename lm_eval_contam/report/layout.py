@@ -503,7 +503,7 @@ def reordered_text(score: BenchmarkScore) -> str:
 
 def gap_text(score: BenchmarkScore) -> str:
     """``0.0700 (95 % CI 0.0400–0.1000), p = 0.003``: what rests on the original option order, and the exact test of
-    H0 "the original order is exchangeable with the reorderings" (docs/reordered.md)."""
+    H0 "the original order is exchangeable with the reorderings" (docs/guide/reordered.md)."""
     if score.gap is None:
         return "—"
     interval = ("" if score.gap_ci_low is None or score.gap_ci_high is None

@@ -163,7 +163,7 @@ def test_audit_refuses_a_method_that_is_not_registered_before_writing(tmp_path: 
 def test_the_original_order_costs_no_forward_pass_beside_the_benchmark(counted_hf_model, tmp_path: Path) -> None:
     # Requests the benchmark already makes are not made again: the reordered task's original forms are the
     # benchmark's own requests, which lm-eval's HF backend answers with one pass (and the four letters of a form share
-    # it), so the reordered score costs K passes per item, not K + 1 (docs/cost.md).
+    # it), so the reordered score costs K passes per item, not K + 1 (docs/guide/cost.md).
     import lm_eval
 
     from lm_eval_contam import harness

@@ -98,7 +98,7 @@ def test_an_item_with_fewer_other_orders_than_k_gets_them_all_and_k_zero_none() 
 @pytest.mark.parametrize(("items", "k"), [(1, 4), (40, 4), (250, 4), (251, 3), (334, 2), (500, 2), (501, 1),
                                           (1000, 1), (14042, 1)])
 def test_with_no_k_given_a_large_benchmark_gets_fewer_reorderings_per_item(items: int, k: int) -> None:
-    # Four per item up to 250 items, then about 1,000 reordered forms in all, at least one per item (docs/cost.md).
+    # Four per item up to 250 items, then about 1,000 reordered forms in all, at least one per item (docs/guide/cost.md).
     assert default_reorderings(items) == k
 
 

@@ -12,7 +12,7 @@ the YAML paths to add to the run's tasks. After the run the DCR hook reads the f
 A group the run names (``mmlu``, nested groups and all) gets ONE sheet instead, its items drawn across the
 subtasks in proportion to their sizes (:func:`lm_eval_contam.methods.dcr.task_sheet.group_sheet`); its factor is the
 group's and adjusts every subtask's metrics and the group rows' (one sheet's generations instead of one per
-subtask: docs/cost.md). ``--metadata '{"dcr_per_subtask": true}'`` (``audit --dcr-per-subtask``) gives each subtask
+subtask: docs/guide/cost.md). ``--metadata '{"dcr_per_subtask": true}'`` (``audit --dcr-per-subtask``) gives each subtask
 its own sheet, as before.
 
 A task that cannot have a sheet (no docs text, no gold answers, nothing WordNet can perturb) is logged with

@@ -10,7 +10,7 @@ Public API::
 
 Modules: ``orders`` (which items reorder, and how), ``stats`` (the score, intervals and test), ``task`` (lm-eval
 glue: the reordered task and its aggregations), ``benchmark_tasks`` (a reordered task per benchmark of a run),
-``hook`` (the rows copied beside the benchmark's), ``method`` (the registry entry). See docs/reordered.md.
+``hook`` (the rows copied beside the benchmark's), ``method`` (the registry entry). See docs/guide/reordered.md.
 """
 
 from lm_eval_contam.methods.reordered.orders import DEFAULT_REORDERINGS, ReorderedDoc, reordered_docs, why_not_reordered

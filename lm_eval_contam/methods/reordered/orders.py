@@ -40,12 +40,12 @@ DEFAULT_REORDERINGS = 4
 MAX_REORDERINGS = 23  # every other order of four options
 # With no K given, a benchmark of more than 250 items gets fewer reorderings per item: as many as keep its reordered
 # forms near 1,000 (at least one each), so a large benchmark's reordered score costs about one more evaluation of it
-# (docs/cost.md), not four; with 1,000 or more items the item-to-item spread already dominates the interval.
+# (docs/guide/cost.md), not four; with 1,000 or more items the item-to-item spread already dominates the interval.
 REORDERED_FORMS = 1000
 # With --reference-model the reference scores the reordered forms of about this many items of the task or group named
 # (each subtask its proportional share, at least one, drawn by the seed and each item's place), every item of a
 # smaller one: the gap less the reference's (paired per item) then costs the reference about two passes over 2,000
-# items, not over the whole group (docs/cost.md). Simulated on 5,700 items (scripts/simulate_reordered.py), the share
+# items, not over the whole group (docs/guide/cost.md). Simulated on 5,700 items (scripts/simulate_reordered.py), the share
 # of runs with p <= 0.05 at +0.05 is 0.45 / 0.75 / 0.88 / 0.995 with 1,000 / 2,000 / 3,000 / every item; 2,000 keeps
 # a group of MMLU's shape within 4x plain lm_eval. The audited model's own score still covers every item.
 REFERENCE_ITEMS = 2000
