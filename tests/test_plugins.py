@@ -1,5 +1,5 @@
 """A method outside the project: an installed package's entry point (group ``lm_eval_contam.methods``) is registered
-when the catalogue loads, and the CLI's plan, lm-eval's task index and the shipped task YAMLs pick it up; a broken
+the first time the registered methods are read, and the CLI's plan, lm-eval's task index and the shipped task YAMLs pick it up; a broken
 plug-in is one ContamError naming its entry point."""
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def entry(value: str, name: str = "broken") -> importlib.metadata.EntryPoint:
     ("lm_eval_contam.methods.catalogue:PLUGIN_GROUP", r"the method plug-in 'broken' \(lm_eval_contam.methods.catalogue:PLUGIN_GROUP\) "
                                               r"gives str, not a MethodSpec"),
     ("lm_eval_contam.core.registry:registered_methods", r"gives list, not a MethodSpec"),
-    ("lm_eval_contam.methods.catalogue:TIMETRAVEL", r"is named 'timetravel', a method that is already registered"),
+    ("lm_eval_contam.methods.timetravel.method:SPEC", r"is named 'timetravel', a method that is already registered"),
 ])
 def test_a_broken_plugin_is_one_error_naming_its_entry_point(value: str, message: str) -> None:
     with pytest.raises(ContamError, match=r"^field 'entry point lm_eval_contam.methods': .*" + message):

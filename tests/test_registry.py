@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import runpy
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -30,7 +32,7 @@ from lm_eval_contam.methods.api import (
     register_method,
     thin_task_yaml,
 )
-from lm_eval_contam.methods.catalogue import BUILTIN_METHODS
+from lm_eval_contam.methods.catalogue import builtin_methods
 from lm_eval_contam.report import write_report
 from lm_eval_contam.verdicts.verdict import collect
 
@@ -116,7 +118,7 @@ def test_a_name_registers_once(toy) -> None:
     with pytest.raises(ContamError, match="'toymethod' is already registered"):
         register_method(toy)
     with pytest.raises(ContamError, match="'timetravel' is already registered"):
-        register_method(BUILTIN_METHODS[0])
+        register_method(builtin_methods()[0])
     assert method_of(TOY) is toy
     with pytest.raises(ContamError, match="no registered method 'nosuchmethod'"):
         method_of("nosuchmethod")
@@ -124,10 +126,25 @@ def test_a_name_registers_once(toy) -> None:
 
 def test_builtin_methods_registered_in_report_order() -> None:
     registered = registered_methods()
-    assert all(method_of(spec.name) is spec for spec in BUILTIN_METHODS)
+    assert all(method_of(spec.name) is spec for spec in builtin_methods())
     assert [(spec.order, spec.name) for spec in registered] == sorted((spec.order, spec.name) for spec in registered)
     papers = ("timetravel", "dcq", "dcr", "likelihood")  # the report introduces the papers' methods first, then ours
     assert [spec.name for spec in registered if spec.name in papers] == list(papers)
+
+
+LOADED_BY_A_TASK_MODULE = """
+from lm_eval_contam.core.registry import registered_methods
+assert registered_methods() == []  # the core names no method
+import lm_eval_contam.methods.likelihood.task  # as lm-eval imports it, through a task YAML's !function
+print(",".join(spec.name for spec in registered_methods()))
+"""
+
+
+def test_the_core_alone_registers_nothing_and_a_method_package_registers_every_method() -> None:
+    found = subprocess.run([sys.executable, "-c", LOADED_BY_A_TASK_MODULE], capture_output=True, text=True)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.split()[-1].split(",") == [spec.name for spec in sorted(
+        builtin_methods(), key=lambda spec: (spec.order, spec.name))]
 
 
 def test_every_shipped_rate_belongs_to_a_registered_method() -> None:

@@ -23,6 +23,7 @@ from lm_eval_contam.core.install import task_dir
 from lm_eval_contam.core.jsonl import jsonl_text
 from lm_eval_contam.core.partitions import Control, Partition, slug
 from lm_eval_contam.core.registry import RenderTarget, registered_methods
+from lm_eval_contam.methods.catalogue import load_methods
 
 CARDS_DIR = "partitions"
 DATA_DIR = "data"
@@ -212,6 +213,7 @@ def write_task_configs(partition: Partition, out_dir: Path, *, reference: bool =
     directory = out_dir / TASKS_DIR / name
     target = RenderTarget(templates=task_dir(), options_path=(out_dir / QUIZ_OPTIONS_DIR / f"{name}.jsonl").resolve(),
                           reference=reference)
+    load_methods()
     for spec in registered_methods():
         for task, text in spec.render_task_configs(partition, target).items():
             write_derived(directory / f"{task}.yaml", text)

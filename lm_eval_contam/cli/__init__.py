@@ -18,6 +18,7 @@ from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.input_checks import BlankValue, refuse_blank_values
 from lm_eval_contam.core.install import __version__
 from lm_eval_contam.core.text import visible_bidi_controls
+from lm_eval_contam.methods.catalogue import load_methods, plugins
 
 # Module names under lm_eval_contam.cli, in the order `--help` lists them.
 SUBCOMMANDS = ["run", "tasks", "default_model", "audit", "demo", "contaminate", "judge", "adjust", "dcr_export", "dcq_options", "report"]
@@ -64,8 +65,6 @@ def left_out_plugins(command: str, *, every_method: bool) -> None:
     """An installed plug-in that does not load stops a command that plans or runs the methods (``every_method``);
     any other command says so in one line per plug-in and goes on without it (a run of its tasks is then refused
     where they are read: no registered method)."""
-    from lm_eval_contam.methods.catalogue import plugins
-
     for error in plugins().broken:
         if every_method:
             raise error
@@ -125,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         flag = value_lost_to_double_dash(parser, args)
         if flag:
             raise ContamError("expected a value, got '--'", field=flag)
+        load_methods()  # the built-in methods; the plug-ins, read next
         left_out_plugins(command, every_method=getattr(args, "every_method", False))
         if _Interrupts.seen:
             raise KeyboardInterrupt

@@ -1,15 +1,16 @@
 """The method registry: one typed entry (:class:`MethodSpec`) per detection-method family.
 
-Each family declares its entry in its own package (``<family>/method.py``: ``SPEC = MethodSpec(...)``);
-:mod:`lm_eval_contam.methods.catalogue` registers the built-in ones, and a plug-in or a test registers its own with
-:func:`register_method`. The audit, the own-data renderer, the verdict collection, the null study and the report
-loop over :func:`registered_methods` and never name a family; a task reaches its family through its YAML's
+Each family declares its entry in its own package (``<family>/method.py``: ``SPEC = MethodSpec(...)``); this layer
+names none of them. The methods layer registers them: importing :mod:`lm_eval_contam.methods` hands
+:func:`register_lazily` its loader (``catalogue.load_methods``: the built-in methods, then the plug-ins), run the first
+time the registered methods are read, and the entry points above call it themselves; a test registers its own with
+:func:`register_method`. The audit, the own-data renderer, the verdict collection, the null study and the report loop
+over :func:`registered_methods` and never name a family; a task reaches its family through its YAML's
 ``metadata.method`` (:func:`method_of`). Modelled on lm-eval's ``register_*`` decorators: a name registers once.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -282,12 +283,8 @@ class MethodSpec:
 
 
 _REGISTRY: dict[str, MethodSpec] = {}
-# The module that registers the built-in methods (and, lazily, the installed plug-ins), imported by name the first
-# time the registry is read, as lm-eval's registry resolves its names on first use: no caller imports it for its side
-# effect, and this layer names no method package.
-CATALOGUE = "lm_eval_contam.methods.catalogue"
-# What registers more methods the first time the registry is read (the catalogue's installed plug-ins): importing the
-# catalogue, as the CLI's parser does for --version and --help, imports no third party's code.
+# What registers methods the first time the registry is read, handed in from above (the methods layer's loader:
+# the built-in methods, then the installed plug-ins), so that importing a method package imports no third party's code.
 _PENDING_LOADERS: list[Callable[[], object]] = []
 
 
@@ -297,15 +294,15 @@ def register_lazily(loader: Callable[[], object]) -> None:
 
 
 def _registry() -> dict[str, MethodSpec]:
-    importlib.import_module(CATALOGUE)  # once per process: it registers the built-in methods and the plug-ins' loader
     while _PENDING_LOADERS:  # popped first: a loader that reads the registry does not run itself again
         _PENDING_LOADERS.pop(0)()
     return _REGISTRY
 
 
 def register_method(spec: MethodSpec) -> MethodSpec:
-    """Add ``spec`` to the registry; a name registers once (a second spec of that name is refused)."""
-    if spec.name in _REGISTRY:
+    """Add ``spec`` to the registry, after the methods whose loaders are pending; a name registers once (a second
+    spec of that name is refused)."""
+    if spec.name in _registry():
         raise ContamError(f"a method named {spec.name!r} is already registered", field="MethodSpec.name")
     _REGISTRY[spec.name] = spec
     return spec

@@ -26,7 +26,7 @@ from lm_eval_contam.lmeval.lm_eval_compat import (
     selected_task_configs,
     task_index,
 )
-from lm_eval_contam.methods.catalogue import QUIZ_OPTION_MAKER  # importing the catalogue registers the built-in methods
+from lm_eval_contam.methods.catalogue import QUIZ_OPTION_MAKER, load_methods
 from lm_eval_contam.models.default_model import cache_home
 
 log = logging.getLogger("lm_eval_contam")
@@ -65,6 +65,7 @@ def task_manager(include_path: str | list[str] | tuple[str, ...] | None = None, 
     """lm-eval's TaskManager over the project's tasks (and lm-eval's own with ``include_defaults``)."""
     from lm_eval.tasks import TaskManager
 
+    load_methods()  # the registered methods' tasks: the plug-ins' shipped YAMLs among the include paths
     return TaskManager(include_path=include_paths(include_path), include_defaults=include_defaults)
 
 
@@ -257,6 +258,7 @@ def post_process(results: dict[str, Any], model: ModelSpec | None = None) -> dic
     def cut_docs(found: dict[str, Any]) -> dict[str, Any]:
         return count_truncation(found, model.window if model is not None and counted_tasks(found) else None)
 
+    load_methods()
     steps = [(cut_docs, "Context-window check"),
              *((spec.benchmark_adjustment.post_process, f"{spec.title} post-processing")
                for spec in registered_methods() if spec.benchmark_adjustment)]

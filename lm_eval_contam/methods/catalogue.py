@@ -1,12 +1,16 @@
-"""The registered methods: the one module that imports every built-in family's registry entry and loads the plug-ins.
+"""The registered methods: the one module that knows every built-in family's registry entry and loads the plug-ins.
 
-Entry points (the CLI, the audit, the report, the null study) import it; a new built-in family adds its ``SPEC`` to
-:data:`BUILTIN_METHODS` and nothing else in the core changes. A method outside this project is an installed package
+:func:`load_methods` registers them, once per process: the built-in families (:func:`builtin_methods`, imported when
+it runs, not when this module is imported), then, the first time the registered methods are read, the installed
+plug-ins. Importing :mod:`lm_eval_contam.methods` (any method package: lm-eval does, through a task YAML's
+``!function``) hands it to the registry as its loader, and the entry points above (the CLI, the harness, the audit,
+the report, the studies) call it; the core names no method. A new built-in family adds its ``SPEC`` to
+:func:`builtin_methods` and nothing else in the core changes. A method outside this project is an installed package
 that declares an entry point in the group :data:`PLUGIN_GROUP` whose value is a ``MethodSpec`` or a callable returning
-one (``[project.entry-points."lm_eval_contam.methods"] mymethod = "mypackage.method:SPEC"``); it is registered here,
-after the built-in ones, with no edit to this project: the first time the registered methods are read, not on import
-(the CLI's parser imports this module for ``--version`` and ``--help``). A plug-in that does not load is left out and
-named: ``report`` says so in one line and goes on, a command that plans or runs the methods refuses to start.
+one (``[project.entry-points."lm_eval_contam.methods"] mymethod = "mypackage.method:SPEC"``); it is registered after
+the built-in ones, with no edit to this project, never on import (the CLI's parser imports this module for
+``--version`` and ``--help``). A plug-in that does not load is left out and named: ``report`` says so in one line and
+goes on, a command that plans or runs the methods refuses to start.
 """
 
 from __future__ import annotations
@@ -18,18 +22,23 @@ from dataclasses import dataclass
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.registry import MethodSpec, register_lazily, register_method, registered_methods
 from lm_eval_contam.kit.quiz_options import OFFLINE, make_quiz_options
-from lm_eval_contam.methods.dcq.method import SPEC as DCQ
-from lm_eval_contam.methods.dcr.method import SPEC as DCR
-from lm_eval_contam.methods.incontext.method import SPEC as INCONTEXT
-from lm_eval_contam.methods.likelihood.method import SPEC as LIKELIHOOD
-from lm_eval_contam.methods.optionorder.method import SPEC as OPTIONORDER
-from lm_eval_contam.methods.pairing.method import SPEC as PAIRING
-from lm_eval_contam.methods.reordered.method import SPEC as REORDERED
-from lm_eval_contam.methods.sentenceorder.method import SPEC as SENTENCEORDER
-from lm_eval_contam.methods.timetravel.method import SPEC as TIMETRAVEL
 
-BUILTIN_METHODS: tuple[MethodSpec, ...] = (TIMETRAVEL, DCQ, DCR, REORDERED, LIKELIHOOD, INCONTEXT, OPTIONORDER,
-                                           PAIRING, SENTENCEORDER)
+
+def builtin_methods() -> tuple[MethodSpec, ...]:
+    """The built-in families' registry entries, imported when first asked for (each family's ``method.py``)."""
+    from lm_eval_contam.methods.dcq.method import SPEC as DCQ
+    from lm_eval_contam.methods.dcr.method import SPEC as DCR
+    from lm_eval_contam.methods.incontext.method import SPEC as INCONTEXT
+    from lm_eval_contam.methods.likelihood.method import SPEC as LIKELIHOOD
+    from lm_eval_contam.methods.optionorder.method import SPEC as OPTIONORDER
+    from lm_eval_contam.methods.pairing.method import SPEC as PAIRING
+    from lm_eval_contam.methods.reordered.method import SPEC as REORDERED
+    from lm_eval_contam.methods.sentenceorder.method import SPEC as SENTENCEORDER
+    from lm_eval_contam.methods.timetravel.method import SPEC as TIMETRAVEL
+
+    return TIMETRAVEL, DCQ, DCR, REORDERED, LIKELIHOOD, INCONTEXT, OPTIONORDER, PAIRING, SENTENCEORDER
+
+
 # The entry-point group an installed plug-in declares its method under.
 PLUGIN_GROUP = "lm_eval_contam.methods"
 # The quiz options every method with a ``quiz`` capability reads are made by DCQ's option maker.
@@ -91,6 +100,15 @@ def plugins() -> Plugins:
     return _PLUGINS[0]
 
 
-for _spec in BUILTIN_METHODS:  # a module runs once per process, so each registers once
-    register_method(_spec)
-register_lazily(plugins)
+_LOADED: list[bool] = []  # whether load_methods has run in this process
+
+
+def load_methods() -> None:
+    """Register the built-in methods now and the installed plug-ins the first time the registered methods are read
+    (:func:`plugins`); once per process, however often it is called."""
+    if _LOADED:
+        return
+    _LOADED.append(True)
+    for spec in builtin_methods():
+        register_method(spec)
+    register_lazily(plugins)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.rundir import load_run
+from lm_eval_contam.methods.catalogue import load_methods
 from lm_eval_contam.report.html import render_html
 from lm_eval_contam.report.layout import partition_statement
 from lm_eval_contam.report.markdown import render_markdown
@@ -26,6 +27,7 @@ class WrittenReport:
 
 def build_report(path: str | Path) -> Report:
     """Read a run directory (audit or plain lm-eval output path) into a :class:`Report`."""
+    load_methods()  # its tasks' methods read their verdicts and draw their sections
     run = load_run(path)
     return Report(source=run.path.resolve(), models=run.models, verdicts=tuple(collect(run)), audit=run.audit)
 
