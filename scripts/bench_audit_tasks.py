@@ -1,7 +1,7 @@
 """The whole ``audit --tasks`` against plain ``lm_eval --tasks`` on the same benchmark, side by side in one run.
 
     python scripts/bench_audit_tasks.py [--model PATH] [--batch_size 8] [--sizes 40,1000] [--generation 40]
-        [--group 57x8] [--out bench_audit_tasks] [--audit-args "--reorderings 2"] [--audits default,reference]
+        [--group 57x8] [--second-split 1000] [--out bench_audit_tasks] [--audit-args "--reorderings 2"] [--audits default,reference]
 
 Benchmarks (written under ``--out``; items from the project's seeded grammar, so no model has seen them and nothing
 is downloaded): one MMLU-style multiple-choice task per ``--sizes`` entry (question, four lettered options,
@@ -40,8 +40,8 @@ from typing import Any
 
 MC_YAML = """task: {task}
 dataset_path: json
-dataset_kwargs: {{data_files: {{test: {data}}}}}
-test_split: test
+dataset_kwargs: {{data_files: {data_files}}}
+test_split: test{second_split}
 output_type: multiple_choice
 doc_to_text: "Which word fills the blank? {{{{question}}}}\\nA. {{{{choices[0]}}}}\\nB. {{{{choices[1]}}}}\\nC. {{{{choices[2]}}}}\\nD. {{{{choices[3]}}}}\\nAnswer:"
 doc_to_choice: ["A", "B", "C", "D"]
@@ -70,9 +70,11 @@ metadata: {{version: 1.0}}
 """
 
 
-def write_benchmarks(out: Path, sizes: list[int], generation: int,
-                     group: tuple[int, int] | None = None) -> dict[str, tuple[str, int]]:
-    """The benchmark tasks' data and YAMLs under ``out/tasks``: task (or group) name -> (output type, items)."""
+def write_benchmarks(out: Path, sizes: list[int], generation: int, group: tuple[int, int] | None = None,
+                     second_split: int = 0) -> dict[str, tuple[str, int]]:
+    """The benchmark tasks' data and YAMLs under ``out/tasks``: task (or group) name -> (output type, items). With
+    ``second_split``, each multiple-choice benchmark of ``sizes`` also has a twin with the same test items and a
+    ``validation`` split of that many more from the same seeded pool (the audit's default control)."""
     from lm_eval_contam.core.jsonl import write_jsonl
     from lm_eval_contam.core.seeding import stable_hash
     from lm_eval_contam.nullstudy.corpus import make_mc_dataset
@@ -82,16 +84,26 @@ def write_benchmarks(out: Path, sizes: list[int], generation: int,
     tasks_dir = out / "tasks"
     tasks_dir.mkdir(parents=True, exist_ok=True)
     written = {}
-    plan = [(f"bench_mc_{size}", MC_YAML, size) for size in sizes]
-    plan += [(f"bench_gen_{generation}", GENERATION_YAML, generation)] if generation else []
+    # (task, template, items, the name its items derive from, second split's items)
+    plan = [(f"bench_mc_{size}", MC_YAML, size, f"bench_mc_{size}", 0) for size in sizes]
+    plan += [(f"bench_mc_{size}_validation_{second_split}", MC_YAML, size, f"bench_mc_{size}", second_split)
+             for size in sizes if second_split]
+    plan += [(f"bench_gen_{generation}", GENERATION_YAML, generation, f"bench_gen_{generation}", 0)] if generation else []
     subtasks = [f"bench_group_{group[0]}x{group[1]}_{index:02d}" for index in range(group[0])] if group else []
-    plan += [(subtask, MC_YAML, group[1]) for subtask in subtasks] if group else []
-    for task, template, size in plan:
+    plan += [(subtask, MC_YAML, group[1], subtask, 0) for subtask in subtasks] if group else []
+    for task, template, size, items_of, second in plan:
         # Each benchmark's items depend on its name only: the same task is the same items in every run of the script.
-        rows = make_mc_dataset(20261127, int(stable_hash(task), 16) % 10**6, nouns, adjectives, rows_per_split=size,
-                               splits=("test",))
+        index = int(stable_hash(items_of), 16) % 10**6
+        rows = make_mc_dataset(20261127, index, nouns, adjectives, rows_per_split=size, splits=("test",))
         data = write_jsonl(tasks_dir / f"{task}.jsonl", list(rows.splits["test"]))
-        (tasks_dir / f"{task}.yaml").write_text(template.format(task=task, data=json.dumps(str(data))))
+        files = {"test": str(data)}
+        if second:
+            extra = make_mc_dataset(20261127, index, nouns, adjectives, rows_per_split=second, splits=("validation",))
+            files["validation"] = str(write_jsonl(tasks_dir / f"{task}.validation.jsonl",
+                                                  list(extra.splits["validation"])))
+        (tasks_dir / f"{task}.yaml").write_text(template.format(
+            task=task, data=json.dumps(str(data)), data_files=json.dumps(files),
+            second_split="\nvalidation_split: validation" if second else ""))
         written[task] = ("generate_until" if template is GENERATION_YAML else "multiple_choice", size)
     if group:
         name = f"bench_group_{group[0]}x{group[1]}"
@@ -181,6 +193,9 @@ def main() -> None:
     parser.add_argument("--generation", type=int, default=40, help="items of the generation benchmark (0: none)")
     parser.add_argument("--group", metavar="SxN", help="also a group of S multiple-choice subtasks of N items each "
                                                         "(MMLU's shape: 57xN), audited as one --tasks group")
+    parser.add_argument("--second-split", type=int, default=0, metavar="N",
+                        help="also each --sizes benchmark with a validation split of N more items (the audit's "
+                             "default control), timed beside it")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--out", type=Path, default=Path("bench_audit_tasks"))
     parser.add_argument("--audit-args", default="", help="extra audit arguments, e.g. '--reorderings 2'")
@@ -199,12 +214,14 @@ def main() -> None:
     if args.group is not None and not (len(shape) == 2 and all(part.isdigit() and int(part) > 0 for part in shape)):
         refuse(f"--group {args.group!r}: expected SUBTASKSxITEMS, e.g. 57x8")
     group = (int(shape[0]), int(shape[1])) if args.group is not None else None
+    if args.second_split < 0:
+        refuse(f"--second-split {args.second_split}: expected a whole number of items")
     if not sizes and not args.generation and group is None:
         refuse("nothing to measure: give --sizes, --generation or --group")
     audits = [name.strip() for name in args.audits.split(",") if name.strip()]
     if not audits or not set(audits) <= {"default", "reference"}:
         refuse(f"--audits {args.audits!r}: expected default, reference or both")
-    benchmarks = write_benchmarks(out, [int(size) for size in sizes], args.generation, group)
+    benchmarks = write_benchmarks(out, [int(size) for size in sizes], args.generation, group, args.second_split)
     tokenizer = AutoTokenizer.from_pretrained(model)
     bin_dir = Path(sys.executable).parent
     rows = {}

@@ -78,35 +78,12 @@ def study_items(out: Path, *, pool: bool) -> list[dict]:
     return items
 
 
-def rolling_loglikelihoods(model_dir: str, texts: list[str], batch_size: int = 16) -> list[float]:
-    """Each text's log-likelihood as lm-eval's ``loglikelihood_rolling`` scores a text within one window: every token
-    after the model's prefix token (its BOS, else EOS)."""
-    import torch
-    from tqdm.auto import tqdm
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
-    prefix = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
-    found = []
-    with torch.no_grad():
-        for start in tqdm(range(0, len(texts), batch_size), desc=f"scoring {Path(model_dir).name}", unit="batch"):
-            batch = [[prefix, *tokenizer(text, add_special_tokens=False)["input_ids"]]
-                     for text in texts[start:start + batch_size]]
-            width = max(len(ids) for ids in batch)
-            ids = torch.tensor([row + [prefix] * (width - len(row)) for row in batch])
-            logprobs = torch.log_softmax(model(input_ids=ids).logits[:, :-1].float(), dim=-1)
-            picked = logprobs.gather(2, ids[:, 1:, None])[..., 0]
-            for row, tokens in enumerate(batch):
-                found.append(float(picked[row, : len(tokens) - 1].sum()))
-    return found
-
-
 def score(out: Path) -> None:
     """Per-item scores of the clean model (the study's items and the pool) and of the injected model (the study's
     items), each model's file written once it is complete (a finished file is kept and not scored again)."""
     from lm_eval_contam.core.jsonl import write_jsonl
     from lm_eval_contam.models.default_model import default_model_path
+    from lm_eval_contam.nullstudy.scoring import rolling_loglikelihoods
     from lm_eval_contam.nullstudy.validation import MODEL_DIRS
 
     for label, model_dir, pool in (("clean", str(default_model_path()), True),

@@ -92,6 +92,21 @@ def no_usable_item(reasons: Sequence[str]) -> str:
            f"{reasons[0] if reasons else 'no rows'})"
 
 
+def item_doc(item: Item, identity: str, answer: int | None, *, orders: int, arrangements: int, seed: int,
+             all_orders: bool) -> dict[str, Any] | None:
+    """One item's doc (see :func:`order_docs`), or None when it has no other admissible order. The null studies build
+    their pools' docs with it, so that they score the audit's own orders."""
+    ranked = comparator_orders(item, orders=orders, seed=seed, identity=identity)
+    if not ranked:
+        return None
+    arranged = arrangement_orders(item, arrangements=arrangements, seed=seed, identity=identity) if all_orders else []
+    scored = [tuple(range(len(item.options))), *ranked, *(order for order in arranged if order not in ranked)]
+    in_arrangement = [0, *(number for number, order in enumerate(scored) if order in arranged)] if arranged else []
+    return {"identity": identity, "texts": [render(item, order) for order in scored], "rank_orders": 1 + len(ranked),
+            "arranged": in_arrangement,
+            "fixed": [] if answer is None else [n for n in in_arrangement if keeps_answer(scored[n], answer)]}
+
+
 def order_docs(settings: OptionOrderSettings, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One doc per usable sampled item: the item rendered in its original order, then in the rank test's comparator
     orders, then (``all_orders``) in the arrangement tests' other orders (each order once).
@@ -113,19 +128,13 @@ def order_docs(settings: OptionOrderSettings, rows: Sequence[Mapping[str, Any]])
         if item is None or reason:
             reasons.append(reason or "fewer than two options")
             continue
-        ranked = comparator_orders(item, orders=settings.orders, seed=settings.seed, identity=identity)
-        arranged = (arrangement_orders(item, arrangements=settings.arrangements, seed=settings.seed, identity=identity)
-                    if settings.all_orders else [])
-        if not ranked:
+        answer = answer_index(item, rows[index].get(label_field)) if label_field else None
+        doc = item_doc(item, identity, answer, orders=settings.orders, arrangements=settings.arrangements,
+                       seed=settings.seed, all_orders=settings.all_orders)
+        if doc is None:
             reasons.append("no other admissible order")
             continue
-        original = tuple(range(len(item.options)))
-        orders = [original, *ranked, *(order for order in arranged if order not in ranked)]
-        answer = answer_index(item, rows[index].get(label_field)) if label_field else None
-        in_arrangement = [0, *(number for number, order in enumerate(orders) if order in arranged)] if arranged else []
-        docs.append({"row_index": index, "identity": identity, "texts": [render(item, order) for order in orders],
-                     "rank_orders": 1 + len(ranked), "arranged": in_arrangement,
-                     "fixed": [] if answer is None else [n for n in in_arrangement if keeps_answer(orders[n], answer)]})
+        docs.append({"row_index": index, **doc})
     if not docs:
         raise ContamError(no_usable_item(reasons), source=partition.label, field=text_field)
     for doc in docs:

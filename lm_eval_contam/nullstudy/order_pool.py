@@ -1,0 +1,133 @@
+"""The option-order tests on u at 24, 96 and 384 items, from one scored pool (issue 49 item 4), without the models.
+
+The pool: 768 multiple-choice items no model of the study was trained on, in two halves of 384 —
+``authored``: the study's fresh items written after the default model's cutoff, options in their authors' order
+(``fresh/mc_*.jsonl``), and ``random``: the split study's never-injected ``pool`` items of its four multiple-choice
+datasets, options in a random order (96 of each). Each item becomes the option-order task's own doc
+(:func:`lm_eval_contam.methods.optionorder.task.item_doc`: the audit's orders, every admissible one) rendered as
+``audit --tasks`` renders a multiple-choice benchmark, and every text of it is scored once by the null fine-tune and
+by its reference (``scripts/order_pool_study.py score``; one row per item, appended as it is scored).
+
+The null fine-tune is the split study's fine-tune of the default model at the papers' strength (its corpus, filler,
+lr 5e-5, 3 epochs): it was trained on other items (the study's ``train`` splits) and on none of these, which is
+what a filler-only fine-tune is to them; its reference is the clean default model it was fine-tuned from.
+
+Rates (:func:`pool_rates`): for each half and for both halves together, at each size, ``draws`` seeded partitions
+drawn from the pool (without replacement within a partition), each tested as the audit tests a partition
+(:func:`lm_eval_contam.methods.optionorder.verdicts.reference_arrangement_results`). Draws overlap, so the rate over
+draws is the level's estimate on this pool, and its binomial interval is the draws' (Monte-Carlo) interval; beside it,
+the count of disjoint partitions the pool holds at that size, the number of independent ones it can give.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from lm_eval_contam.core.jsonl import read_jsonl_objects
+from lm_eval_contam.core.seeding import rng_for
+from lm_eval_contam.core.split_tests import binomial_interval
+from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.kit.option_items import item_from_row
+from lm_eval_contam.methods.optionorder.orders import DEFAULT_ARRANGEMENTS, DEFAULT_ORDERS, answer_index
+from lm_eval_contam.methods.optionorder.task import item_doc
+from lm_eval_contam.methods.optionorder.verdicts import reference_arrangement_results
+from lm_eval_contam.nullstudy.corpus import make_mc_dataset, render_mc
+from lm_eval_contam.nullstudy.validation import FRESH_DIR, render_question
+
+SCORED_DIR = Path(__file__).with_name("scored")
+HALVES = ("authored", "random")
+HALF_ROWS = 384
+RANDOM_DATASETS, RANDOM_SPLIT = 4, "pool"  # the split study's multiple-choice datasets and their never-injected split
+RANDOM_SPLIT_ROWS = 250  # that split's size in the split study (its seeded rows depend on it)
+SIZES = (24, 96, 384)
+DRAWS = 200
+ORDER_SEED = 0  # the audit's default seed: the pool's orders are those an audit would score
+
+
+def pool_rows(study_seed: int) -> Iterator[tuple[str, str, int, str, Mapping[str, Any]]]:
+    """(half, dataset, row number, rendered item, row) of every pool item, authored half first; each rendered as its
+    study renders it for ``audit --tasks``."""
+    for path in sorted(FRESH_DIR.glob("mc_*.jsonl")):
+        for number, row in enumerate(read_jsonl_objects(path)):
+            yield "authored", path.stem, number, render_question(row["question"], row["choices"]), row
+    from lm_eval_contam.nullstudy.study import _vocabulary
+
+    nouns, adjectives = _vocabulary()
+    per_dataset = HALF_ROWS // RANDOM_DATASETS
+    for index in range(RANDOM_DATASETS):
+        dataset = make_mc_dataset(study_seed, index, nouns, adjectives, rows_per_split=RANDOM_SPLIT_ROWS,
+                                  splits=(RANDOM_SPLIT,))
+        for number, row in enumerate(dataset.splits[RANDOM_SPLIT][:per_dataset]):
+            yield "random", dataset.display_name, number, render_mc(row), row
+
+
+def pool_docs(study_seed: int) -> list[dict[str, Any]]:
+    """Every pool item as the option-order task's doc with every admissible order (``all_orders``), plus its half."""
+    docs = []
+    for half, dataset, number, text, row in pool_rows(study_seed):
+        item = item_from_row({"text": text, "choices": row["choices"]})
+        identity = f"{dataset}:{number}"
+        doc = item_doc(item, identity, answer_index(item, row["answer"]), orders=DEFAULT_ORDERS,
+                       arrangements=DEFAULT_ARRANGEMENTS, seed=ORDER_SEED, all_orders=True)
+        if doc is not None:
+            docs.append({"half": half, **doc})
+    return docs
+
+
+def scored(label: str, directory: Path = SCORED_DIR) -> list[dict[str, Any]]:
+    """One model's shipped per-item scores (``null`` or ``reference``): the doc's fields and ``scores``."""
+    return read_jsonl_objects(directory / f"order_pool_{label}.jsonl")
+
+
+def _draw(records: Sequence[Mapping[str, Any]], size: int, draw: int, *identity: object) -> list[Mapping[str, Any]]:
+    chosen = rng_for(draw, "order-pool-study", *identity).permutation(len(records))[:size]
+    return [records[int(index)] for index in sorted(chosen)]
+
+
+def _rate(flags: Sequence[bool], pool: int, size: int) -> dict[str, Any]:
+    low, high = binomial_interval(sum(flags), len(flags))
+    return {"flagged": int(sum(flags)), "draws": len(flags), "rate": round(sum(flags) / len(flags), 4),
+            "ci": [round(low, 4), round(high, 4)], "disjoint_partitions": pool // size}
+
+
+def pool_rates(null: Sequence[Mapping[str, Any]], reference: Sequence[Mapping[str, Any]], *,
+               sizes: Sequence[int] = SIZES, draws: int = DRAWS) -> dict[str, Any]:
+    """test -> pool ("authored", "random", "both") -> size -> the rejection rate at ALPHA over ``draws`` partitions
+    (one, the whole pool, when the size is the pool's)."""
+    theirs = {str(record["identity"]): record for record in reference}
+    pools = {half: [r for r in null if r["half"] == half] for half in HALVES}
+    pools["both"] = list(null)
+    found: dict[str, Any] = {}
+    for name, records in pools.items():
+        for size in (size for size in sizes if size <= len(records)):
+            runs = 1 if size == len(records) else draws
+            pvalues: dict[str, list[float]] = {}
+            for draw in range(runs):
+                partition = records if runs == 1 else _draw(records, size, draw, name, size)
+                label = f"order-pool:{name}:{size}:{draw}"
+                for test, (result, _, _) in reference_arrangement_results(
+                        partition, theirs, seed=draw, label=label, source="order pool reference").items():
+                    pvalues.setdefault(test, []).append(result.pvalue)
+            for test, values in pvalues.items():
+                found.setdefault(test, {}).setdefault(name, {})[str(size)] = _rate(
+                    [p <= ALPHA for p in values], len(records), size)
+    return found
+
+
+def rates_table(found: Mapping[str, Any]) -> str:
+    """The rates as the docs print them (markdown)."""
+    lines = ["| test | pool | 24 | 96 | 384 |", "|---|---|---|---|---|"]
+    for test, pools in found.items():
+        for name, sizes in pools.items():
+            cells = [(f"{e['flagged']}/{e['draws']} ({100 * e['ci'][0]:.1f}–{100 * e['ci'][1]:.1f} %; "
+                      f"{e['disjoint_partitions']} disjoint)" if (e := sizes.get(str(size))) else "—")
+                     for size in SIZES]
+            lines.append(f"| `{test}` | {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def dumps(found: Mapping[str, Any]) -> str:
+    return json.dumps(found, indent=1) + "\n"

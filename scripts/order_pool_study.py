@@ -1,0 +1,78 @@
+"""The option-order tests on u at 24, 96 and 384 items from one scored pool (issue 49 item 4).
+
+    python scripts/order_pool_study.py score [--out out_split_study]   # every order of 768 items, both models (resumes)
+    python scripts/order_pool_study.py rates                            # rates from the shipped scores
+
+``score`` scores every text of every pool doc (:mod:`lm_eval_contam.nullstudy.order_pool`) with the split study's
+fine-tune (``<out>/model``, from ``scripts/split_control_study.py train``) and with the clean default model (its
+reference), each item's shared lines once (:func:`lm_eval_contam.nullstudy.scoring.grouped_rolling_loglikelihoods`),
+and appends one row per item to ``lm_eval_contam/nullstudy/scored/order_pool_<null|reference>.jsonl`` as it goes: a
+stopped run resumes after the last row written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+
+def score(out: Path) -> None:
+    from tqdm.auto import tqdm
+
+    from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
+    from lm_eval_contam.models.default_model import default_model_path
+    from lm_eval_contam.nullstudy.order_pool import SCORED_DIR, pool_docs
+    from lm_eval_contam.nullstudy.scoring import grouped_rolling_loglikelihoods, load_scorer
+    from lm_eval_contam.nullstudy.validation import MODEL_DIRS
+
+    from split_control_study import settings
+
+    docs = pool_docs(settings().seed)
+    for label, model_dir in (("null", out / MODEL_DIRS["injected"]), ("reference", default_model_path())):
+        target = SCORED_DIR / f"order_pool_{label}.jsonl"
+        done = {row["identity"] for row in read_jsonl_objects(target)} if target.is_file() else set()
+        todo = [doc for doc in docs if doc["identity"] not in done]
+        if not todo:
+            continue
+        model, tokenizer, prefix = load_scorer(str(model_dir))
+        started = time.perf_counter()
+        for doc in tqdm(todo, desc=f"scoring {label}", unit="item"):
+            values = grouped_rolling_loglikelihoods(model, tokenizer, prefix, doc["texts"])
+            write_jsonl(target, [{key: value for key, value in doc.items() if key != "texts"}
+                                 | {"scores": [round(v, 4) for v in values]}], append=True)
+        print(f"{label}: {len(todo)} items in {time.perf_counter() - started:.0f} s -> {target}")
+
+
+RATES_FILE = Path(__file__).resolve().parents[1] / "lm_eval_contam" / "verdicts" / "order_pool_rates.json"
+
+
+def rates() -> None:
+    from lm_eval_contam.nullstudy.order_pool import dumps, pool_rates, rates_table, scored
+
+    found = pool_rates(scored("null"), scored("reference"))
+    RATES_FILE.write_text(dumps(found), encoding="utf-8")
+    print(rates_table(found))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("step", choices=("score", "rates"))
+    parser.add_argument("--out", type=Path, default=Path("out_split_study"))
+    args = parser.parse_args()
+    if args.step == "score":
+        score(args.out.resolve())
+    else:
+        rates()
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent))
+    from lm_eval_contam.core.errors import ContamError
+
+    try:
+        main()
+    except ContamError as error:
+        print(f"order_pool_study.py: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
