@@ -102,14 +102,20 @@ def sentence(rng: np.random.Generator, style: Style) -> str:
     return "".join(out)
 
 
+def _style_and_name(rng: np.random.Generator, nouns: Sequence[str], adjectives: Sequence[str], suffix: str
+                    ) -> tuple[Style, str]:
+    """A dataset's style, then its display name (an adjective and a noun, then ``suffix``), drawn in that order."""
+    style = Style(templates=_pick(rng, TEMPLATES, STYLE_TEMPLATES), nouns=_pick(rng, nouns, STYLE_NOUNS),
+                  adjectives=_pick(rng, adjectives, STYLE_ADJECTIVES), verbs=_pick(rng, VERBS, STYLE_VERBS))
+    adjective, noun = _pick(rng, adjectives, 1) + _pick(rng, nouns, 1)
+    return style, f"{adjective.title()} {noun.title()} {suffix}"
+
+
 def make_dataset(seed: int, index: int, nouns: Sequence[str], adjectives: Sequence[str], *,
                  rows_per_split: int, splits: Sequence[str] = ("train", "test")) -> SyntheticDataset:
     """Dataset ``index`` under ``seed``: its name, labels and style, then ``rows_per_split`` rows per split."""
     rng = rng_for(seed, "nullstudy-dataset", index)
-    style = Style(templates=_pick(rng, TEMPLATES, STYLE_TEMPLATES), nouns=_pick(rng, nouns, STYLE_NOUNS),
-                  adjectives=_pick(rng, adjectives, STYLE_ADJECTIVES), verbs=_pick(rng, VERBS, STYLE_VERBS))
-    name_words = _pick(rng, adjectives, 1) + _pick(rng, nouns, 1)
-    display_name = f"{name_words[0].title()} {name_words[1].title()} {index}"
+    style, display_name = _style_and_name(rng, nouns, adjectives, f"{index}")
     label_names = tuple(word.title() for word in _pick(rng, nouns, LABELS_PER_DATASET))
     rows = {}
     for split in splits:
@@ -164,10 +170,7 @@ def make_mc_dataset(seed: int, index: int, nouns: Sequence[str], adjectives: Seq
                     rows_per_split: int, splits: Sequence[str] = ("train", "test")) -> SyntheticDataset:
     """Multiple-choice dataset ``index`` under ``seed`` (its own style and name, as :func:`make_dataset`)."""
     rng = rng_for(seed, "nullstudy-mc-dataset", index)
-    style = Style(templates=_pick(rng, TEMPLATES, STYLE_TEMPLATES), nouns=_pick(rng, nouns, STYLE_NOUNS),
-                  adjectives=_pick(rng, adjectives, STYLE_ADJECTIVES), verbs=_pick(rng, VERBS, STYLE_VERBS))
-    name_words = _pick(rng, adjectives, 1) + _pick(rng, nouns, 1)
-    display_name = f"{name_words[0].title()} {name_words[1].title()} Quiz {index}"
+    style, display_name = _style_and_name(rng, nouns, adjectives, f"Quiz {index}")
     rows = {split: tuple(mc_item(split_rng, style) for _ in range(rows_per_split))
             for split in splits for split_rng in [rng_for(seed, "nullstudy-mc-rows", index, split)]}
     key = "nullstudy_mc_" + "_".join(word for word in display_name.lower().split())
