@@ -1,0 +1,41 @@
+"""The order-pool study (issue 49 item 4): its scorer gives the numbers lm-eval's rolling scoring gives, its docs are
+the audit's own, and the option-order tests on u hold (or not) their level at 24, 96 and 384 items as shipped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lm_eval_contam.kit.option_items import item_from_row
+from lm_eval_contam.methods.optionorder.orders import DEFAULT_ARRANGEMENTS, DEFAULT_ORDERS
+from lm_eval_contam.methods.optionorder.task import item_doc
+from lm_eval_contam.nullstudy.scoring import (
+    grouped_rolling_loglikelihoods,
+    load_scorer,
+    rolling_loglikelihoods,
+    shared_prefix,
+)
+from lm_eval_contam.nullstudy.validation import render_question
+
+
+def test_the_shared_prefix_is_cut_after_the_last_whole_shared_line() -> None:
+    assert shared_prefix(["Q?\nA. x\nB. y\nAnswer:", "Q?\nA. y\nB. x\nAnswer:"]) == "Q?\n"
+    assert shared_prefix(["Q1?\nA. x", "Q2?\nA. x"]) == ""
+    assert shared_prefix(["same\n", "same\n"]) == "same\n"
+
+
+def test_scoring_shared_lines_once_gives_each_whole_texts_score(tiny_model_dir: Path) -> None:
+    """One item in every order the audit scores: the grouped pass equals scoring each text whole (float32 noise)."""
+    item = item_from_row({"text": render_question("Which city is the capital of France?",
+                                                  ["Paris", "Rome", "Madrid", "Berlin"]),
+                          "choices": ["Paris", "Rome", "Madrid", "Berlin"]})
+    doc = item_doc(item, "pool:0", 0, orders=DEFAULT_ORDERS, arrangements=DEFAULT_ARRANGEMENTS, seed=0,
+                   all_orders=True)
+    # 24 orders less the alphabetical one (deliberate: never scored); the 3! = 6 that keep Paris at A, the original first
+    assert doc is not None and len(doc["texts"]) == 23 and doc["fixed"] == [0, 3, 9, 11, 19, 20]
+    whole = rolling_loglikelihoods(str(tiny_model_dir), doc["texts"], batch_size=24)
+    model, tokenizer, prefix = load_scorer(str(tiny_model_dir))
+    grouped = grouped_rolling_loglikelihoods(model, tokenizer, prefix, doc["texts"])
+    assert grouped == pytest.approx(whole, abs=1e-3)
+    assert len(set(round(value, 3) for value in whole)) > 1  # the orders do score differently
