@@ -52,6 +52,8 @@ def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         .replace(f"    test: {test}\n", f"    test: {test}\n    validation: {validation}\n")
         .replace("test_split: test\n", "test_split: test\nvalidation_split: validation\n"))
     (tasks / "quiz_outer.yaml").write_text("group: quiz_outer\ntask:\n  - quiz_group\n  - quiz_one_row\n")
+    (tasks / "quiz_top.yaml").write_text("group: quiz_top\ntask:\n  - quiz_outer\n")  # quiz_group two levels down
+    (tasks / "quiz_side.yaml").write_text("group: quiz_side\ntask:\n  - quiz_mc\n  - quiz_one_row\n")  # shares quiz_mc
     return tasks
 
 
@@ -168,13 +170,44 @@ def test_a_local_model_folder_that_cannot_load_is_named_not_the_hub(
                     "HF model folder, a Hub id or <backend>:<key=value,...>")
 
 
+@pytest.mark.parametrize("tasks", ["quiz_outer,quiz_group", "quiz_group,quiz_outer"])
 def test_a_group_beside_a_group_nested_in_it_is_refused(tiny_model_dir: Path, task_dir: Path, tmp_path: Path,
-                                                        home: Path, capsys: pytest.CaptureFixture) -> None:
-    """Group 4: --tasks G,G_inner wrote 28 files, then lm-eval's "Duplicate task" ValueError."""
-    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", "quiz_outer,quiz_group"),
-                    tmp_path)
+                                                        home: Path, capsys: pytest.CaptureFixture, tasks: str) -> None:
+    """Group 4: --tasks G,G_inner wrote 28 files, then lm-eval's "Duplicate task" ValueError; --tasks G_inner,G (the
+    nested group first) still did."""
+    line = _refused(capsys, _audit(tiny_model_dir, task_dir, tmp_path / "audit", "--tasks", tasks), tmp_path)
     assert line == ("lm-eval-contam audit: error: quiz_group: field '--tasks': its subtasks (quiz_mc, quiz_gen) are "
                     "already subtasks of group 'quiz_outer' (a group within it); give one of the two groups, not both")
+
+
+@pytest.mark.parametrize(("tasks", "line"), [
+    # nested two levels down, either order: the inner group is named, beside the outer one
+    ("quiz_group,quiz_top", "quiz_group: field '--tasks': its subtasks (quiz_mc, quiz_gen) are already subtasks of "
+                            "group 'quiz_top' (a group within it); give one of the two groups, not both"),
+    ("quiz_top,quiz_group", "quiz_group: field '--tasks': its subtasks (quiz_mc, quiz_gen) are already subtasks of "
+                            "group 'quiz_top' (a group within it); give one of the two groups, not both"),
+    # a plain task reached through a group nested in the listed one, either order
+    ("quiz_one_row,quiz_top", "quiz_one_row: field '--tasks': is already a subtask of group 'quiz_top'; give the group "
+                              "or the task, not both"),
+    ("quiz_top,quiz_gen", "quiz_gen: field '--tasks': is already a subtask of group 'quiz_top'; give the group or the "
+                          "task, not both"),
+    # two groups sharing a task, neither within the other (lm-eval's "Duplicate task 'quiz_mc'")
+    ("quiz_side,quiz_group", "quiz_group: field '--tasks': shares subtask(s) quiz_mc with group 'quiz_side', and "
+                             "lm-eval runs a task once per run; give groups that share no task"),
+    ("quiz_outer,quiz_side", "quiz_side: field '--tasks': shares subtask(s) quiz_mc, quiz_one_row with group "
+                             "'quiz_outer', and lm-eval runs a task once per run; give groups that share no task"),
+])
+def test_names_that_reach_one_task_twice_are_refused_in_any_order(task_dir: Path, tasks: str, line: str) -> None:
+    """Group 4: any --tasks name that lm-eval would also reach through another listed group (a group nested at any
+    depth, a task inside it, two groups sharing a task) is refused, whatever the order, before anything is written
+    (the check runs on the loaded tasks; the CLI test above shows the exit and the empty folders)."""
+    from lm_eval_contam.core.errors import ContamError
+    from lm_eval_contam.core.input_checks import check_tasks_named_once
+
+    loaded = load_tasks(tasks.split(","), harness.task_manager((str(task_dir),), include_defaults=True))
+    with pytest.raises(ContamError) as refused:
+        check_tasks_named_once(loaded)
+    assert str(refused.value) == line
 
 
 def test_console_lines_write_bidi_controls_out_as_the_report_does(tmp_path: Path,

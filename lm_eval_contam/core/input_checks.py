@@ -149,18 +149,41 @@ def check_run_metadata(metadata: Mapping[str, Any] | None) -> None:
 
 
 def check_tasks_named_once(loaded: Mapping[str, Mapping[str, Any]]) -> None:
-    """No ``--tasks`` name is also a subtask of another name given, nor a group whose subtasks all lie in another
-    (a group nested in it): lm-eval refuses a task twice in one run."""
-    for name, own in loaded.items():
-        for group, subtasks in loaded.items():
-            if group == name:
-                continue
-            if name in subtasks:
+    """No task is reached by two ``--tasks`` names, whatever their order and however deep: a task that a listed group
+    also holds (directly or through a group nested in it), a group nested in another listed group (at any depth), or
+    two groups sharing a subtask. lm-eval refuses a task twice in one run ("Duplicate task"), and only after the
+    audit has written its files; this refuses it first, in one line naming both."""
+    names = list(loaded)
+    for name in names:  # a plain task (its own one subtask) that a listed group reaches
+        for group in names:
+            if group != name and list(loaded[name]) == [name] and name in loaded[group]:
                 raise ContamError(f"is already a subtask of group {group!r}; give the group or the task, not both",
                                   source=name, field="--tasks")
-            if set(own) <= set(subtasks):
-                raise ContamError(f"its subtasks ({', '.join(own)}) are already subtasks of group {group!r} (a group "
-                                  "within it); give one of the two groups, not both", source=name, field="--tasks")
+    for name in names:  # a group nested in another listed group: the inner one is named, in either order
+        for group in names:
+            if group != name and name in _groups_within(loaded[group]):
+                raise ContamError(f"its subtasks ({', '.join(loaded[name])}) are already subtasks of group {group!r} "
+                                  "(a group within it); give one of the two groups, not both", source=name,
+                                  field="--tasks")
+    for index, name in enumerate(names):  # two groups that share a task (or whose nesting lm-eval does not show)
+        for group in names[:index]:
+            shared = [task for task in loaded[name] if task in loaded[group]]
+            if shared:
+                raise ContamError(f"shares subtask(s) {', '.join(shared)} with group {group!r}, and lm-eval runs a task "
+                                  "once per run; give groups that share no task", source=name, field="--tasks")
+
+
+def _groups_within(benchmark: Mapping[str, Any]) -> set[str]:
+    """The names of the groups nested in a loaded ``--tasks`` group at any depth (its lm-eval ``Group`` tree, in
+    ``evaluated``); empty for a plain task, or where the lm-eval version builds no such tree."""
+    found: set[str] = set()
+    stack = [child for top in getattr(benchmark, "evaluated", ()) if hasattr(top, "get_all_tasks") for child in top]
+    while stack:
+        node = stack.pop()
+        if hasattr(node, "get_all_tasks"):  # an lm-eval Group: its children follow
+            found.add(str(getattr(node, "name", "")))
+            stack.extend(node)
+    return found
 
 
 class _TolerantLoader(yaml.SafeLoader):
