@@ -78,7 +78,7 @@ def test_audit_tasks_without_a_control_runs_the_control_free_tests(
 
     rows = {row.partition: row for row in partition_verdicts(verdicts)}
     items = rows["items_mc test"]
-    assert not items.controlled and items.test == "partition_combined_without_control"
+    assert not items.with_control and items.test == "partition_combined_without_control"
     # The lift holds its level pooled (5/48 never-seen partitions) but flagged 3/8 fresh multiple-choice ones: on a
     # multiple-choice partition it is shown beside the verdict, not in it.
     assert {v.shape for v in verdicts if v.partition == "items_mc test" and v.pvalue is not None} == {"multiple choice"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from lm_eval_contam.audit.benchmark_partitions import (
     split_lengths_test,
 )
 from lm_eval_contam.cli import main as cli_main
+from lm_eval_contam.core.overlap import control_overlap
 from lm_eval_contam.core.partitions import Control
 from lm_eval_contam.core.rundir import load_run
 from lm_eval_contam.core.seeding import proportional_shares
@@ -130,7 +132,9 @@ def test_per_subtask_and_no_cap_keep_what_they_say(loaded: dict) -> None:
     assert Counter(row["subtask"] for row in whole.rows) == SIZES and whole.sample is None
     assert Counter(row["subtask"] for row in whole.control_rows) == SIZES
     (flagged,) = derive_partitions(loaded, requested_control(split="validation"))
-    assert flagged.control == Control.of_split("validation")  # named by a flag: no lengths' test
+    # named by a flag: no lengths' test; the overlap of the two drawn sides
+    assert flagged.control == replace(Control.of_split("validation"), overlap=control_overlap(
+        [row["text"] for row in flagged.rows], [row["text"] for row in flagged.control_rows]))
     (none,) = derive_partitions(loaded, NO_CONTROL)
     assert (none.control, none.no_control, none.statement()) == (Control(), None, None)
 

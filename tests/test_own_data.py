@@ -73,7 +73,9 @@ def test_a_control_file_becomes_the_cards_second_split(tmp_path: Path) -> None:
     assert [name for name in configs if name.startswith("likelihood_")] == [
         "likelihood_release_notes_test.yaml", "likelihood_release_notes_test_lift.yaml",
         "likelihood_release_notes_test_options.yaml"]
-    assert '  control: "fresh"' in (tmp_path / "tasks" / "release_notes_test" / "likelihood_release_notes_test.yaml").read_text()
+    assert ('  control: {"kind": "file", "source": "%s", "split": "fresh", "overlap": {"shared": 0, "near": 0, '
+            '"rows": 1}}' % fresh) in (tmp_path / "tasks" / "release_notes_test" / "likelihood_release_notes_test.yaml"
+                                       ).read_text()
     with pytest.raises(ContamError, match="a control needs its own file and a split name"):
         write_card(_own(RELEASE_NOTES, control=Control("file", str(fresh), None)), tmp_path / "other")
 

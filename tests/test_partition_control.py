@@ -16,9 +16,10 @@ import yaml
 from lm_eval_contam.audit.own_data import OwnData, write_card
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.overlap import ControlOverlap
 from lm_eval_contam.core.partitions import Control, Partition
 from lm_eval_contam.methods.likelihood.configs import controlled_modes, render_task_config
-from lm_eval_contam.methods.likelihood.verdicts import ComparisonEvidence, task_control
+from lm_eval_contam.methods.likelihood.verdicts import ComparisonEvidence
 
 ROWS = [{"text": f"Note {i}: the exporter writes file number {i} before the importer reads it."} for i in range(6)]
 
@@ -60,13 +61,13 @@ def test_the_card_names_the_control_and_the_modes_follow_it(tmp_path: Path) -> N
     assert three.control == Control("split", "old", "old") == Control.of_split("old")
     assert controlled_modes(three) == ["control", "lift", "options"]  # three splits: the field decides, not the count
     text = render_task_config(three, "control")
-    assert '  control: "old"' in text and '  control_kind: "split"' in text and '  control_source: "old"' in text
+    assert '  control: {"kind": "split", "source": "old"}' in text and "control_kind" not in text
     file = Partition.from_card(_card(tmp_path, ("test", "fresh"),
                                      {"kind": "file", "source": "/data/fresh.csv", "split": "fresh"}))
     assert file.control.describe() == "file /data/fresh.csv (as split fresh)"
     unnamed = Partition.from_card(_card(tmp_path, ("test", "fresh"), {"kind": "none"}))
     assert unnamed.control == Control() and controlled_modes(unnamed) == ["lift"]
-    assert '  control_kind: "none"' in render_task_config(unnamed, "lift")
+    assert '  control: {"kind": "none"}' in render_task_config(unnamed, "lift")
     with pytest.raises(ContamError, match="has no control"):
         render_task_config(unnamed, "control")
     alone = Partition.from_card(_card(tmp_path, ("test",)))
@@ -79,14 +80,37 @@ def test_registered_datasets_name_their_sibling_split_as_a_split_control() -> No
     assert controlled_modes(Partition.parse("imdb:test")) == ["control", "lift", "options"]
 
 
-def test_the_verdict_evidence_names_the_controls_kind_and_source() -> None:
-    metadata = {"control": "fresh", "control_kind": "file", "control_source": "/data/fresh.csv"}
-    control = task_control(metadata)
-    assert control == Control("file", "/data/fresh.csv", "fresh")
+def test_the_task_yaml_carries_the_cards_control_and_the_evidence_names_it(tmp_path: Path) -> None:
+    """Issue 50: one shape from the card to the verdicts: the task YAML's ``control`` is the card's mapping, read back
+    by the card's own parser."""
+    card = Partition.from_card(_card(tmp_path, ("test", "fresh"), {
+        "kind": "file", "source": "/data/fresh.csv", "split": "fresh", "overlap": {"shared": 1, "near": 2, "rows": 6}}))
+    text = render_task_config(card, "control")
+    metadata = yaml.safe_load(text[text.index("metadata:"):])["metadata"]
+    assert metadata["control"] == {"kind": "file", "source": "/data/fresh.csv", "split": "fresh",
+                                   "overlap": {"shared": 1, "near": 2, "rows": 6}}
+    control = Partition.from_task_metadata(metadata, "test").control
+    assert control == card.control == Control("file", "/data/fresh.csv", "fresh",
+                                              overlap=ControlOverlap(shared=1, rows=6, near=2))
     evidence = ComparisonEvidence("log-likelihood per byte", -1.0, -1.2, "control (Notes fresh)", 0.03,
                                   control=control.describe())
     assert evidence.facts()[-1] == ("control (kind, source)", "file /data/fresh.csv (as split fresh)")
-    assert task_control({"control_kind": "none"}) == Control() == task_control({})
+    assert Partition.from_task_metadata({**metadata, "control": {"kind": "none"}}, "test").control == Control()
+
+
+@pytest.mark.parametrize(("overlap", "message"), [
+    ({"shared": 1, "rows": 6}, "expected the control's rows shared with the audited data, near copies of them and "
+                               "all its rows, {shared: N, near: N, rows: N} with shared + near <= rows, got "),
+    ({"shared": 4, "near": 3, "rows": 6}, "with shared + near <= rows"),
+    ({"shared": True, "near": 0, "rows": 6}, "got {'shared': True"),
+    ({"shared": 3, "near": 0, "rows": 6}, "control shares 3 of 6 rows (50%) with the audited data: a control sharing "
+                                          "50% or more of its rows is the audited data"),
+])
+def test_a_cards_overlap_is_checked(tmp_path: Path, overlap: dict, message: str) -> None:
+    path = _card(tmp_path, ("test", "fresh"), {"kind": "split", "source": "fresh", "overlap": overlap})
+    with pytest.raises(ContamError) as error:
+        Partition.from_card(path)
+    assert str(error.value).startswith(f"{path}: field 'control.overlap': ") and message in str(error.value)
 
 
 def test_own_data_writes_its_control_file_as_a_file_control(tmp_path: Path) -> None:
@@ -95,8 +119,9 @@ def test_own_data_writes_its_control_file_as_a_file_control(tmp_path: Path) -> N
     fresh.write_text(json.dumps({"text": "A later note: the importer now reads archives as well."}) + "\n")
     card = write_card(OwnData(str(source), "test", "Notes", "text", control=Control("file", str(fresh), "fresh")),
                       tmp_path / "audit")
-    assert yaml.safe_load(card.read_text())["control"] == {"kind": "file", "source": str(fresh), "split": "fresh"}
-    assert Partition.from_card(card).control == Control("file", str(fresh), "fresh")
+    assert yaml.safe_load(card.read_text())["control"] == {"kind": "file", "source": str(fresh), "split": "fresh",
+                                                           "overlap": {"shared": 0, "near": 0, "rows": 1}}
+    assert Partition.from_card(card).control == Control("file", str(fresh), "fresh", overlap=ControlOverlap(0, 1))
 
 
 def test_audit_refuses_an_unclear_card_in_one_line_exit_2_nothing_written(

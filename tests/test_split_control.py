@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -32,11 +33,12 @@ from lm_eval_contam.audit.benchmark_partitions import (
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import p_equals
+from lm_eval_contam.core.overlap import ControlOverlap
 from lm_eval_contam.core.partitions import Control, Partition
 from lm_eval_contam.core.stats import SPLIT_CHECK_ALPHA, splits_differ, splits_differ_test
 from lm_eval_contam.lmeval.benchmark_docs import load_tasks, second_split
 from lm_eval_contam.methods.likelihood.configs import render_task_config
-from lm_eval_contam.methods.likelihood.verdicts import SplitChecks, splits_difference, task_control
+from lm_eval_contam.methods.likelihood.verdicts import SplitChecks, splits_difference
 
 FRESH = Path(__file__).resolve().parents[1] / "lm_eval_contam" / "nullstudy" / "fresh"
 ASSUMED = ("split validation: the task's own validation split, assumed exchangeable with the audited split; a model "
@@ -191,19 +193,19 @@ def test_the_card_and_the_task_yaml_carry_the_assumed_control(task_dir: Path, tm
     assert splits_differ(long.control.lengths_pvalue)
     partition = Partition.from_card(write_partition(two, tmp_path))
     assert partition.control == Control("split", "validation", "validation", assumed=True,
-                                        lengths_pvalue=float(lengths.pvalue))
+                                        lengths_pvalue=float(lengths.pvalue), overlap=ControlOverlap(0, 24))
     assert partition.control.describe() == ASSUMED
-    metadata = {line.split(": ", 1)[0].strip(): line.split(": ", 1)[1] for line in
-                render_task_config(partition, "control").splitlines() if line.startswith("  control")}
-    assert metadata["control_assumed"] == "true" and float(metadata["control_lengths_pvalue"]) == pytest.approx(
-        lengths.pvalue)
-    assert task_control({"control": "validation", "control_kind": "split", "control_source": "validation",
-                         "control_assumed": True, "control_lengths_pvalue": 0.5}) == Control(
-        "split", "validation", "validation", assumed=True, lengths_pvalue=0.5)
+    text = render_task_config(partition, "control")
+    metadata = yaml.safe_load(text[text.index("metadata:"):])["metadata"]
+    assert metadata["control"] == {"kind": "split", "source": "validation", "assumed": True,
+                                   "lengths_pvalue": pytest.approx(lengths.pvalue),
+                                   "overlap": {"shared": 0, "near": 0, "rows": 24}}
+    assert Partition.from_task_metadata(metadata, "test").control == partition.control
     # --no-split-control and an explicit control: no assumed split
     assert [p.control for p in derive_partitions(loaded, NO_CONTROL)] == [Control()] * 3
     [given] = derive_partitions({"notes_two": loaded["notes_two"]}, requested_control(split="validation"))
-    assert (given.control, given.statement()) == (Control.of_split("validation"), None)
+    assert (given.control, given.statement()) == (
+        replace(Control.of_split("validation"), overlap=ControlOverlap(0, 24)), None)
 
 
 def test_a_second_split_that_is_the_audited_data_is_no_control_and_no_error(tmp_path: Path) -> None:

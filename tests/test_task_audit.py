@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from lm_eval_contam import harness
 from lm_eval_contam.audit.benchmark_partitions import derive_partitions, requested_control
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.overlap import ControlOverlap, control_overlap
 from lm_eval_contam.core.partitions import Control, Partition
 from lm_eval_contam.core.registry import AuditedModel, registered_methods
 from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, benchmark_docs, load_tasks
@@ -134,8 +136,10 @@ def test_a_partition_and_its_control_split_are_the_tasks_rendered_docs(loaded: d
 
     task = loaded["quiz_mc"]["quiz_mc"]
     [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, requested_control(split="validation"))
-    assert (derived.group, derived.task, derived.split, derived.control) == ("quiz_mc", "quiz_mc", "test",
-                                                                             Control.of_split("validation"))
+    assert (derived.group, derived.task, derived.split, replace(derived.control, overlap=None)) == (
+        "quiz_mc", "quiz_mc", "test", Control.of_split("validation"))
+    assert derived.control.overlap == control_overlap([row["text"] for row in derived.rows],
+                                                      [row["text"] for row in derived.control_rows])
     card = write_partition(derived, tmp_path)
     partition = Partition.from_card(card)
     assert (partition.name, partition.label, partition.dataset.splits) == (
@@ -170,14 +174,16 @@ def test_the_card_names_its_control_kind_and_source(loaded: dict, tmp_path: Path
                               (requested_control(data=str(fresh)), Control("file", str(fresh), "control")),
                               (None, Control())):
         [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, control)
-        assert Partition.from_card(write_partition(derived, tmp_path / expected.kind)).control == expected
+        read = Partition.from_card(write_partition(derived, tmp_path / expected.kind)).control
+        assert read == derived.control and replace(read, overlap=None) == expected
+        assert (read.overlap is None) == (expected.kind == "none")  # measured once, where the control was chosen
 
 
 def test_a_control_file_is_rendered_by_the_tasks_templates(loaded: dict, tmp_path: Path) -> None:
     fresh = tmp_path / "fresh.jsonl"
     fresh.write_text(json.dumps(_question(7, "orchard")) + "\n" + json.dumps(_question(8, "meadow")) + "\n")
     [derived] = derive_partitions({"quiz_mc": loaded["quiz_mc"]}, requested_control(data=str(fresh)))
-    assert derived.control == Control("file", str(fresh), "control")
+    assert derived.control == Control("file", str(fresh), "control", overlap=ControlOverlap(0, 2))
     assert derived.control_rows == tuple(
         {"text": f"Question: {_question(i, subject)['question']}\nAnswer:", "answer": answer,
          "choices": ["spring", "summer", "autumn", "winter"], "doc_index": index}

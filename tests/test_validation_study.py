@@ -181,7 +181,7 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
     found = measured_detection(without, rates)
     assert found is not None and found.detection_by_shape["multiple choice"].k == 1
     rows = [row for row in partition_verdicts([v for v, _, _ in labelled if v.family != "combined"
-                                               and v.model not in ("filler", "author")]) if not row.controlled]
+                                               and v.model not in ("filler", "author")]) if not row.with_control]
     assert rows == []  # every study partition has its control (the sibling split)
     row = next(row for row in partition_verdicts([v for v, _, _ in labelled if v.family != "combined"
                                                   and v.test not in ("likelihood_control", "likelihood_control_zlib",

@@ -31,13 +31,9 @@ from typing import Any
 from lm_eval_contam.audit.own_data import CARDS_DIR, DATA_DIR, write_new
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import p_equals
-from lm_eval_contam.core.input_checks import (
-    CONTROL_OVERLAP_LIMIT,
-    check_control_overlap,
-    control_overlap,
-    too_few_rows,
-)
+from lm_eval_contam.core.input_checks import check_control_overlap, too_few_rows
 from lm_eval_contam.core.jsonl import jsonl_text, read_jsonl_objects
+from lm_eval_contam.core.overlap import CONTROL_OVERLAP_LIMIT, control_overlap
 from lm_eval_contam.core.partitions import Control, Partition, slug
 from lm_eval_contam.core.seeding import proportional_shares, seeded_order, stable_hash
 from lm_eval_contam.core.stats import SPLIT_CHECK_ALPHA, splits_differ, splits_differ_test
@@ -200,16 +196,18 @@ def derive_partition(group: str, name: str, task: Any, docs: Sequence[BenchmarkD
     few = too_few_rows(len(rows), f"the evaluated split {split!r}") or too_few_rows(len(control_rows), "the control")
     if few:
         raise ContamError(f"{few}: the with-control verdict cannot be computed", source=name, field=field)
-    check_control_overlap([row[TEXT_FIELD] for row in rows], [row[TEXT_FIELD] for row in control_rows], source=name,
-                          field=field)
-    return replace(alone, control=control, control_rows=control_rows)
+    overlap = check_control_overlap([row[TEXT_FIELD] for row in rows], [row[TEXT_FIELD] for row in control_rows],
+                                    source=name, field=field)
+    return replace(alone, control=replace(control, overlap=overlap), control_rows=control_rows)
 
 
 def assumed_split(split: str, texts: Sequence[str], control_texts: Sequence[str]) -> Control:
     """The task's own ``split`` taken as the control with no flag, with the lengths' test of the texts the control
-    tests compare (:func:`split_lengths_test`)."""
+    tests compare (:func:`split_lengths_test`) and their overlap (:func:`~lm_eval_contam.core.overlap.control_overlap`,
+    measured once, here)."""
     return Control("split", split, split, assumed=True,
-                   lengths_pvalue=float(split_lengths_test(texts, control_texts).pvalue))
+                   lengths_pvalue=float(split_lengths_test(texts, control_texts).pvalue),
+                   overlap=control_overlap(texts, control_texts))
 
 
 def task_split_control(partition: PartitionCardDraft, task: Any) -> PartitionCardDraft:
@@ -231,13 +229,14 @@ def task_split_control(partition: PartitionCardDraft, task: Any) -> PartitionCar
         len(control_rows), f"the task's {chosen} split")
     if few:
         return replace(partition, no_control=f"{few}: the with-control verdict is not computed")
-    texts, control_texts = [row[TEXT_FIELD] for row in partition.rows], [row[TEXT_FIELD] for row in control_rows]
-    overlap = control_overlap(texts, control_texts)
-    if overlap.share >= CONTROL_OVERLAP_LIMIT:
+    control = assumed_split(chosen, [row[TEXT_FIELD] for row in partition.rows],
+                            [row[TEXT_FIELD] for row in control_rows])
+    overlap = control.overlap
+    if overlap is not None and overlap.share >= CONTROL_OVERLAP_LIMIT:
         return replace(partition, no_control=f"the task's {chosen} split is not a control ({overlap.describe()}, "
                                              f"{CONTROL_OVERLAP_LIMIT:.0%} or more): the with-control verdict is not "
                                              "computed")
-    return replace(partition, control_rows=control_rows, control=assumed_split(chosen, texts, control_texts))
+    return replace(partition, control_rows=control_rows, control=control)
 
 
 def group_partition(group: str, parts: Sequence[PartitionCardDraft], sample: int | None, *,
@@ -248,9 +247,9 @@ def group_partition(group: str, parts: Sequence[PartitionCardDraft], sample: int
     the same number of rows from each subtask's control, so both sides hold the subtasks in the same proportions.
 
     Its tests' verdicts describe the group: one sample, one set of tests, instead of one per subtask (docs/guide/cost.md).
-    The control is the subtasks' when every subtask has one from the same split (or file); a control the audit chose
-    itself (the task's own second split) carries the lengths' test of the two drawn sides, the rows the control tests
-    compare."""
+    The control is the subtasks' when every subtask has one from the same split (or file), with the overlap of the two
+    drawn sides, the rows the control tests compare; a control the audit chose itself (the task's own second split)
+    carries their lengths' test too."""
     first = parts[0]
     sizes = {part.task: len(part.rows) for part in parts}
     wanted = sum(sizes.values()) if sample is None else min(sample, sum(sizes.values()))
@@ -278,8 +277,9 @@ def group_partition(group: str, parts: Sequence[PartitionCardDraft], sample: int
             f"share of the group's sample ({shares[short.task]}): the control cannot hold the subtasks in the audited "
             "side's proportions, and the with-control verdict is not computed"))
     control_rows = tuple(row for part in parts for row in drawn(part, part.control_rows, str(part.control.split)))
-    control = (assumed_split(first.control.source, [row[TEXT_FIELD] for row in rows],
-                             [row[TEXT_FIELD] for row in control_rows]) if first.control.assumed else first.control)
+    texts, control_texts = [row[TEXT_FIELD] for row in rows], [row[TEXT_FIELD] for row in control_rows]
+    control = (assumed_split(str(first.control.source), texts, control_texts) if first.control.assumed
+               else replace(first.control, overlap=control_overlap(texts, control_texts)))
     return replace(partition, control=control, control_rows=control_rows)
 
 

@@ -34,7 +34,7 @@ from lm_eval_contam.core.input_checks import (
     check_control_source,
     check_label,
     check_tasks_named_once,
-    partition_control_overlap,
+    with_control_overlap,
 )
 from lm_eval_contam.core.partitions import Control, Partition, resolve_partition
 from lm_eval_contam.core.registry import (
@@ -593,9 +593,11 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
                 check_control_source(partition)
                 control = partition.dataset.partition(str(partition.control.split))
                 check_partition_rows(control, control.rows(), str(control.data_file))
-        partition_control_overlap(partition)
+    # The control's overlap with the audited rows, measured once per audit (a card the audit wrote carries it, one
+    # written by hand is measured here), before any task YAML is written; the task YAMLs carry it to the verdicts.
+    measured = [with_control_overlap(partition) for partition in partitions if not partition.dataset.registered]
     return [str(write_task_configs(partition, out_dir, reference=settings.reference is not None))
-            for partition in partitions if not partition.dataset.registered]
+            for partition in measured]
 
 
 def quiz_left_out(configs: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

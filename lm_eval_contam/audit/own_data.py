@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -146,8 +146,6 @@ def write_card(own: OwnData, out_dir: Path) -> Path:
         card["control"] = control.card_fields()
     import yaml
 
-    text = "# Written by `lm-eval-contam audit --data`; every method reads its partition from here.\n" + yaml.safe_dump(
-        card, sort_keys=False, allow_unicode=True)
     path = out_dir / CARDS_DIR / f"{own.key}_{own.split}.yaml"
     dataset = Partition.from_card_fields(card, path).dataset
     if audited is not None:
@@ -157,15 +155,18 @@ def write_card(own: OwnData, out_dir: Path) -> Path:
                 check_partition_rows(partition, partition.rows(), data.source)
             else:
                 check_partition_rows(partition, data.rows, data.source, first_line=2)
-        if control.split is not None:
+        if control.split is not None:  # measured once, here: the card carries it to the task YAMLs and the verdicts
             texts = {name: [str(row.get(own.text_field)) for row in (data.rows if data.rows is not None
                                                                         else dataset.partition(name).rows())]
                      for name, data in splits.items()}
-            check_control_overlap(texts[own.split], texts[control.split], source=control.source or "",
-                                  field="--control-data")
+            overlap = check_control_overlap(texts[own.split], texts[control.split], source=control.source or "",
+                                            field="--control-data")
+            card["control"] = replace(control, overlap=overlap).card_fields()
         for data in splits.values():
             if data.rows is not None:
                 write_new(data.path, jsonl_text(data.rows))
+    text = "# Written by `lm-eval-contam audit --data`; every method reads its partition from here.\n" + yaml.safe_dump(
+        card, sort_keys=False, allow_unicode=True)
     return write_new(path, text)
 
 

@@ -7,15 +7,15 @@ directory behind. Each message names the flag (the field), the value and what is
 from __future__ import annotations
 
 import argparse
-import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.overlap import CONTROL_OVERLAP_LIMIT, ControlOverlap, control_overlap
 from lm_eval_contam.core.partitions import Partition
 
 
@@ -224,43 +224,6 @@ def too_few_rows(rows: int, what: str) -> str | None:
             f"{COMPARED_ROWS_MINIMUM} or more")
 
 
-# A control sharing this share of its rows with the audited rows is the audited data: the likelihood modes compare
-# the two, so the difference is ~0 and the test can never flag.
-CONTROL_OVERLAP_LIMIT = 0.5
-
-
-@dataclass(frozen=True)
-class ControlOverlap:
-    """How many of a control's rows are also audited rows (texts compared with whitespace collapsed, case folded)."""
-
-    shared: int
-    rows: int  # the control's rows
-
-    @property
-    def share(self) -> float:
-        return self.shared / self.rows if self.rows else 0.0
-
-    def describe(self) -> str:
-        return f"control shares {self.shared} of {self.rows} rows ({self.share:.0%}) with the audited data"
-
-
-def _comparable(text: str) -> str:
-    """A row's text as the overlap check compares it: whitespace collapsed, case folded and its closing punctuation
-    dropped (a lower-cased copy of the audited data, or one whose final full stop is spaced off or removed, is the
-    audited data)."""
-    folded = " ".join(text.casefold().split())
-    end = len(folded)
-    while end and (folded[end - 1].isspace() or unicodedata.category(folded[end - 1]).startswith("P")):
-        end -= 1
-    return folded[:end]
-
-
-def control_overlap(audited: Sequence[str], control: Sequence[str]) -> ControlOverlap:
-    """How many of the control's texts are also audited texts (:func:`_comparable`)."""
-    seen = {_comparable(text) for text in audited}
-    return ControlOverlap(sum(_comparable(text) in seen for text in control), len(control))
-
-
 def check_control_overlap(audited: Sequence[str], control: Sequence[str], *, source: str,
                           field: str) -> ControlOverlap:
     """The control's texts that are also audited texts; refused at or above the limit (below it, the likelihood
@@ -274,19 +237,20 @@ def check_control_overlap(audited: Sequence[str], control: Sequence[str], *, sou
     return overlap
 
 
-def partition_control_overlap(partition: Partition) -> ControlOverlap | None:
-    """A card partition's control overlap (its card's ``control`` field); None without a control.
-
-    A registered partition's control is its dataset's own sibling split (the registry's): not read.
-    """
+def with_control_overlap(partition: Partition) -> Partition:
+    """A card partition with its control's overlap measured (:func:`check_control_overlap`), when its card does not
+    already carry it (a card the audit wrote measured it when it chose the control; a card written by hand is measured
+    here, once per audit). A registered partition's control is its dataset's own sibling split (the registry's): not
+    read."""
     control = partition.control
-    if control.kind == "none" or partition.dataset.registered:
-        return None
+    if control.kind == "none" or control.overlap is not None or partition.dataset.registered:
+        return partition
     field = partition.dataset.text_field
     texts = {split: [str(row.get(field)) for row in partition.dataset.partition(split).rows()]
              for split in (partition.split, str(control.split))}
-    return check_control_overlap(texts[partition.split], texts[str(control.split)], source=control.source or "",
-                                 field="control")
+    overlap = check_control_overlap(texts[partition.split], texts[str(control.split)], source=control.source or "",
+                                    field="control")
+    return partition.with_control(replace(control, overlap=overlap))
 
 
 def check_control_source(partition: Partition) -> None:

@@ -16,7 +16,9 @@ dataset of one's own gives ``hf_path`` [+ ``hf_name``] instead of ``data_files``
 described by a card (``lm_eval_contam.audit.benchmark_partitions``). A *partition card* (:meth:`Partition.from_card`) is a YAML file with the same keys plus
 ``split`` and ``control`` (:class:`Control`: ``{kind: split, source: <split>}``, ``{kind: file, source: <file>, split:
 <split>}`` or ``{kind: none}``; required when the card has splits besides ``split``; ``audit --tasks`` adds ``assumed:
-true`` and ``lengths_pvalue`` to the task's own second split it chose): the one way every command takes one's own data.
+true`` and ``lengths_pvalue`` to the task's own second split it chose, and the audit the control's ``overlap`` with the
+audited rows it measured): the one way every command takes one's own data. A task YAML of a partition with a control
+carries the same mapping as metadata ``control``, read by the same parser (:func:`card_control`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any, Literal, get_args
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.install import task_dir
 from lm_eval_contam.core.jsonl import read_jsonl_objects
+from lm_eval_contam.core.overlap import CONTROL_OVERLAP_LIMIT, ControlOverlap
 
 TaskType = Literal["cls", "nli", "sum", "xsum", "question"]
 # lm-eval's output types the project audits (a benchmark's task, a method's applicability).
@@ -40,7 +43,8 @@ USER_DATA_KEYS = ("dataset_name", "key", "data_files", "hf_path", "hf_name", "ta
                   "benchmark_output_type")
 CARD_SUFFIXES = (".yaml", ".yml")
 ControlKind = Literal["split", "file", "none"]
-CONTROL_KEYS = ("kind", "source", "split", "assumed", "lengths_pvalue")
+CONTROL_KEYS = ("kind", "source", "split", "assumed", "lengths_pvalue", "overlap")
+OVERLAP_KEYS = ("shared", "near", "rows")
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,11 @@ class Control:
     ``assumed``: a split ``audit --tasks`` chose itself (the task's own second split, no flag given), assumed
     exchangeable with the audited one; ``lengths_pvalue`` then holds the two-sided Mann-Whitney p of the two splits'
     rendered docs' character lengths (:func:`~lm_eval_contam.core.stats.splits_differ_test`), which the verdicts read.
+    ``overlap``: its rows that are audited rows, or near copies of one (:mod:`lm_eval_contam.core.overlap`), measured
+    once per audit where the control is chosen; None where not measured (a registered dataset's sibling split).
+
+    The one form of the control from the card to the verdicts: the card's ``control`` mapping (:meth:`card_fields`)
+    is what every task YAML of the partition carries too (metadata ``control``), read back by :func:`card_control`.
     """
 
     kind: ControlKind = "none"
@@ -61,6 +70,7 @@ class Control:
     split: str | None = None  # the dataset split holding the control's rows (kind split: ``source`` itself)
     assumed: bool = False
     lengths_pvalue: float | None = None
+    overlap: ControlOverlap | None = None
 
     @classmethod
     def of_split(cls, split: str) -> Control:
@@ -77,9 +87,10 @@ class Control:
         return f"split {self.source}" if self.kind == "split" else "none"
 
     def card_fields(self) -> dict[str, Any]:
-        """The card's ``control`` field."""
+        """The card's ``control`` field (and a task YAML's metadata ``control``)."""
         fields = {"kind": self.kind, "source": self.source, "split": self.split if self.kind == "file" else None,
-                  "assumed": True if self.assumed else None, "lengths_pvalue": self.lengths_pvalue}
+                  "assumed": True if self.assumed else None, "lengths_pvalue": self.lengths_pvalue,
+                  "overlap": self.overlap.fields() if self.overlap is not None else None}
         return {key: value for key, value in fields.items() if value is not None}
 
 
@@ -214,6 +225,11 @@ class Partition:
         """The partition's control, as its card (or the registry) says; ``none`` when it names none."""
         return (self.dataset.controls or {}).get(self.split, Control())
 
+    def with_control(self, control: Control) -> Partition:
+        """This partition with ``control`` as its control."""
+        return Partition(replace(self.dataset, controls={**(self.dataset.controls or {}), self.split: control}),
+                         self.split)
+
     def task_name(self, method: str, variant: str = "") -> str:
         """The lm-eval task auditing this partition with ``method`` (e.g. ``timetravel``) in ``variant``."""
         stem = f"{method}_{self.dataset.key}_{self.split}"
@@ -305,11 +321,16 @@ class Partition:
 
     @classmethod
     def from_task_metadata(cls, metadata: Mapping[str, Any], split: str) -> Partition:
-        """The partition a task audits: its YAML ``metadata`` (see the module docstring) and its test split."""
-        return dataset_from_task_metadata(metadata).partition(split)
+        """The partition a task audits: its YAML ``metadata`` (see the module docstring) and its test split; a
+        ``control`` there (the card's mapping, :meth:`Control.card_fields`) is its control."""
+        partition = dataset_from_task_metadata(metadata).partition(split)
+        if metadata.get("control") is None:
+            return partition
+        return partition.with_control(card_control(metadata["control"], split, partition.dataset.splits,
+                                                   metadata.get("config_source")))
 
 
-def card_control(value: Any, split: str, splits: tuple[str, ...], source: str) -> Control:
+def card_control(value: Any, split: str, splits: tuple[str, ...], source: str | None) -> Control:
     """A card's ``control`` field, checked against the card's splits; a card with splits besides the audited one must
     name its control (nothing guesses it from the number of splits)."""
     others = [name for name in splits if name != split]
@@ -328,7 +349,7 @@ def card_control(value: Any, split: str, splits: tuple[str, ...], source: str) -
     kind, given, rows_split = value["kind"], value.get("source"), value.get("split")
     if kind == "none":
         if set(value) - {"kind"}:
-            raise unclear("kind none takes no source or split (nor assumed, lengths_pvalue)")
+            raise unclear("kind none takes no source or split (nor assumed, lengths_pvalue, overlap)")
         return Control()
     if not isinstance(given, str) or not given:
         raise unclear(f"kind {kind} needs its source (a split name or a file)")
@@ -346,7 +367,25 @@ def card_control(value: Any, split: str, splits: tuple[str, ...], source: str) -
     if lengths is not None and (not assumed or isinstance(lengths, bool) or not isinstance(lengths, (int, float))
                                 or not 0 <= lengths <= 1):
         raise unclear(f"lengths_pvalue is a p-value in [0, 1] of an assumed split, got {lengths!r}")
-    return Control(kind, given, rows_split, assumed, None if lengths is None else float(lengths))
+    overlap = value.get("overlap")
+    return Control(kind, given, rows_split, assumed, None if lengths is None else float(lengths),
+                   None if overlap is None else card_overlap(overlap, source))
+
+
+def card_overlap(value: Any, source: str | None) -> ControlOverlap:
+    """A card's ``control.overlap`` (``{shared, near, rows}``: counts of the control's rows), checked; a control that
+    is half or more the audited data is none (:data:`~lm_eval_contam.core.overlap.CONTROL_OVERLAP_LIMIT`)."""
+    counts = value if isinstance(value, Mapping) and set(value) == set(OVERLAP_KEYS) else {}
+    if not counts or any(isinstance(count, bool) or not isinstance(count, int) or count < 0
+                         for count in counts.values()) or counts["shared"] + counts["near"] > counts["rows"]:
+        raise ContamError(f"expected the control's rows shared with the audited data, near copies of them and all "
+                          f"its rows, {{shared: N, near: N, rows: N}} with shared + near <= rows, got {value!r}",
+                          source=source, field="control.overlap")
+    overlap = ControlOverlap(counts["shared"], counts["rows"], counts["near"])
+    if overlap.share >= CONTROL_OVERLAP_LIMIT:
+        raise ContamError(f"{overlap.describe()}: a control sharing {CONTROL_OVERLAP_LIMIT:.0%} or more of its rows "
+                          "is the audited data", source=source, field="control.overlap")
+    return overlap
 
 
 def dataset_from_task_metadata(metadata: Mapping[str, Any]) -> DatasetSpec:

@@ -162,14 +162,22 @@ def _split_control_rates() -> dict[str, Any]:
     return dict(json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8")).get("tests") or {})
 
 
-def split_control_detection(test: str, shape: str, items_per_side: int) -> str | None:
-    """What the split-control study measured for ``test`` on ``shape`` partitions at the measured size nearest
-    ``items_per_side`` (its seeded draw: the verdict the audit computes), in words; None where not measured."""
+def split_control_measured_size(test: str, shape: str, items_per_side: int) -> int | None:
+    """The items a side the split-control study measured ``test`` on ``shape`` partitions at nearest
+    ``items_per_side`` (the larger on a tie); None where not measured."""
     sizes = (_split_control_rates().get(test) or {}).get(shape) or {}
     if not sizes:
         return None
-    nearest = min(sizes, key=lambda size: (abs(int(size) - items_per_side), -int(size)))
-    entry = sizes[nearest]
+    return int(min(sizes, key=lambda size: (abs(int(size) - items_per_side), -int(size))))
+
+
+def split_control_detection(test: str, shape: str, items_per_side: int) -> str | None:
+    """What the split-control study measured for ``test`` on ``shape`` partitions at the measured size nearest
+    ``items_per_side`` (its seeded draw: the verdict the audit computes), in words; None where not measured."""
+    nearest = split_control_measured_size(test, shape, items_per_side)
+    if nearest is None:
+        return None
+    entry = _split_control_rates()[test][shape][str(nearest)]
     found, false = entry["detection"]["seeded"], entry["false_positive_held_out"]["seeded"]
     return (f"at {nearest} items a side (the measured size nearest {items_per_side}) the split-control study found "
             f"{found['flagged']:g} of {found['k']} {shape} partitions injected at the papers' strength, and flagged "

@@ -410,7 +410,7 @@ class PartitionVerdict:
     evidence: tuple[tuple[Verdict, float], ...]  # each calibrated verdict with its Holm-adjusted p
     papers: tuple[Verdict, ...]
     over_level: tuple[Verdict, ...] = ()  # tests shown but not driving: the null study measured them over their level
-    controlled: bool = False  # a test against a control partition was among its tests (else: the no-control verdict)
+    with_control: bool = False  # a test against a control partition was among its tests (else: the no-control verdict)
     referenced: bool = False  # a test on u against a reference model drove it (and no control)
     unmeasured: tuple[Verdict, ...] = ()  # tests shown but not driving: no study measured their false-positive rate
 
@@ -446,7 +446,7 @@ class PartitionVerdict:
         """``partition_combined`` with a control, ``partition_combined_with_reference`` with a reference model and no
         control, ``partition_combined_with_control_and_reference`` with both, ``partition_combined_without_control``
         with neither: verdicts with their own measured rates (the report states the one that was computed)."""
-        if self.controlled:
+        if self.with_control:
             return COMBINED_WITH_CONTROL_AND_REFERENCE if self.referenced else COMBINED_TEST
         return COMBINED_WITH_REFERENCE if self.referenced else COMBINED_WITHOUT_CONTROL
 
@@ -488,7 +488,7 @@ def partition_verdicts(verdicts: Sequence[Verdict], rates: RateSources | None = 
         found.append(PartitionVerdict(model, partition, tuple(zip(tests, adjusted)),
                                       tuple(v for v in mine if v.test in papers_own_tests()),
                                       tuple(v for v in tested(mine) if over_level(v, rates)),
-                                      controlled=any(v.test in controlled_tests() for v in tested(mine)),
+                                      with_control=any(v.test in controlled_tests() for v in tested(mine)),
                                       referenced=any(v.test in referenced_tests() for v in tests),
                                       unmeasured=tuple(v for v in tested(mine)
                                                        if not measured(v, rates) and rate_key(v) not in candidates)))

@@ -7,7 +7,7 @@ import zlib
 import pytest
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.partitions import Partition, sample_data_dir
+from lm_eval_contam.core.partitions import Control, Partition, sample_data_dir
 from lm_eval_contam.kit.instances import instance_text
 from lm_eval_contam.kit.quiz_options import read_options
 from lm_eval_contam.kit.scoring import option_gap, per_byte, zlib_bytes, zlib_ratio
@@ -37,13 +37,14 @@ def test_texts_leave_out_labels_and_options_read_back_the_same() -> None:
         option_text("label: 1 (Sports)", news)
 
 
-def test_controls_are_named_splits_or_partitions() -> None:
+def test_a_control_is_a_split_of_the_partitions_dataset() -> None:
     news = Partition.parse("toy_news:train")
-    assert control_partition(news, "test") == Partition.parse("toy_news:test")
-    assert control_partition(news, "toy_reviews:test") == Partition.parse("toy_reviews:test")
-    for bad in ("", "train", "nope"):
-        with pytest.raises(ContamError):
-            control_partition(news, bad)
+    assert control_partition(news) == Partition.parse("toy_news:test")
+    with pytest.raises(ContamError, match="name Toy News train's control"):
+        control_partition(news.with_control(Control()))
+    for bad in ({"kind": "split", "source": "train"}, {"kind": "split", "source": "nope"}, "test"):
+        with pytest.raises(ContamError, match="unclear control"):
+            Partition.from_task_metadata({"dataset": "toy_news", "control": bad}, "train")
 
 
 def test_lift_docs_pair_each_instance_with_another_instances_second_piece() -> None:
@@ -71,8 +72,7 @@ def test_task_configs_name_the_sibling_split_as_control() -> None:
     assert task_names(news) == ["likelihood_toy_news_train", "likelihood_toy_news_train_lift",
                                 "likelihood_toy_news_train_options"]
     text = render_task_config(Partition.parse("rte:validation"), "control")
-    assert '  control: "train"' in text and "dataset_path: nyu-mll/glue" in text
+    assert '  control: {"kind": "split", "source": "train"}' in text and "dataset_path: nyu-mll/glue" in text
     assert "output_type: loglikelihood\n" in render_task_config(news, "lift")
-    assert '  control: "toy_reviews:test"' in render_task_config(news, "options", control="toy_reviews:test")
     with pytest.raises(ContamError, match="mode"):
         render_task_config(news, "vibes")

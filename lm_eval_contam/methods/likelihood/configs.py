@@ -4,20 +4,16 @@
 guided-vs-general contrast as log-likelihoods) and ``..._options`` (DCQ's options as
 log-likelihoods). A partition's control is its card's ``control`` field
 (:class:`~lm_eval_contam.core.partitions.Control`); a registered partition's is its sibling
-split (train vs test or validation), stated in the registry. Every YAML names the
-control's kind and source (``control_kind``, ``control_source``) for the verdicts.
+split (train vs test or validation), stated in the registry. Every YAML carries that
+``control`` mapping as its card writes it, for the task and the verdicts.
 ``scripts/generate_task_configs.py`` writes them under ``task_configs/likelihood/``;
 the shipped sample partitions go to ``samples/`` (tag ``likelihood_samples``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.input_checks import ControlOverlap
-from lm_eval_contam.core.partitions import SAMPLES_DIR, Control, Partition, registered_partitions
+from lm_eval_contam.core.partitions import SAMPLES_DIR, Partition, registered_partitions
 from lm_eval_contam.kit.quiz_options import sample_options_file
 from lm_eval_contam.lmeval.task_yaml import shipped_include, shipped_path, thin_task_yaml
 
@@ -46,44 +42,21 @@ def controlled_modes(partition: Partition) -> list[str]:
     return list(VARIANTS) if partition.control.kind != "none" else ["lift"]
 
 
-# Task metadata naming how many of the control's rows are audited rows (written when some are; the verdicts show it).
-CONTROL_SHARED_KEY, CONTROL_ROWS_KEY = "control_shared_rows", "control_rows"
-# Task metadata of a control audit --tasks chose itself (Control.assumed) and its lengths' test p (Control.lengths_pvalue).
-CONTROL_ASSUMED_KEY, CONTROL_LENGTHS_KEY = "control_assumed", "control_lengths_pvalue"
-
-
-def control_overlap_of(metadata: Mapping[str, Any]) -> ControlOverlap | None:
-    """The control overlap a task YAML records (:func:`render_task_config`), or None."""
-    shared = metadata.get(CONTROL_SHARED_KEY)
-    return ControlOverlap(int(shared), int(metadata[CONTROL_ROWS_KEY])) if shared else None
-
-
-def render_task_config(partition: Partition, mode: str, *, control: str | None = None, include: str | None = None,
-                       options_path: str | None = None, num_instances: int | None = None,
-                       control_overlap: ControlOverlap | None = None) -> str:
-    """One task YAML; ``control`` a split of the same dataset or ``<dataset>:<split>`` (default: the partition's
-    control, :attr:`~lm_eval_contam.core.partitions.Partition.control`); ``include`` the template's path (default:
-    relative, for the shipped task directory); ``control_overlap`` the control's rows shared with the partition."""
+def render_task_config(partition: Partition, mode: str, *, include: str | None = None,
+                       options_path: str | None = None, num_instances: int | None = None) -> str:
+    """One task YAML, carrying the partition's control (:attr:`~lm_eval_contam.core.partitions.Partition.control`) as
+    its card does (metadata ``control``: :meth:`~lm_eval_contam.core.partitions.Control.card_fields`, with its overlap
+    with the audited rows where it was measured); ``include`` the template's path (default: relative, for the shipped
+    task directory)."""
     if mode not in VARIANTS:
         raise ContamError(f"{mode!r} is not one of {', '.join(VARIANTS)}", field="mode")
     sample = partition.dataset.hf_path is None
     family = "likelihood_samples" if sample else "likelihood"
     metadata = {"version": 1.0, "method": METHOD, **partition.dataset.task_metadata(), "mode": mode}
-    named = Control("split", control, control) if control else partition.control
-    if mode != "lift":
-        if named.kind == "none":
-            raise ContamError(f"{partition.label} has no control (its card's `control` field): mode {mode!r} needs one",
-                              field="control")
-        metadata["control"] = named.split
-        if control_overlap is not None and control_overlap.shared:
-            metadata.update({CONTROL_SHARED_KEY: control_overlap.shared, CONTROL_ROWS_KEY: control_overlap.rows})
-    metadata["control_kind"] = named.kind  # the verdicts name the control's kind and source
-    if named.source is not None:
-        metadata["control_source"] = named.source
-    if named.assumed:  # the task's own second split: the verdicts check the splits are comparable before using it
-        metadata[CONTROL_ASSUMED_KEY] = True
-        if named.lengths_pvalue is not None:
-            metadata[CONTROL_LENGTHS_KEY] = named.lengths_pvalue
+    if mode != "lift" and partition.control.kind == "none":
+        raise ContamError(f"{partition.label} has no control (its card's `control` field): mode {mode!r} needs one",
+                          field="control")
+    metadata["control"] = partition.control.card_fields()  # the verdicts name it and read its overlap
     if num_instances is not None:
         metadata["num_instances"] = num_instances
     metadata["seed"] = 0

@@ -42,15 +42,12 @@ def option_text(instance: str, partition: Partition) -> str:
     return "\n".join("\n".join(values[column]) for column in columns)
 
 
-def control_partition(partition: Partition, control: str) -> Partition:
-    """The control the task metadata names: ``<split>`` of the same dataset, or ``<dataset key>:<split>``."""
-    if not control:
-        raise ContamError("name a control partition (a split of the same dataset or <dataset>:<split>)",
-                          field="control")
-    found = Partition.parse(control) if ":" in control else partition.dataset.partition(control)
-    if found == partition:
-        raise ContamError(f"the control must differ from the audited partition {partition.name}", field="control")
-    return found
+def control_partition(partition: Partition) -> Partition:
+    """The split of the partition's dataset its control's rows are read from (its task metadata's ``control``)."""
+    if partition.control.split is None:
+        raise ContamError(f"name {partition.label}'s control: {{kind: split, source: <split>}} or {{kind: file, "
+                          "source: <file>, split: <split>}}", field="control")
+    return partition.dataset.partition(partition.control.split)
 
 
 def sampled_rows(partition: Partition, rows: Sequence[Mapping[str, Any]], num_instances: int,

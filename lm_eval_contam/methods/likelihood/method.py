@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lm_eval_contam.core.input_checks import partition_control_overlap
 from lm_eval_contam.core.method_verdict import NotRun
 from lm_eval_contam.core.partitions import Partition
 from lm_eval_contam.core.registry import AuditedModel, MethodSpec, Quiz, QuizSample, RenderTarget
@@ -30,12 +29,11 @@ def task_names(partition: Partition, model: AuditedModel) -> list[str]:
 
 
 def render_task_configs(partition: Partition, target: RenderTarget) -> dict[str, str]:
-    """The modes' YAMLs; each controlled mode's records how many of the control's rows are audited rows."""
+    """The modes' YAMLs, each carrying the partition's control with its overlap with the audited rows, measured
+    once per audit before the YAMLs are written (``audit.job.own_task_dirs``)."""
     include = target.include(METHOD)
-    overlap = partition_control_overlap(partition)
     return {task_name(partition, mode): render_task_config(partition, mode, include=include,
-                                                           options_path=str(target.options_path),
-                                                           control_overlap=overlap)
+                                                           options_path=str(target.options_path))
             for mode in controlled_modes(partition)}
 
 

@@ -2,8 +2,8 @@
 
 Task ``metadata`` (YAML, overridable with ``--metadata``): the partition in the
 schema every method shares (``lm_eval_contam.core.partitions``), ``mode``
-(``control``, ``lift`` or ``options``), ``control`` (a split of the same dataset
-or ``<dataset>:<split>``; modes ``control`` and ``options``), ``num_instances``
+(``control``, ``lift`` or ``options``), ``control`` (the partition card's mapping,
+:class:`~lm_eval_contam.core.partitions.Control`; modes ``control`` and ``options``), ``num_instances``
 (100 per side), ``seed`` (0), and for ``options`` the DCQ ``options_path``.
 
 Requests per doc, each one forward pass for texts within the model's context:
@@ -96,7 +96,7 @@ class LikelihoodSettings:
         every_item = mode == "control" and partition.dataset.control_items is not None and "num_instances" not in metadata
         return cls(
             partition=partition, mode=mode,
-            control=control_partition(partition, str(metadata.get("control") or "")) if mode != "lift" else None,
+            control=control_partition(partition) if mode != "lift" else None,
             num_instances=partition.dataset.control_items if every_item else default_instances(partition, metadata),
             seed=metadata_number(metadata, "seed", 0),
             options_path=resolve_path(options, metadata) if options else default_options_path(),

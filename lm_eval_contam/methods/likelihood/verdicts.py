@@ -8,17 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any
 
-from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.formatting import number, p_equals, pvalue
 from lm_eval_contam.core.method_verdict import DRIVES, Test, Verdict
-from lm_eval_contam.core.partitions import Control, ControlKind, Partition
+from lm_eval_contam.core.partitions import Control, Partition
 from lm_eval_contam.core.relabelling import records_by_identity
 from lm_eval_contam.core.rundir import FILTER, ModelResults
-from lm_eval_contam.verdicts.detection_rates import split_control_detection
+from lm_eval_contam.verdicts.detection_rates import split_control_detection, split_control_measured_size
 from lm_eval_contam.core.stats import ALPHA, splits_differ, splits_differ_test
-from lm_eval_contam.methods.likelihood.configs import CONTROL_ASSUMED_KEY, CONTROL_LENGTHS_KEY, control_overlap_of
 from lm_eval_contam.methods.likelihood.docs import CONTROL as CONTROL_GROUP  # the control side's docs (CONTROL: its Test)
 from lm_eval_contam.methods.likelihood.docs import PARTITION, control_partition
 from lm_eval_contam.methods.likelihood.stats import TwoSampleResult, reference_control_test
@@ -219,73 +217,91 @@ def reference_splits_test(model: ModelResults, task: str) -> Any | None:
     return splits_differ_test(per_byte[PARTITION], per_byte[CONTROL_GROUP])
 
 
-def task_control(metadata: Mapping[str, Any]) -> Control:
-    """The control a likelihood task's YAML names (``control_kind``, ``control_source``, ``control``, and for the
-    task's own second split ``control_assumed`` and ``control_lengths_pvalue``)."""
-    kind = str(metadata.get("control_kind") or "none")
-    if kind not in get_args(ControlKind):
-        raise ContamError(f"{kind!r} is not one of {', '.join(get_args(ControlKind))}",
-                          source=metadata.get("config_source"), field="control_kind")
-    if kind == "none":
-        return Control()
-    split = str(metadata.get("control") or metadata.get("control_source") or "")
-    lengths = metadata.get(CONTROL_LENGTHS_KEY)
-    return Control(kind, str(metadata.get("control_source") or split), split,
-                   assumed=metadata.get(CONTROL_ASSUMED_KEY) is True,
-                   lengths_pvalue=None if lengths is None else float(lengths))
-
-
 def task_verdicts(model: ModelResults, task: str, checks: SplitChecks = SplitChecks()) -> list[Verdict]:
     """One likelihood task's verdicts; ``checks``: what tells the partition's two splits apart (:func:`split_checks` of
-    its control-mode task), for a control the audit chose itself."""
+    its control-mode task), for a control the audit chose itself. The control is the one its YAML carries (the card's
+    ``control`` mapping, with its overlap with the audited rows)."""
     metadata = model.metadata(task)
     partition = model.partition(task)
     mode = str(metadata.get("mode", "control"))
-    named = task_control(metadata)
+    named = partition.control
     common = {"model": model.label, "partition": partition.label, "task": task, "n": model.n_instances(task),
               "variant": mode}
     if mode == "lift":
         lift = _comparison(model, task, common, test=LIFT, score="guided-minus-general log-likelihood per byte",
                            prefix="lift", baseline="other instances' second pieces", uncontrolled="lift_own_pvalue")
         return [lift, *(not_tested(common, partition) if named.kind == "none" else [])]
-    control = control_partition(partition, str(metadata.get("control") or "")).label
+    control = control_partition(partition).label
     baseline = f"control ({control})"
-    overlap = control_overlap_of(metadata)
-    named_control = {"control": named.describe(), "control_overlap": overlap.describe() if overlap else None}
+    overlap = named.overlap
+    named_control = {"control": named.describe(),
+                     "control_overlap": overlap.describe() if overlap is not None and overlap.shared else None}
     differ = splits_difference(named, checks)
     if differ is not None:
         tests = ([(OPTIONS, OPTIONS_GAP)] if mode == "options" else
                  [(CONTROL, PER_BYTE), (CONTROL_ZLIB, PER_ZLIB_BYTE),
                   *([(ON_REFERENCE, REFERENCE_SCORE)] if checks.reference is not None else [])])
         return splits_differ_verdicts(common, partition, control, named, differ, tests)
-    if mode == "options":
-        return [_comparison(model, task, common, test=OPTIONS, score=OPTIONS_GAP, prefix="gap", baseline=baseline,
-                            control_partition=control, **named_control)]
-    def leveled(test: Test) -> dict:
-        return {**common, "caveats": split_level_caveats(named, checks, metadata, common["n"], test.name)}
+    shape = "multiple choice" if metadata.get("benchmark_output_type") == "multiple_choice" else "free text"
+    sides = compared_sides(model, task, "gap_pvalue" if mode == "options" else RECORD_METRIC)
+    near = overlap.near_copies_note() if overlap is not None else None
 
+    def noted(test: Test) -> dict:
+        """The verdict's caveats: the control's near copies of audited items, a control smaller than the rates
+        quoted were measured with, and (the split-label tests, on a control the audit chose itself) what its level
+        rests on."""
+        leveled = split_level_caveats(named, checks, shape, sides, test.name) if test is not OPTIONS else ()
+        return {**common, "caveats": (*([near] if near else []), *control_size_caveats(sides, shape, test.name),
+                                      *leveled)}
+
+    if mode == "options":
+        return [_comparison(model, task, noted(OPTIONS), test=OPTIONS, score=OPTIONS_GAP, prefix="gap",
+                            baseline=baseline, control_partition=control, **named_control)]
     return [
-        _comparison(model, task, leveled(CONTROL), test=CONTROL, score=PER_BYTE, prefix="per_byte", baseline=baseline,
+        _comparison(model, task, noted(CONTROL), test=CONTROL, score=PER_BYTE, prefix="per_byte", baseline=baseline,
                     control_partition=control, **named_control),
-        _comparison(model, task, leveled(CONTROL_ZLIB), test=CONTROL_ZLIB, score=PER_ZLIB_BYTE, prefix="zlib",
+        _comparison(model, task, noted(CONTROL_ZLIB), test=CONTROL_ZLIB, score=PER_ZLIB_BYTE, prefix="zlib",
                     baseline=baseline, control_partition=control, **named_control),
-        *_reference_verdict(model, task, leveled(ON_REFERENCE), partition=partition, control=control,
+        *_reference_verdict(model, task, noted(ON_REFERENCE), partition=partition, control=control,
                             named_control=named_control),
     ]
 
 
-def split_level_caveats(named: Control, checks: SplitChecks, metadata: Mapping[str, Any], n: int | None,
+def compared_sides(model: ModelResults, task: str, metric: str) -> tuple[int, int]:
+    """The items a control-comparison task compared: (audited, control), counted from its records logged under
+    ``metric`` (half its instances each where none are logged)."""
+    groups = [record.get("group") for record in model.records(task, metric) if record.get("group") is not None]
+    if not groups:
+        half = max(1, (model.n_instances(task) or 0) // 2)
+        return half, half
+    return groups.count(PARTITION), groups.count(CONTROL_GROUP)
+
+
+def control_size_caveats(sides: tuple[int, int], shape: str, test: str) -> tuple[str, ...]:
+    """A control side of fewer items than the split-control study's controls at the size its rates are quoted for
+    (:func:`~lm_eval_contam.verdicts.detection_rates.split_control_measured_size`; the control mode's sizes for the
+    tests the study did not run, measured on the same split pairs): the rates quoted overstate its power."""
+    audited, control = sides
+    measured = (split_control_measured_size(test, shape, min(sides))
+                or split_control_measured_size(CONTROL.name, shape, min(sides)))
+    if measured is None or control >= measured:
+        return ()
+    return (f"compared with a control of {control} item{'' if control == 1 else 's'} ({audited} audited); the rates "
+            f"quoted were measured with controls of {measured} items a side, so its power is below the detection rate "
+            "quoted",)
+
+
+def split_level_caveats(named: Control, checks: SplitChecks, shape: str, sides: tuple[int, int],
                         test: str) -> tuple[str, ...]:
-    """What a split-control verdict's level rests on, and the power measured nearest its size: on the task's own
-    second split, "exact: the two splits are exchangeable" (checked on the items compared, where the check ran)."""
+    """What a split-control verdict's level rests on, and the power measured nearest its size (the smaller side's):
+    on the task's own second split, "exact: the two splits are exchangeable" (checked on the items compared, where
+    the check ran)."""
     if not named.assumed or checks.texts_pvalue is None:
         return ()
-    shape = "multiple choice" if metadata.get("benchmark_output_type") == "multiple_choice" else "free text"
-    per_side = max(1, (n or 0) // 2)
     level = (f"level exact at any size: the two splits are exchangeable (assumed: drawn from one pool; the check of "
              f"the items compared passed, {p_equals(checks.texts_pvalue)}"
              + ("; a reference would check it on the model's own scores too)" if checks.reference is None else ")"))
-    measured = split_control_detection(test, shape, per_side)
+    measured = split_control_detection(test, shape, max(1, min(sides)))
     return (level, *([measured] if measured else []))
 
 
@@ -336,6 +352,6 @@ def verdicts(model: ModelResults) -> list[Verdict]:
     tasks = model.tasks_of(FAMILY)
     checks = {model.partition(task).label: split_checks(model, task) for task in tasks
               if model.metadata(task).get("mode", "control") == "control"
-              and task_control(model.metadata(task)).assumed}
+              and model.partition(task).control.assumed}
     return [verdict for task in tasks
             for verdict in task_verdicts(model, task, checks.get(model.partition(task).label, SplitChecks()))]
