@@ -199,7 +199,7 @@ def test_numeric_task_settings_name_the_yaml_field_and_value(value, message) -> 
     metadata = {"dataset": "toy_news", "num_instances": value, "config_source": "/tasks/dcq_x.yaml"}
     for settings in (DCQSettings, LikelihoodSettings):
         with pytest.raises(ContamError, match=rf"/tasks/dcq_x\.yaml.*num_instances.*{re.escape(message)}"):
-            settings.from_metadata({**metadata, "control": "test"}, "train")
+            settings.from_metadata({**metadata, "control": {"kind": "split", "source": "test"}}, "train")
     assert DCQSettings.from_metadata({**metadata, "num_instances": 7.0}, "train").num_instances == 7
 
 

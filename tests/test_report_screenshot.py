@@ -130,13 +130,13 @@ def _model_results(label: str) -> tuple[dict, dict[str, list[dict]]]:
         add(f"likelihood_toy_news_{split}", {"per_byte_partition": -0.955, "per_byte_control": -1.023,
                                              "per_byte_pvalue": control_p, "zlib_partition": -2.1,
                                              "zlib_control": -2.2, "zlib_pvalue": zlib_p},
-            {"method": "likelihood", "mode": "control", "control": sibling}, split)
+            {"method": "likelihood", "mode": "control", "control": {"kind": "split", "source": sibling}}, split)
         add(f"likelihood_toy_news_{split}_lift", {"lift_own": 0.04, "lift_other": 0.01, "lift_pvalue": numbers["lift"],
                                                   "lift_own_pvalue": numbers["lift"]},
             {"method": "likelihood", "mode": "lift"}, split)
         add(f"likelihood_toy_news_{split}_options", {"gap_partition": 0.05, "gap_control": 0.03,
                                                      "gap_pvalue": numbers["options"]},
-            {"method": "likelihood", "mode": "options", "control": sibling}, split)
+            {"method": "likelihood", "mode": "options", "control": {"kind": "split", "source": sibling}}, split)
     return results, samples
 
 
