@@ -350,9 +350,65 @@ def _load_audit(path: Path) -> Run:
             # One model per run_dir by contract; extra subdirectories keep their name in the label.
             label = str(entry["label"]) if len(directories) == 1 else f"{entry['label']}/{directory.name}"
             model = " ".join(str(entry[key]) for key in ("model", "model_args") if entry.get(key)) or None
-            runs.append(load_model_dir(directory, label=label, model=model, injection=entry.get("injection"),
-                                       reference=_reference_run(path, audit_file, entry, where)))
+            loaded = load_model_dir(directory, label=label, model=model, injection=entry.get("injection"),
+                                    reference=_reference_run(path, audit_file, entry, where))
+            check_tasks_of_this_audit(loaded, entry.get("tasks"), f"{where}.tasks")
+            runs.append(loaded)
     return Run(path=path, models=tuple(runs), audit={k: v for k, v in audit.items() if k != "models"})
+
+
+def _ran_names(recorded: Any) -> set[str]:
+    """The task names an audit recorded for one model (``audit.json`` ``models[i].tasks``: lm-eval task and group
+    names, or task YAML paths, whose task is named in the YAML, else after the file)."""
+    names: set[str] = set()
+    for task in recorded:
+        names.add(str(task))
+        if str(task).endswith((".yaml", ".yml")):
+            yaml_path = Path(str(task))
+            names.add(yaml_path.stem)
+            try:
+                import yaml
+
+                named = (yaml.safe_load(yaml_path.read_text(encoding="utf-8")) or {}).get("task")
+            except Exception:  # noqa: BLE001 - a YAML moved, unreadable or with lm-eval's !function tags: its stem
+                named = None
+            if isinstance(named, str):
+                names.add(named)
+    return names
+
+
+def check_tasks_of_this_audit(model: ModelResults, recorded: Any, field: str) -> None:
+    """Every task in a model's results folder is one the audit ran for it (``audit.json`` records them per model):
+    a results file of another audit of the same model, copied or left there, is refused, naming the file, rather
+    than adding its partitions to this audit's report (one of another model is refused by ``model_name``). Groups
+    lm-eval adds as rows count as run when their subtasks were, and a group's subtasks when the group was; rows with
+    no config (lm-eval ran no such task) are not tasks; an audit.json of an earlier version, recording no tasks, is
+    not checked."""
+    if not isinstance(recorded, list) or not recorded:
+        return
+    ran = _ran_names(recorded)
+    groups = {str(group): [str(task) for task in subtasks] for group, subtasks in
+              (model.results.get("group_subtasks") or {}).items() if isinstance(subtasks, list)}
+    grown = True
+    while grown:  # down from a group that ran, up to a group whose subtasks all ran
+        before = len(ran)
+        for group, subtasks in groups.items():
+            if group in ran:
+                ran.update(subtasks)
+            elif subtasks and all(task in ran for task in subtasks):
+                ran.add(group)
+        grown = len(ran) > before
+    configs = model.results.get("configs") or {}
+    foreign: dict[Path, list[str]] = {}
+    for task, files in model.files.items():
+        # A row without a config is not a task lm-eval ran but one written beside them (a DCR sheet's factor).
+        if task not in ran and task in configs:
+            foreign.setdefault(files.results_file, []).append(task)
+    for results_file, tasks in sorted(foreign.items()):
+        named = ", ".join(sorted(tasks)[:3]) + (f" and {len(tasks) - 3} more" if len(tasks) > 3 else "")
+        raise ContamError(f"holds task(s) {named}, which this audit did not run for {model.label!r} (its audit.json "
+                          f"{field} lists what it ran): the results of another audit or run; move the file to its own "
+                          "folder", source=str(results_file), field="tasks")
 
 
 def _reference_run(path: Path, audit_file: Path, entry: Mapping[str, Any], where: str) -> ModelResults | None:
@@ -369,7 +425,9 @@ def _reference_run(path: Path, audit_file: Path, entry: Mapping[str, Any], where
     model = " ".join(str(reference[key]) for key in ("model", "model_args") if reference.get(key)) or None
     if model is not None and reference.get("found_by"):  # found by the audit, not given: the report says how
         model = f"{model} (found: {reference['found_by']})"
-    return load_model_dir(directories[0], label=f"{entry['label']} (reference)", model=model)
+    loaded = load_model_dir(directories[0], label=f"{entry['label']} (reference)", model=model)
+    check_tasks_of_this_audit(loaded, reference.get("tasks"), f"{where}.reference.tasks")
+    return loaded
 
 
 def load_run(path: str | Path) -> Run:
