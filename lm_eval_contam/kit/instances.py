@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.partitions import Partition, metadata_number
@@ -128,6 +128,39 @@ def sampled_partition(metadata: Mapping[str, Any], split: str) -> dict[str, Any]
     partition = Partition.from_task_metadata(metadata, split)
     return {"partition": partition, "num_instances": default_instances(partition, metadata),
             "seed": metadata_number(metadata, "seed", 0)}
+
+
+@dataclass(frozen=True)
+class OwnNumber:
+    """The one number a partition-level test reads from its task metadata beside :func:`sampled_partition`'s, e.g.
+    the pairing test's ``group_size``: its key (the settings' field too), default and bounds."""
+
+    key: str
+    default: int
+    minimum: int
+    maximum: int
+
+
+Settings = TypeVar("Settings", bound="SampledSettings")
+
+
+@dataclass(frozen=True)
+class SampledSettings:
+    """The settings of a partition-level test that reads what every one reads (:func:`sampled_partition`) and one
+    number of its own: a subclass adds that number's field and names it in ``OWN`` (the in-context, pairing and
+    sentence-order tests)."""
+
+    partition: Partition
+    num_instances: int
+    seed: int
+    OWN: ClassVar[OwnNumber]
+
+    @classmethod
+    def from_metadata(cls: type[Settings], metadata: Mapping[str, Any] | None, split: str) -> Settings:
+        metadata, own = dict(metadata or {}), cls.OWN
+        return cls(**sampled_partition(metadata, split),
+                   **{own.key: metadata_number(metadata, own.key, own.default, minimum=own.minimum,
+                                               maximum=own.maximum)})
 
 
 def default_instances(partition: Partition, metadata: Mapping[str, Any]) -> int:

@@ -100,8 +100,8 @@ def test_the_in_context_test_is_not_tested_on_a_templated_partition(tmp_path) ->
         "bakery", "harbour", "museum", "library", "theatre", "stadium", "garden", "bridge", "market", "castle",
         "station", "school", "hospital", "factory", "chapel", "tower")))
     partition = Partition.from_card(write_card(OwnData(str(source), "test", "Years", "text"), tmp_path / "own"))
-    reason = why_not_run(InContextSettings(partition, 100, 3, 0), partition.rows(), None)
+    reason = why_not_run(InContextSettings(partition, num_instances=100, seed=0, context_instances=3), partition.rows(), None)
     assert reason is not None and reason.startswith("the twins repeat their swaps across items (")
     assert "design effect" in reason and reason.endswith("so they are not symmetric about 0 under H0")
     for sample in sample_partitions():
-        assert why_not_run(InContextSettings(sample, 100, 3, 0), sample.rows(), None) is None
+        assert why_not_run(InContextSettings(sample, num_instances=100, seed=0, context_instances=3), sample.rows(), None) is None

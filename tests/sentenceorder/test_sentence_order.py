@@ -73,7 +73,8 @@ def test_docs_score_every_order_of_each_instance_and_leave_one_sentence_instance
     assert [doc["row_index"] for doc in docs] == [0, 1, 2]
     assert all(len(doc["texts"]) == 6 and doc["texts"][0] == texts[doc["row_index"]] and doc["left_out"] == 1
                for doc in docs)
-    only = SentenceOrderSettings(_partition(tmp_path / "one.jsonl", ["One sentence.", "Another one"]), 100, 24, 0)
+    only = SentenceOrderSettings(_partition(tmp_path / "one.jsonl", ["One sentence.", "Another one"]),
+                                 num_instances=100, seed=0, arrangements=24)
     with pytest.raises(ContamError, match="none of the 2 sampled instance"):
         sentence_order_docs(only, only.partition.rows())
 

@@ -13,9 +13,8 @@ from typing import Any
 
 from lm_eval.api.instance import Instance
 
-from lm_eval_contam.core.partitions import Partition, metadata_number
 from lm_eval_contam.core.wordnet import load_wordnet
-from lm_eval_contam.kit.instances import QuizInstance, instance_text, sample_indices, sampled_partition
+from lm_eval_contam.kit.instances import OwnNumber, QuizInstance, SampledSettings, instance_text, sample_indices
 from lm_eval_contam.kit.perturb import perturb
 from lm_eval_contam.kit.scoring import utf8_bytes
 from lm_eval_contam.lmeval.lm_eval_compat import (
@@ -37,18 +36,9 @@ METRICS: dict[str, Callable[[Any], float]] = {
 
 
 @dataclass(frozen=True)
-class InContextSettings:
-    partition: Partition
-    num_instances: int
+class InContextSettings(SampledSettings):
     context_instances: int
-    seed: int
-
-    @classmethod
-    def from_metadata(cls, metadata: Mapping[str, Any] | None, split: str) -> InContextSettings:
-        metadata = dict(metadata or {})
-        return cls(**sampled_partition(metadata, split),
-                   context_instances=metadata_number(metadata, "context_instances", DEFAULT_CONTEXT_INSTANCES,
-                                                     minimum=1, maximum=16))
+    OWN = OwnNumber("context_instances", DEFAULT_CONTEXT_INSTANCES, minimum=1, maximum=16)
 
 
 def build_docs(settings: InContextSettings, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.partitions import Partition, metadata_number
 from lm_eval_contam.core.relabelling import RelabellingResult, pairing_test
-from lm_eval_contam.kit.instances import instance_text, sample_indices, sampled_partition
+from lm_eval_contam.kit.instances import OwnNumber, SampledSettings, instance_text, sample_indices
 from lm_eval_contam.lmeval.lm_eval_compat import rolling_loglikelihood
 from lm_eval_contam.lmeval.partition_task import PartitionSteps, ScoredTextsTask
 from lm_eval_contam.methods.pairing.halves import DEFAULT_GROUP_SIZE, halves, paired_texts, pairing_groups
@@ -28,17 +27,9 @@ METRICS: dict[str, Callable[[RelabellingResult], float]] = {
 
 
 @dataclass(frozen=True)
-class PairingSettings:
-    partition: Partition
-    num_instances: int
+class PairingSettings(SampledSettings):
     group_size: int
-    seed: int
-
-    @classmethod
-    def from_metadata(cls, metadata: Mapping[str, Any] | None, split: str) -> PairingSettings:
-        metadata = dict(metadata or {})
-        return cls(**sampled_partition(metadata, split),
-                   group_size=metadata_number(metadata, "group_size", DEFAULT_GROUP_SIZE, minimum=2, maximum=12))
+    OWN = OwnNumber("group_size", DEFAULT_GROUP_SIZE, minimum=2, maximum=12)
 
 
 def pairing_docs(settings: PairingSettings, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

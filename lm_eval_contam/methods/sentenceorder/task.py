@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.partitions import Partition, metadata_number
 from lm_eval_contam.core.relabelling import RelabellingResult, arrangement_test
-from lm_eval_contam.kit.instances import instance_text, sample_indices, sampled_partition
+from lm_eval_contam.kit.instances import OwnNumber, SampledSettings, instance_text, sample_indices
 from lm_eval_contam.lmeval.lm_eval_compat import rolling_loglikelihood
 from lm_eval_contam.lmeval.partition_task import PartitionSteps, ScoredTextsTask
 from lm_eval_contam.methods.sentenceorder.orders import DEFAULT_ARRANGEMENTS, sentence_orders, sentences
@@ -30,18 +29,9 @@ SEPARATOR = " "
 
 
 @dataclass(frozen=True)
-class SentenceOrderSettings:
-    partition: Partition
-    num_instances: int
+class SentenceOrderSettings(SampledSettings):
     arrangements: int
-    seed: int
-
-    @classmethod
-    def from_metadata(cls, metadata: Mapping[str, Any] | None, split: str) -> SentenceOrderSettings:
-        metadata = dict(metadata or {})
-        return cls(**sampled_partition(metadata, split),
-                   arrangements=metadata_number(metadata, "arrangements", DEFAULT_ARRANGEMENTS, minimum=2,
-                                                maximum=120))
+    OWN = OwnNumber("arrangements", DEFAULT_ARRANGEMENTS, minimum=2, maximum=120)
 
 
 def sentence_order_docs(settings: SentenceOrderSettings, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
