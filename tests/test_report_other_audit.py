@@ -77,3 +77,28 @@ def test_an_audit_json_recording_no_tasks_is_not_checked(tmp_path: Path) -> None
     _results(run, "2024-02-01T00-00-00", {"arc_challenge": {}})
     (model,) = build_report(tmp_path / "audit").models
     assert {"arc_easy", "arc_challenge"} <= set(model.results["results"])
+
+
+def test_a_task_whose_yaml_the_audit_wrote_is_its_own_though_not_recorded(tmp_path: Path) -> None:
+    """An earlier run of the same audit (other --methods; its record replaced by an earlier version) wrote its task
+    YAMLs under the audit folder: its results are this audit's, not another's."""
+    run = _audit(tmp_path / "audit", ["arc_easy"])
+    _results(run, "2024-01-01T00-00-00", {"arc_easy": {}})
+    own = {"metadata": {"config_source": str(tmp_path / "audit" / "tasks" / "t" / "likelihood_task_t_test.yaml")}}
+    _results(run, "2024-01-02T00-00-00", {"likelihood_task_t_test": own})
+    (model,) = build_report(tmp_path / "audit").models
+    assert "likelihood_task_t_test" in model.results["results"]
+
+
+def test_a_re_run_of_the_same_label_keeps_the_tasks_recorded_before(tmp_path: Path) -> None:
+    """audit.json's record of a model's tasks is what the check reads: a second run of the label (e.g. another
+    --methods, the same audit) adds its tasks to the first run's, never drops them."""
+    from lm_eval_contam.audit.job import AuditSettings, ModelRunRecord, record_run
+
+    settings = AuditSettings(partitions=())
+    record_run(tmp_path, ModelRunRecord("m", "hf", "pretrained=/m", "runs/m", tasks=("dcq_x_ll", "arc_easy")), settings)
+    record_run(tmp_path, ModelRunRecord("m", "hf", "pretrained=/m", "runs/m", tasks=("pairing_x", "arc_easy")), settings)
+    record_run(tmp_path, ModelRunRecord("n", "hf", "pretrained=/n", "runs/n", tasks=("arc_easy",)), settings)
+    models = json.loads((tmp_path / "audit.json").read_text())["models"]
+    assert [(entry["label"], entry["tasks"]) for entry in models] == [
+        ("m", ["dcq_x_ll", "arc_easy", "pairing_x"]), ("n", ["arc_easy"])]

@@ -617,8 +617,15 @@ def record_run(out_dir: Path, run: ModelRunRecord, settings: AuditSettings,
     """Add (or replace, by label) the model's entry in ``audit.json``, with what the methods' own inputs planned."""
     path = out_dir / AUDIT_FILE
     audit = json.loads(path.read_text()) if path.is_file() else {"version": 1, "models": []}
-    audit["models"] = [entry for entry in audit.get("models", []) if entry.get("label") != run.label]
-    audit["models"].append(asdict(run))
+    entry = asdict(run)
+    # The tasks an earlier run of the same label and model wrote results for stay recorded (a re-run with other
+    # --methods adds its own): the report takes a task not recorded here for another audit's (rundir).
+    earlier = next((found for found in audit.get("models", []) if found.get("label") == run.label
+                    and (found.get("model"), found.get("model_args")) == (run.model, run.model_args)), None)
+    if earlier is not None and isinstance(earlier.get("tasks"), list):
+        entry["tasks"] = list(dict.fromkeys([*map(str, earlier["tasks"]), *entry["tasks"]]))
+    audit["models"] = [found for found in audit.get("models", []) if found.get("label") != run.label]
+    audit["models"].append(entry)
     # Cards under the audit directory are recorded relative to it: a copied directory stays one audit.
     partitions = [relative_to_audit(partition, out_dir) for partition in settings.partitions]
     audit["partitions"] = list(dict.fromkeys([*audit.get("partitions", []), *partitions]))

@@ -352,7 +352,7 @@ def _load_audit(path: Path) -> Run:
             model = " ".join(str(entry[key]) for key in ("model", "model_args") if entry.get(key)) or None
             loaded = load_model_dir(directory, label=label, model=model, injection=entry.get("injection"),
                                     reference=_reference_run(path, audit_file, entry, where))
-            check_tasks_of_this_audit(loaded, entry.get("tasks"), f"{where}.tasks")
+            check_tasks_of_this_audit(loaded, entry.get("tasks"), f"{where}.tasks", path)
             runs.append(loaded)
     return Run(path=path, models=tuple(runs), audit={k: v for k, v in audit.items() if k != "models"})
 
@@ -377,13 +377,25 @@ def _ran_names(recorded: Any) -> set[str]:
     return names
 
 
-def check_tasks_of_this_audit(model: ModelResults, recorded: Any, field: str) -> None:
+def _written_under(config: Mapping[str, Any], folder: Path) -> bool:
+    """Whether a task's YAML was written under ``folder`` (its metadata's ``config_source``: the audit's own tasks)."""
+    source = (config.get("metadata") or {}).get("config_source") if isinstance(config, Mapping) else None
+    if not isinstance(source, str) or not source:
+        return False
+    try:
+        return Path(source).resolve().is_relative_to(folder.resolve())
+    except (OSError, ValueError):
+        return False
+
+
+def check_tasks_of_this_audit(model: ModelResults, recorded: Any, field: str, audit_dir: Path | None = None) -> None:
     """Every task in a model's results folder is one the audit ran for it (``audit.json`` records them per model):
     a results file of another audit of the same model, copied or left there, is refused, naming the file, rather
     than adding its partitions to this audit's report (one of another model is refused by ``model_name``). Groups
     lm-eval adds as rows count as run when their subtasks were, and a group's subtasks when the group was; rows with
-    no config (lm-eval ran no such task) are not tasks; an audit.json of an earlier version, recording no tasks, is
-    not checked."""
+    no config (lm-eval ran no such task) are not tasks; a task whose YAML the audit wrote under ``audit_dir`` is its
+    own (an earlier run of the same audit with other ``--methods``); an audit.json of an earlier version, recording no
+    tasks, is not checked."""
     if not isinstance(recorded, list) or not recorded:
         return
     ran = _ran_names(recorded)
@@ -402,7 +414,7 @@ def check_tasks_of_this_audit(model: ModelResults, recorded: Any, field: str) ->
     foreign: dict[Path, list[str]] = {}
     for task, files in model.files.items():
         # A row without a config is not a task lm-eval ran but one written beside them (a DCR sheet's factor).
-        if task not in ran and task in configs:
+        if task not in ran and task in configs and not (audit_dir and _written_under(configs[task], audit_dir)):
             foreign.setdefault(files.results_file, []).append(task)
     for results_file, tasks in sorted(foreign.items()):
         named = ", ".join(sorted(tasks)[:3]) + (f" and {len(tasks) - 3} more" if len(tasks) > 3 else "")
@@ -426,7 +438,7 @@ def _reference_run(path: Path, audit_file: Path, entry: Mapping[str, Any], where
     if model is not None and reference.get("found_by"):  # found by the audit, not given: the report says how
         model = f"{model} (found: {reference['found_by']})"
     loaded = load_model_dir(directories[0], label=f"{entry['label']} (reference)", model=model)
-    check_tasks_of_this_audit(loaded, reference.get("tasks"), f"{where}.reference.tasks")
+    check_tasks_of_this_audit(loaded, reference.get("tasks"), f"{where}.reference.tasks", path)
     return loaded
 
 
