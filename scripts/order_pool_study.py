@@ -49,10 +49,11 @@ RATES_FILE = Path(__file__).resolve().parents[1] / "lm_eval_contam" / "verdicts"
 
 
 def rates() -> None:
-    from lm_eval_contam.nullstudy.order_pool import dumps, pool_rates, rates_table, scored
+    from lm_eval_contam.nullstudy.order_pool import dumps, pool_rates, rates_document, rates_table, scored
 
     found = pool_rates(scored("null"), scored("reference"))
-    RATES_FILE.write_text(dumps(found), encoding="utf-8")
+    RATES_FILE.write_text(dumps(rates_document(found, command="python scripts/order_pool_study.py rates",
+                                               date=time.strftime("%Y-%m-%d"))), encoding="utf-8")
     print(rates_table(found))
 
 

@@ -39,3 +39,34 @@ def test_scoring_shared_lines_once_gives_each_whole_texts_score(tiny_model_dir: 
     grouped = grouped_rolling_loglikelihoods(model, tokenizer, prefix, doc["texts"])
     assert grouped == pytest.approx(whole, abs=1e-3)
     assert len(set(round(value, 3) for value in whole)) > 1  # the orders do score differently
+
+
+def test_the_shipped_rates_are_those_of_the_shipped_scores() -> None:
+    """Every number of ``verdicts/order_pool_rates.json`` recomputed from the shipped per-item scores (no model)."""
+    import json
+
+    from lm_eval_contam.nullstudy.order_pool import pool_rates, rates_document, scored
+    from lm_eval_contam.verdicts.verdict import ORDER_POOL_RATES_FILE
+
+    shipped = json.loads(ORDER_POOL_RATES_FILE.read_text(encoding="utf-8"))
+    null, reference = scored("null"), scored("reference")
+    assert len(null) == len(reference) == 768
+    recomputed = rates_document(pool_rates(null, reference), command=shipped["command"], date=shipped["date"])
+    assert recomputed == shipped
+
+
+def test_a_test_that_drifts_on_never_seen_items_makes_no_call_and_one_that_holds_still_drives() -> None:
+    """On the pool's authored half the residualised test flags 33 of 200 24-item draws (its interval above 5 %) and
+    the answer-kept test 19 of 200: both are over their level for any multiple-choice verdict. Option order on u
+    (15 of 200) is not; on the random-order half (the null exact by construction) none is."""
+    from lm_eval_contam.verdicts.verdict import key_over_level, shape_key, shipped_pool_rates
+
+    rates = shipped_pool_rates()
+    authored = {test: rates[shape_key(test, "fresh multiple choice")].false_positives
+                for test in ("option_order_reference", "option_order_reference_fixed_answer",
+                             "option_order_reference_residualised")}
+    assert authored == {"option_order_reference": 15, "option_order_reference_fixed_answer": 19,
+                        "option_order_reference_residualised": 33}
+    over = {key for key in rates if key_over_level(key, rates)}
+    assert over == {"option_order_reference_residualised", "option_order_reference_fixed_answer@fresh multiple choice",
+                    "option_order_reference_residualised@fresh multiple choice"}

@@ -12,11 +12,11 @@ The null fine-tune is the split study's fine-tune of the default model at the pa
 lr 5e-5, 3 epochs): it was trained on other items (the study's ``train`` splits) and on none of these, which is
 what a filler-only fine-tune is to them; its reference is the clean default model it was fine-tuned from.
 
-Rates (:func:`pool_rates`): for each half and for both halves together, at each size, ``draws`` seeded partitions
-drawn from the pool (without replacement within a partition), each tested as the audit tests a partition
-(:func:`lm_eval_contam.methods.optionorder.verdicts.reference_arrangement_results`). Draws overlap, so the rate over
-draws is the level's estimate on this pool, and its binomial interval is the draws' (Monte-Carlo) interval; beside it,
-the count of disjoint partitions the pool holds at that size, the number of independent ones it can give.
+Rates (:func:`pool_rates`): for each half and for both halves together, at each size, every partition tested as the
+audit tests one (:func:`lm_eval_contam.methods.optionorder.verdicts.reference_arrangement_results`): ``draws`` seeded
+partitions drawn from the pool (without replacement within a partition) and the pool cut into disjoint partitions.
+Draws overlap, so the rate over draws estimates the level on this pool with the draws' (Monte-Carlo) interval, narrower
+than a new pool's would be; the disjoint partitions are independent, few, and carry the honest interval.
 """
 
 from __future__ import annotations
@@ -87,34 +87,64 @@ def _draw(records: Sequence[Mapping[str, Any]], size: int, draw: int, *identity:
     return [records[int(index)] for index in sorted(chosen)]
 
 
-def _rate(flags: Sequence[bool], pool: int, size: int) -> dict[str, Any]:
+def _disjoint(records: Sequence[Mapping[str, Any]], size: int, *identity: object) -> list[list[Mapping[str, Any]]]:
+    """The pool cut into as many disjoint partitions of ``size`` as it holds (one seeded shuffle)."""
+    order = rng_for(0, "order-pool-disjoint", *identity).permutation(len(records))
+    return [[records[int(index)] for index in sorted(order[start:start + size])]
+            for start in range(0, len(records) - size + 1, size)]
+
+
+def _count(flags: Sequence[bool]) -> dict[str, Any]:
     low, high = binomial_interval(sum(flags), len(flags))
-    return {"flagged": int(sum(flags)), "draws": len(flags), "rate": round(sum(flags) / len(flags), 4),
-            "ci": [round(low, 4), round(high, 4)], "disjoint_partitions": pool // size}
+    return {"flagged": int(sum(flags)), "k": len(flags), "rate": round(sum(flags) / len(flags), 4),
+            "ci": [round(low, 4), round(high, 4)]}
+
+
+def _pvalues(partitions: Sequence[Sequence[Mapping[str, Any]]], reference: Mapping[str, Mapping[str, Any]],
+             label: str) -> dict[str, list[float]]:
+    """Each option-order test on u's p-value on each partition, as the audit computes it."""
+    found: dict[str, list[float]] = {}
+    for number, partition in enumerate(partitions):
+        for test, (result, _, _) in reference_arrangement_results(
+                partition, reference, seed=number, label=f"{label}:{number}", source="order pool reference").items():
+            found.setdefault(test, []).append(result.pvalue)
+    return found
 
 
 def pool_rates(null: Sequence[Mapping[str, Any]], reference: Sequence[Mapping[str, Any]], *,
                sizes: Sequence[int] = SIZES, draws: int = DRAWS) -> dict[str, Any]:
-    """test -> pool ("authored", "random", "both") -> size -> the rejection rate at ALPHA over ``draws`` partitions
-    (one, the whole pool, when the size is the pool's)."""
+    """test -> pool ("authored", "random", "both") -> size -> the rejection rate at ALPHA: ``over_draws`` (``draws``
+    overlapping seeded partitions: the level's estimate on this pool, with the draws' interval) and ``disjoint``
+    (the pool cut into disjoint partitions: independent ones, with their interval); at the pool's own size, the one
+    partition it is and its p-value."""
     theirs = {str(record["identity"]): record for record in reference}
     pools = {half: [r for r in null if r["half"] == half] for half in HALVES}
     pools["both"] = list(null)
     found: dict[str, Any] = {}
     for name, records in pools.items():
         for size in (size for size in sizes if size <= len(records)):
-            runs = 1 if size == len(records) else draws
-            pvalues: dict[str, list[float]] = {}
-            for draw in range(runs):
-                partition = records if runs == 1 else _draw(records, size, draw, name, size)
-                label = f"order-pool:{name}:{size}:{draw}"
-                for test, (result, _, _) in reference_arrangement_results(
-                        partition, theirs, seed=draw, label=label, source="order pool reference").items():
-                    pvalues.setdefault(test, []).append(result.pvalue)
-            for test, values in pvalues.items():
-                found.setdefault(test, {}).setdefault(name, {})[str(size)] = _rate(
-                    [p <= ALPHA for p in values], len(records), size)
+            label = f"order-pool:{name}:{size}"
+            disjoint = _pvalues(_disjoint(records, size, name, size), theirs, f"{label}:disjoint")
+            drawn = (_pvalues([_draw(records, size, draw, name, size) for draw in range(draws)], theirs, label)
+                     if size < len(records) else {})
+            for test, values in disjoint.items():
+                entry: dict[str, Any] = {"disjoint": _count([p <= ALPHA for p in values])}
+                if test in drawn:
+                    entry["over_draws"] = _count([p <= ALPHA for p in drawn[test]])
+                else:
+                    entry["pvalue"] = round(values[0], 6)
+                found.setdefault(test, {}).setdefault(name, {})[str(size)] = entry
     return found
+
+
+def _cell(entry: Mapping[str, Any]) -> str:
+    disjoint = entry["disjoint"]
+    own = f"{disjoint['flagged']}/{disjoint['k']} disjoint"
+    if "over_draws" not in entry:
+        return f"{own} (p = {entry['pvalue']:.4f})"
+    drawn = entry["over_draws"]
+    return (f"{100 * drawn['rate']:.1f} % over {drawn['k']} draws ({100 * drawn['ci'][0]:.1f}–"
+            f"{100 * drawn['ci'][1]:.1f} %); {own}")
 
 
 def rates_table(found: Mapping[str, Any]) -> str:
@@ -122,11 +152,28 @@ def rates_table(found: Mapping[str, Any]) -> str:
     lines = ["| test | pool | 24 | 96 | 384 |", "|---|---|---|---|---|"]
     for test, pools in found.items():
         for name, sizes in pools.items():
-            cells = [(f"{e['flagged']}/{e['draws']} ({100 * e['ci'][0]:.1f}–{100 * e['ci'][1]:.1f} %; "
-                      f"{e['disjoint_partitions']} disjoint)" if (e := sizes.get(str(size))) else "—")
-                     for size in SIZES]
+            cells = [_cell(sizes[str(size)]) if str(size) in sizes else "—" for size in SIZES]
             lines.append(f"| `{test}` | {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+AUDIT_SIZE = 24  # the audit's sample for these tests (audit/benchmark_partitions.BENCHMARK_SAMPLE)
+SHAPE_OF_HALF = {"authored": "fresh multiple choice", "random": "multiple choice"}  # the verdicts' shape keys
+
+
+def rates_document(found: Mapping[str, Any], *, command: str, date: str) -> dict[str, Any]:
+    """The rates as a rates source reads them (the validation rates' shape, column ``false_positive_pool``): each
+    test's rate over 24-item draws (the audit's size) of both halves, and per half as a shape; every size beside.
+
+    The draws overlap, so their interval is narrower than a new pool's would be: it can only withhold a test's call
+    (a rate above its level), which is the direction a wrong reading of it costs least."""
+    methods = {test: {"false_positive_pool": pools["both"][str(AUDIT_SIZE)]["over_draws"],
+                      "by_shape": {SHAPE_OF_HALF[half]: {"false_positive_pool": pools[half][str(AUDIT_SIZE)]
+                                                         ["over_draws"]} for half in HALVES},
+                      "largest_n": AUDIT_SIZE}
+               for test, pools in found.items()}
+    return {"version": 1, "confidence_level": 0.95, "command": command, "date": date, "methods": methods,
+            "sizes": dict(found)}
 
 
 def dumps(found: Mapping[str, Any]) -> str:

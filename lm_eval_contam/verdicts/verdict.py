@@ -181,6 +181,10 @@ CLEAN_MODEL_STUDY = "the validation study (never-seen partitions, clean default 
 
 SIBLING_STUDY = "the validation study (held-out siblings of injected partitions)"
 FILLER_STUDY = "the validation study (never-seen partitions, filler-only fine-tune against its reference)"
+POOL_STUDY = ("the order-pool study (24-item draws from 768 never-seen multiple-choice items, a fine-tune of the "
+              "default model against its reference)")
+# The order-pool study's rates (scripts/order_pool_study.py rates writes it), in the validation rates' shape.
+ORDER_POOL_RATES_FILE = Path(__file__).with_name("order_pool_rates.json")
 AUTHOR_STUDY = ("the validation study (never-seen natural-text partitions, a fine-tune on the same authors' other split "
                 "against its reference)")
 # Which false-positive column of a validation rates document each study reads, and what its null partitions are.
@@ -192,6 +196,8 @@ _VALIDATION_NULLS = {
                               "never saw, against the default model as its reference", FILLER_STUDY),
     "false_positive_author": ("natural-text partitions a fine-tune of the default model on the same authors' other "
                               "split never saw, against the default model as its reference", AUTHOR_STUDY),
+    "false_positive_pool": ("24-item partitions drawn from a pool of multiple-choice items a fine-tune of the default "
+                            "model never saw, against the default model as its reference", POOL_STUDY),
 }
 
 
@@ -275,6 +281,15 @@ def shipped_author_rates() -> dict[str, MeasuredRate]:
     return validation_false_positives(_shipped_validation(), "false_positive_author", str(VALIDATION_RATES_FILE))
 
 
+@functools.lru_cache(maxsize=1)
+def shipped_pool_rates() -> dict[str, MeasuredRate]:
+    """False positives over 24-item draws from the order pool: the option-order tests on u, whose level on items a
+    fine-tune never saw can drift with the items an audit reads (docs/studies/validation-study.md)."""
+    document = (json.loads(ORDER_POOL_RATES_FILE.read_text(encoding="utf-8")) if ORDER_POOL_RATES_FILE.is_file()
+                else {})
+    return validation_false_positives(document, "false_positive_pool", str(ORDER_POOL_RATES_FILE))
+
+
 def clean_model_rate(verdict: Verdict) -> MeasuredRate | None:
     """The validation study's false-positive rate of this verdict's test on the clean default model, if measured."""
     return shipped_clean_model_rates().get(rate_key(verdict))
@@ -305,7 +320,7 @@ RateSources = Mapping[str, MeasuredRate] | Sequence[Mapping[str, MeasuredRate]]
 def rate_sources(rates: RateSources | None) -> list[Mapping[str, MeasuredRate]]:
     if rates is None:
         return [shipped_rates(), shipped_clean_model_rates(), shipped_sibling_rates(), shipped_filler_rates(),
-                shipped_author_rates()]
+                shipped_author_rates(), shipped_pool_rates()]
     return [rates] if isinstance(rates, Mapping) else list(rates)
 
 
