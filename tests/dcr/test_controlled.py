@@ -45,7 +45,7 @@ def _level(level: int, mode: str, respond) -> tuple[float, float]:
     """(S, paper-style share on the originals) of one level under a responder (paper mode: S is that share)."""
     records = []
     for doc in _docs(level, mode):
-        responses = [respond(doc["prompt"]), respond(doc["control_prompt"]) if doc["control_prompt"] else ""]
+        responses = [respond(doc["prompt"]), respond(doc["twin_prompt"]) if doc["twin_prompt"] else ""]
         records.append(item_record(doc, responses))
     score = twin_score(records)
     return score.statistic if mode == "controlled" else score.original_rate, score.original_rate
@@ -64,19 +64,19 @@ def twin_labels() -> dict[str, str]:
     """Every L4 twin's label: the original's (twins keep the label), for the task-competent responder."""
     labels = {}
     for doc in _docs(4, "controlled"):
-        labels[_instance(doc["control_prompt"])] = doc["reference"]
+        labels[_instance(doc["twin_prompt"])] = doc["reference"]
     return labels
 
 
 def test_every_generated_item_has_a_twin_in_the_same_format() -> None:
     for level in (3, 4):
         for doc in _docs(level, "controlled"):
-            assert doc["control_prompt"] and doc["control_prompt"] != doc["prompt"]
-            assert len(doc["control_prompt"].split()) == len(doc["prompt"].split())  # one synonym per word
-            assert _instance(doc["control_prompt"]) not in MEMBERS or "complete it:" in doc["prompt"]
+            assert doc["twin_prompt"] and doc["twin_prompt"] != doc["prompt"]
+            assert len(doc["twin_prompt"].split()) == len(doc["prompt"].split())  # one synonym per word
+            assert _instance(doc["twin_prompt"]) not in MEMBERS or "complete it:" in doc["prompt"]
             if level == 4:  # the twin keeps the label
-                assert json_label(doc["control_check"]) == json_label(doc["check"]) == doc["reference"]
-    assert not any(doc["control_prompt"] for level in (3, 4) for doc in _docs(level, "paper"))
+                assert json_label(doc["twin_check"]) == json_label(doc["check"]) == doc["reference"]
+    assert not any(doc["twin_prompt"] for level in (3, 4) for doc in _docs(level, "paper"))
 
 
 def json_label(check_json: str) -> str:

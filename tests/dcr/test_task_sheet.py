@@ -138,7 +138,7 @@ def _scores(sheet_path: Path, respond) -> list[list[float]]:
     for level in LEVELS:
         records = []
         for doc in (item_to_doc(sheet, item) for item in level_items(sheet, level, rows)):
-            records.append(item_record(doc, [respond(doc["prompt"]), respond(doc["control_prompt"])]))
+            records.append(item_record(doc, [respond(doc["prompt"]), respond(doc["twin_prompt"])]))
         assert twin_score(records).n_items == sheet.level_size(level)
         levels.append([r["original"] - r.get("control", r["original"]) for r in records])
     return levels

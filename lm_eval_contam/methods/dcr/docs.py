@@ -33,10 +33,10 @@ def item_to_doc(sheet: Sheet, item: SheetItem) -> dict[str, Any]:
         "check_kind": item.check.kind,
         "source": item.source,
         "reference": item.reference,
-        "control_prompt": twin.prompt if twin else "",
-        "control_check": _check_json(twin.check) if twin else "",
-        "control_source": twin.source if twin else "",
-        "control_reference": twin.reference if twin else "",
+        "twin_prompt": twin.prompt if twin else "",
+        "twin_check": _check_json(twin.check) if twin else "",
+        "twin_source": twin.source if twin else "",
+        "twin_reference": twin.reference if twin else "",
     }
 
 
@@ -47,8 +47,9 @@ def check_result(check_json: str, item_id: str, prompt: str, response: str) -> f
 
 
 def item_record(doc: Mapping[str, Any], responses: Sequence[str]) -> dict[str, float | None]:
-    """``{"original": r, "control": r}`` for one item (no ``"control"`` key when the item has no control)."""
+    """``{"original": r, "control": r}`` for one item, ``"control"`` its twin's result as logged samples keep it (no
+    such key when the item has no twin)."""
     record = {"original": check_result(doc["check"], doc["item_id"], doc["prompt"], responses[0])}
-    if doc["control_prompt"]:
-        record["control"] = check_result(doc["control_check"], doc["item_id"], doc["control_prompt"], responses[1])
+    if doc["twin_prompt"]:
+        record["control"] = check_result(doc["twin_check"], doc["item_id"], doc["twin_prompt"], responses[1])
     return record

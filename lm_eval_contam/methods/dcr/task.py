@@ -108,8 +108,8 @@ class DCRLevelTask(ConfigurableTask):
 
     def construct_requests(self, doc: dict, ctx: Any, **kwargs: Any) -> Any:
         contexts = [ctx]
-        if doc["control_prompt"]:
-            contexts.append(general_context(ctx, doc["prompt"], doc["control_prompt"]))
+        if doc["twin_prompt"]:
+            contexts.append(general_context(ctx, doc["prompt"], doc["twin_prompt"]))
         return [task_request(self, doc, (context, deepcopy(self.config.generation_kwargs)), idx, **kwargs)
                 for idx, context in enumerate(contexts)]
 
