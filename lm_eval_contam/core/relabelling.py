@@ -62,6 +62,12 @@ class RelabellingResult(TestResult):
         return (self.statistic - self.expected) / self.null_sd if self.null_sd > 0 else 0.0
 
 
+def relabelling_metrics(name: str, *, count: str) -> dict[str, Callable[[RelabellingResult], float]]:
+    """A relabelling test's task metrics: ``<name>_z`` (its standardised statistic), ``<name>_pvalue`` and ``count``
+    (the items or groups it tested)."""
+    return {f"{name}_z": lambda s: s.standardised, f"{name}_pvalue": lambda s: s.pvalue, count: lambda s: s.n}
+
+
 def standardised(scores: Sequence[float]) -> np.ndarray:
     """Each score's z-score among the item's own (all zero when they are all equal)."""
     values = np.asarray(scores, dtype=float)

@@ -8,22 +8,18 @@ text (verdicts.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.relabelling import RelabellingResult, pairing_test
+from lm_eval_contam.core.relabelling import RelabellingResult, pairing_test, relabelling_metrics
 from lm_eval_contam.kit.instances import OwnNumber, SampledSettings, instance_text, sample_indices
 from lm_eval_contam.lmeval.lm_eval_compat import rolling_loglikelihood
 from lm_eval_contam.lmeval.partition_task import PartitionSteps, ScoredTextsTask
 from lm_eval_contam.methods.pairing.halves import DEFAULT_GROUP_SIZE, halves, paired_texts, pairing_groups
 
-METRICS: dict[str, Callable[[RelabellingResult], float]] = {
-    "pairing_z": lambda s: s.standardised,
-    "pairing_pvalue": lambda s: s.pvalue,
-    "pairing_groups": lambda s: s.n,
-}
+METRICS = relabelling_metrics("pairing", count="pairing_groups")
 
 
 @dataclass(frozen=True)

@@ -9,22 +9,18 @@ which natural text fails (see verdicts.py): the verdict reads u.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.relabelling import RelabellingResult, arrangement_test
+from lm_eval_contam.core.relabelling import RelabellingResult, arrangement_test, relabelling_metrics
 from lm_eval_contam.kit.instances import OwnNumber, SampledSettings, instance_text, sample_indices
 from lm_eval_contam.lmeval.lm_eval_compat import rolling_loglikelihood
 from lm_eval_contam.lmeval.partition_task import PartitionSteps, ScoredTextsTask
 from lm_eval_contam.methods.sentenceorder.orders import DEFAULT_ARRANGEMENTS, sentence_orders, sentences
 
-METRICS: dict[str, Callable[[RelabellingResult], float]] = {
-    "sentence_order_z": lambda s: s.standardised,
-    "sentence_order_pvalue": lambda s: s.pvalue,
-    "sentence_order_items": lambda s: s.n,
-}
+METRICS = relabelling_metrics("sentence_order", count="sentence_order_items")
 SEPARATOR = " "
 
 
