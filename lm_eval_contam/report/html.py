@@ -14,7 +14,6 @@ from collections.abc import Iterable, Sequence
 
 from lm_eval_contam.core.formatting import pvalue
 from lm_eval_contam.core.install import __version__
-from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.registry import method_of
 from lm_eval_contam.report import layout
 from lm_eval_contam.report.model import Report
@@ -150,13 +149,6 @@ def models_table(report: Report) -> str:
                    layout.model_description(dict(m.injection or {})) or "—", str(m.directory)) for m in report.models))
 
 
-def by_task(verdicts: Iterable[Verdict]) -> dict[str, list[Verdict]]:
-    grouped: dict[str, list[Verdict]] = {}
-    for verdict in verdicts:
-        grouped.setdefault(verdict.task, []).append(verdict)
-    return grouped
-
-
 def details(report: Report) -> str:
     parts = []
     for model in report.models:
@@ -166,7 +158,7 @@ def details(report: Report) -> str:
         parts.append(f"<h3>{e(model.label)}</h3>")
         for partition, verdicts in layout.partition_groups(mine).items():
             parts.append(f"<h4>{e(partition)}</h4>")
-            for found in by_task(verdicts).values():
+            for found in layout.task_groups(verdicts).values():
                 parts.append(method_of(found[0].family).section.html(found, anchor))
     return "".join(parts)
 

@@ -6,7 +6,7 @@ Everything here returns unescaped text; each renderer escapes for its format.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,12 +54,22 @@ def decided(verdicts: Sequence[Verdict]) -> list[Verdict]:
     return [verdict for verdict in verdicts if verdict.flagged is not None]
 
 
-def partition_groups(verdicts: Sequence[Verdict]) -> dict[str, list[Verdict]]:
-    """The verdicts by partition, in their order (the details' sections of one model)."""
+def grouped(verdicts: Iterable[Verdict], key: Callable[[Verdict], str]) -> dict[str, list[Verdict]]:
+    """The verdicts by ``key``, in their order."""
     groups: dict[str, list[Verdict]] = {}
     for verdict in verdicts:
-        groups.setdefault(verdict.partition, []).append(verdict)
+        groups.setdefault(key(verdict), []).append(verdict)
     return groups
+
+
+def partition_groups(verdicts: Iterable[Verdict]) -> dict[str, list[Verdict]]:
+    """The verdicts by partition, in their order (the details' sections of one model)."""
+    return grouped(verdicts, lambda verdict: verdict.partition)
+
+
+def task_groups(verdicts: Iterable[Verdict]) -> dict[str, list[Verdict]]:
+    """The verdicts by task, in their order (one method section each)."""
+    return grouped(verdicts, lambda verdict: verdict.task)
 
 
 def cell_detail(verdict: Verdict) -> str:

@@ -7,7 +7,6 @@ from lm_eval_contam.core.formatting import pvalue
 from lm_eval_contam.core.install import __version__
 from lm_eval_contam.core.registry import method_of
 from lm_eval_contam.report import layout
-from lm_eval_contam.report.html import by_task
 from lm_eval_contam.report.model import Report
 from lm_eval_contam.reportkit.mdkit import md, table
 from lm_eval_contam.verdicts.detection_rates import clean_bill
@@ -73,7 +72,7 @@ def details(report: Report) -> list[str]:
         lines += [f"### {md(model.label)}", ""]
         for partition, verdicts in layout.partition_groups(mine).items():
             lines += [f"#### {md(partition)}", ""]
-            for found in by_task(verdicts).values():
+            for found in layout.task_groups(verdicts).values():
                 lines += method_of(found[0].family).section.markdown(found)
     return lines
 
