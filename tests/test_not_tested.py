@@ -241,9 +241,12 @@ def test_a_row_over_the_models_window_is_not_tested_where_it_would_be_a_continua
     assert verdicts["likelihood_lift"].evidence.summary() == f"not tested: {lift}"
     assert verdicts["incontext_twin"].evidence.summary() == f"not tested: {incontext}"
     # The control mode scores every row whole (lm-eval's rolling log-likelihood, window by window): decided on the 6
-    # rows and the control's 6, with no caveat about docs cut to the window; the quiz, whose prompt was cut, says so.
+    # rows and the control's 6, with no caveat about docs cut to the window (only its control's size); the quiz, whose
+    # prompt was cut, says so.
     control = verdicts["likelihood_control"]
-    assert control.pvalue is not None and control.n == 6 + 6 and not control.caveats
+    assert control.pvalue is not None and control.n == 6 + 6 and control.caveats == (
+        "compared with a control of 6 items (6 audited); the rates quoted were measured with controls of 24 items a "
+        "side, so its power is below the detection rate quoted",)
     assert verdicts["dcq_loglikelihood"].caveats[-1].startswith("1 of 6 docs exceed the model's context window")
 
 
