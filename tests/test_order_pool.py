@@ -70,3 +70,21 @@ def test_a_test_that_drifts_on_never_seen_items_makes_no_call_and_one_that_holds
     over = {key for key in rates if key_over_level(key, rates)}
     assert over == {"option_order_reference_residualised", "option_order_reference_fixed_answer@fresh multiple choice",
                     "option_order_reference_residualised@fresh multiple choice"}
+
+
+def test_a_test_on_u_is_shown_with_the_rate_that_decides_it_not_as_unmeasured() -> None:
+    """Issue 51 group 8: the tests on u read "measured false-positive rate: not measured" though studies of fine-tunes
+    measured them. Over its level: the rate that puts it there; else the highest of those studies' rates."""
+    from types import SimpleNamespace
+
+    from lm_eval_contam.report.layout import rate_text
+
+    def shown(test: str) -> str:
+        return rate_text(SimpleNamespace(test=test, variant=None, shape="multiple choice"))
+
+    assert shown("option_order_reference_residualised") == (
+        "12.0 % (24/200; 95 % CI 7.8–17.3 %) in the order-pool study (24-item draws from 768 never-seen "
+        "multiple-choice items, a fine-tune of the default model against its reference)")
+    assert shown("option_order_reference") == (
+        "12.5 % (1/8; 95 % CI 0.3–52.6 %) in the validation study (never-seen natural-text partitions, a fine-tune on "
+        "the same authors' other split against its reference)")

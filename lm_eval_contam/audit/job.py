@@ -20,7 +20,6 @@ from typing import Any
 from lm_eval_contam import harness
 from lm_eval_contam.audit.benchmark_partitions import (
     BENCHMARK_SAMPLE,
-    CONTROL_ITEMS,
     derive_partitions,
     write_partition,
 )

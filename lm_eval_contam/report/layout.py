@@ -21,16 +21,16 @@ from lm_eval_contam.verdicts.detection_rates import clean_bill, measured_detecti
 from lm_eval_contam.verdicts.verdict import (
     PARTITION_NULL,
     PARTITION_RULE,
+    MeasuredRate,
     PartitionVerdict,
-    clean_model_rate,
     measured,
-    measured_rate,
     methods_without_a_call,
     order_of_tests,
     over_level,
     over_level_rate,
     rate_key,
     stated_decision,
+    stated_rate,
 )
 
 NOT_MEASURED = "not measured"
@@ -79,13 +79,12 @@ def cell_detail(verdict: Verdict) -> str:
 
 
 def rate_text(verdict: Verdict) -> str:
-    """The verdict's measured false-positive rate: the null study's, else the validation study's on the clean
-    default model (naming it), or "not measured"."""
-    found = measured_rate(verdict)
-    if found is not None:
-        return found.text()
-    clean = clean_model_rate(verdict)
-    return f"{clean.text()} in {clean.study}" if clean is not None else NOT_MEASURED
+    """The verdict's measured false-positive rate (:func:`stated_rate`), naming its study unless it is the null
+    study's, or "not measured"."""
+    found = stated_rate(verdict)
+    if found is None:
+        return NOT_MEASURED
+    return found.text() if found.study == MeasuredRate.study else f"{found.text()} in {found.study}"
 
 
 def detection_text(verdict: Verdict) -> str:

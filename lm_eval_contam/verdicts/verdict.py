@@ -290,11 +290,6 @@ def shipped_pool_rates() -> dict[str, MeasuredRate]:
     return validation_false_positives(document, "false_positive_pool", str(ORDER_POOL_RATES_FILE))
 
 
-def clean_model_rate(verdict: Verdict) -> MeasuredRate | None:
-    """The validation study's false-positive rate of this verdict's test on the clean default model, if measured."""
-    return shipped_clean_model_rates().get(rate_key(verdict))
-
-
 def measured_rate(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = None) -> MeasuredRate | None:
     """The null study's false-positive rate of this verdict's test (None: not measured)."""
     return (shipped_rates() if rates is None else rates).get(rate_key(verdict))
@@ -357,6 +352,18 @@ def measured(verdict: Verdict, rates: RateSources | None = None) -> bool:
     """Whether a study measured this test's false-positive rate (a rates entry in any source): a test whose level on
     real models is unmeasured does not drive a verdict, however exact its p-value under its own null."""
     return any(rate_key(verdict) in source for source in rate_sources(rates))
+
+
+def stated_rate(verdict: Verdict) -> MeasuredRate | None:
+    """The false-positive rate a verdict is shown with: the null study's, else the clean model's, else the one that
+    puts it over its level, else the highest a study of fine-tunes measured for its test (held-out siblings, the
+    filler-only and author fine-tunes, the order pool: the most cautious reading), so that a test that drives on those
+    studies' rates is never shown unmeasured."""
+    key = rate_key(verdict)
+    first = next((source[key] for source in (shipped_rates(), shipped_clean_model_rates()) if key in source), None)
+    found = [source[key] for source in (shipped_sibling_rates(), shipped_filler_rates(), shipped_author_rates(),
+                                        shipped_pool_rates()) if key in source]
+    return first or over_level_rate(verdict) or max(found, key=lambda rate: (rate.rate, rate.k), default=None)
 
 
 def no_call_reason(verdict: Verdict, rates: RateSources | None = None) -> str | None:
