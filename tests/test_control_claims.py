@@ -13,6 +13,7 @@ import yaml
 
 from lm_eval_contam.core.overlap import NEAR_COPY_JACCARD, ControlOverlap, control_overlap, near_copies
 from lm_eval_contam.methods.likelihood.verdicts import control_size_caveats
+from test_split_control import write_task
 
 FRESH = Path(__file__).resolve().parents[1] / "lm_eval_contam" / "nullstudy" / "fresh"
 
@@ -75,27 +76,6 @@ def test_a_control_smaller_than_the_measured_ones_gets_the_size_caveat() -> None
     assert control_size_caveats((2000, 50), "free text", "likelihood_control") == ()  # nearest measured: 24
 
 
-FREE_YAML = """task: {name}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {test}
-    validation: {validation}
-test_split: test
-validation_split: validation
-output_type: generate_until
-doc_to_text: "{{{{text}}}}"
-doc_to_target: " done"
-generation_kwargs:
-  until: ["\\n"]
-  max_gen_toks: 2
-metric_list:
-  - metric: exact_match
-    aggregation: mean
-    higher_is_better: true
-"""
-
-
 def test_the_default_control_of_three_rows_and_one_of_near_copies_say_so_on_their_verdicts(
         tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A 3-row validation split taken as the default control, and one half made of another year's copies of the
@@ -110,10 +90,8 @@ def test_the_default_control_of_three_rows_and_one_of_near_copies_say_so_on_thei
     audited = [row["text"] for row in _rows("free_labnotes_a")]
     other = [row["text"] for row in _rows("free_labnotes_b")]
     for name, validation in (("notes_small", other[:3]), ("notes_copied", [*map(_edited, audited[:12]), *other[:12]])):
-        files = {split: tmp_path / f"{name}_{split}.jsonl" for split in ("test", "validation")}
-        for split, texts in (("test", audited), ("validation", validation)):
-            files[split].write_text("".join(json.dumps({"text": text}) + "\n" for text in texts))
-        (tasks / f"{name}.yaml").write_text(FREE_YAML.format(name=name, **files))
+        write_task(tasks, name, {"test": audited, "validation": validation},
+                   {"test_split": "test", "validation_split": "validation"})
     out = tmp_path / "audit"
     assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path", str(tasks),
                      "--tasks", "notes_small,notes_copied", "--methods", "likelihood", "--sample", "8",
