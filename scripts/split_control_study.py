@@ -2,6 +2,7 @@
 
     python scripts/split_control_study.py train [--out out_split_study]     # the injected fine-tune (resumes)
     python scripts/split_control_study.py score [--out out_split_study]     # per-item scores, clean + injected
+    python scripts/split_control_study.py letters [--out out_split_study]   # the answer letters' scores, both models
     python scripts/split_control_study.py rates                              # rates from the shipped scores
 
 One fine-tune of the default model at the papers' strength (lr 5e-5, 3 epochs, 15 % share; the validation study's
@@ -14,6 +15,10 @@ sibling's own control, so the sibling is audited as a second split would be).
 the likelihood control mode scores (:func:`lm_eval_contam.kit.instances.instance_text`) and writes them to
 ``lm_eval_contam/nullstudy/scored/split_control_<model>.jsonl`` as they come (one file per model, one row per item):
 the rates are recomputed from those files without the models (``rates``).
+
+``letters`` scores what a multiple-choice benchmark's own requests compute, for every multiple-choice item: the
+log-likelihood of each answer letter after the rendered item (one pass per item), into
+``scored/split_control_letters_<model>.jsonl``: the statistics the audited side gets free from the benchmark run.
 """
 
 from __future__ import annotations
@@ -99,6 +104,34 @@ def score(out: Path) -> None:
         print(f"{label}: {len(items)} items in {time.perf_counter() - started:.0f} s -> {target}")
 
 
+def letters(out: Path) -> None:
+    """Each multiple-choice item's answer-letter log-likelihoods by the clean and the injected model (a finished
+    file is kept and not scored again)."""
+    from lm_eval_contam.core.jsonl import write_jsonl
+    from lm_eval_contam.models.default_model import default_model_path
+    from lm_eval_contam.nullstudy.corpus import MC_LETTERS, make_mc_dataset, render_mc
+    from lm_eval_contam.nullstudy.scoring import letter_loglikelihoods
+    from lm_eval_contam.nullstudy.study import _vocabulary
+    from lm_eval_contam.nullstudy.validation import MODEL_DIRS
+
+    nouns, adjectives = _vocabulary()
+    rows = [{"dataset": dataset.display_name, "split": split, "row": number, "answer": int(row["answer"]),
+             "item": row}
+            for index in range(STUDY_PARTITIONS) for split in ("train", "test", EXTRA_SPLIT)
+            for dataset in [make_mc_dataset(settings().seed, index, nouns, adjectives, rows_per_split=STUDY_ROWS,
+                                            splits=(split,))]
+            for number, row in enumerate(dataset.splits[split])]
+    for label, model_dir in (("clean", str(default_model_path())), ("injected", str(out / MODEL_DIRS["injected"]))):
+        target = SCORED_DIR / f"split_control_letters_{label}.jsonl"
+        if target.is_file():
+            continue
+        started = time.perf_counter()
+        scores = letter_loglikelihoods(model_dir, [render_mc(row["item"]) for row in rows], MC_LETTERS)
+        write_jsonl(target, [{**{k: v for k, v in row.items() if k != "item"}, "text": render_mc(row["item"]),
+                              "letters": [round(value, 4) for value in values]} for row, values in zip(rows, scores)])
+        print(f"{label}: {len(rows)} items in {time.perf_counter() - started:.0f} s -> {target}")
+
+
 RATES_FILE = SCORED_DIR.parents[1] / "verdicts" / "split_control_rates.json"
 
 
@@ -114,13 +147,15 @@ def rates() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("step", choices=("train", "score", "rates"))
+    parser.add_argument("step", choices=("train", "score", "letters", "rates"))
     parser.add_argument("--out", type=Path, default=Path("out_split_study"))
     args = parser.parse_args()
     if args.step == "train":
         train(args.out.resolve())
     elif args.step == "score":
         score(args.out.resolve())
+    elif args.step == "letters":
+        letters(args.out.resolve())
     else:
         rates()
 

@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lm_eval_contam.audit.benchmark_partitions import BENCHMARK_SAMPLE
 from lm_eval_contam.core.jsonl import read_jsonl_objects
 from lm_eval_contam.core.seeding import rng_for
 from lm_eval_contam.core.split_tests import binomial_interval
@@ -157,7 +158,6 @@ def rates_table(found: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-AUDIT_SIZE = 24  # the audit's sample for these tests (audit/benchmark_partitions.BENCHMARK_SAMPLE)
 SHAPE_OF_HALF = {"authored": "fresh multiple choice", "random": "multiple choice"}  # the verdicts' shape keys
 
 
@@ -167,10 +167,10 @@ def rates_document(found: Mapping[str, Any], *, command: str, date: str) -> dict
 
     The draws overlap, so their interval is narrower than a new pool's would be: it can only withhold a test's call
     (a rate above its level), which is the direction a wrong reading of it costs least."""
-    methods = {test: {"false_positive_pool": pools["both"][str(AUDIT_SIZE)]["over_draws"],
-                      "by_shape": {SHAPE_OF_HALF[half]: {"false_positive_pool": pools[half][str(AUDIT_SIZE)]
+    methods = {test: {"false_positive_pool": pools["both"][str(BENCHMARK_SAMPLE)]["over_draws"],
+                      "by_shape": {SHAPE_OF_HALF[half]: {"false_positive_pool": pools[half][str(BENCHMARK_SAMPLE)]
                                                          ["over_draws"]} for half in HALVES},
-                      "largest_n": AUDIT_SIZE}
+                      "largest_n": BENCHMARK_SAMPLE}
                for test, pools in found.items()}
     return {"version": 1, "confidence_level": 0.95, "command": command, "date": date, "methods": methods,
             "sizes": dict(found)}

@@ -76,3 +76,29 @@ def grouped_rolling_loglikelihoods(model, tokenizer, prefix_token: int, texts: S
         picked = rest[:, :-1].gather(2, ids[:, 1:, None])[..., 0]
         return [head_score + float(first_step[tail[0]]) + float(picked[row, : len(tail) - 1].sum())
                 for row, tail in enumerate(tails)]
+
+
+def letter_loglikelihoods(model_dir: str, prompts: Sequence[str], letters: Sequence[str],
+                          batch_size: int = 16) -> list[list[float]]:
+    """Each prompt's log-likelihood of each letter as its continuation (``" A"`` after ``"Answer:"``, lm-eval's
+    target delimiter and choice), as lm-eval's ``loglikelihood`` scores a one-token continuation: one pass per prompt,
+    every letter read off its last position — what a multiple-choice benchmark's own requests compute."""
+    import torch
+    from tqdm.auto import tqdm
+
+    model, tokenizer, prefix = load_scorer(model_dir)
+    letter_ids = [tokenizer(f" {letter}", add_special_tokens=False)["input_ids"] for letter in letters]
+    if any(len(ids) != 1 for ids in letter_ids):
+        raise ValueError(f"each letter must be one token after a space: {dict(zip(letters, letter_ids))}")
+    columns = torch.tensor([ids[0] for ids in letter_ids])
+    found: list[list[float]] = []
+    with torch.no_grad():
+        for start in tqdm(range(0, len(prompts), batch_size), desc=f"letters {Path(model_dir).name}", unit="batch"):
+            batch = [[prefix, *tokenizer(prompt, add_special_tokens=False)["input_ids"]]
+                     for prompt in prompts[start:start + batch_size]]
+            width = max(len(ids) for ids in batch)
+            ids = torch.tensor([row + [prefix] * (width - len(row)) for row in batch])
+            last = torch.tensor([len(row) - 1 for row in batch])
+            logits = model(input_ids=ids).logits[torch.arange(len(batch)), last].float()
+            found += torch.log_softmax(logits, dim=-1)[:, columns].tolist()
+    return found

@@ -10,7 +10,9 @@ with the clean model. Here every verdict the audit computes with a split control
   as the audit decides (:func:`split_verdict`);
 * detection: the injected model, ``train`` vs ``test``; false positives: the injected model's sibling (``test`` vs
   ``extra``) and the clean model (``train`` vs ``test``, ``test`` vs ``extra``); at 96 items a side (every item) and at
-  24 (the seeded sample the audit draws, and the mean over many 24-item draws of the same 96, overlapping).
+  24 (the seeded sample the audit draws, and the mean over many 24-item draws of the same 96, overlapping);
+* the same split-label verdict on what a multiple-choice benchmark's own requests compute (``letter_rates``: the
+  gold letter's log-likelihood, its margin over the best wrong letter, acc), whose audited side costs no pass.
 """
 
 from __future__ import annotations
@@ -100,6 +102,22 @@ def pair_rates(pairs: Sequence[tuple[Sequence[Mapping[str, Any]], Sequence[Mappi
     return found
 
 
+def size_rates(model: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]],
+               clean: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None, datasets: Sequence[str],
+               score: str, size: int, *, draws: int = DRAWS) -> dict[str, Any]:
+    """One test at one size: detection (``train`` vs ``test`` of the injected model), false positives on its siblings
+    (``test`` vs ``extra``) and, given the clean model's splits, on the clean model (both pairs)."""
+    entry = {"detection": pair_rates([(model[(d, "train")], model[(d, "test")]) for d in datasets], score, size,
+                                     draws=draws),
+             "false_positive_held_out": pair_rates([(model[(d, "test")], model[(d, "extra")]) for d in datasets],
+                                                   score, size, draws=draws)}
+    if clean is not None:
+        entry["false_positive_clean"] = pair_rates([(clean[(d, a)], clean[(d, b)]) for d in datasets
+                                                    for a, b in (("train", "test"), ("test", "extra"))], score, size,
+                                                   draws=draws)
+    return entry
+
+
 def study_rates(clean: Sequence[Mapping[str, Any]], injected: Sequence[Mapping[str, Any]], *,
                 sizes: Sequence[int] = SIZES, draws: int = DRAWS) -> dict[str, Any]:
     """Per shape, size and setting (the split control alone: ``likelihood_control``; with the clean model as the
@@ -108,17 +126,36 @@ def study_rates(clean: Sequence[Mapping[str, Any]], injected: Sequence[Mapping[s
     found: dict[str, Any] = {}
     for shape in SHAPES:
         datasets = sorted({str(row["dataset"]) for row in injected if row["shape"] == shape})
-        for test, score, model in (("likelihood_control", "per_byte", injected_splits),
-                                   ("likelihood_control_reference", "u", injected_splits)):
+        # u of the clean model against itself is 0: no clean-model null for the test on u
+        for test, score, null in (("likelihood_control", "per_byte", clean_splits),
+                                  ("likelihood_control_reference", "u", None)):
             for size in sizes:
-                entry = {
-                    "detection": pair_rates([(model[(d, "train")], model[(d, "test")]) for d in datasets], score, size,
-                                            draws=draws),
-                    "false_positive_held_out": pair_rates([(model[(d, "test")], model[(d, "extra")])
-                                                           for d in datasets], score, size, draws=draws)}
-                if test == "likelihood_control":  # u of the clean model against itself is 0: no such null
-                    entry["false_positive_clean"] = pair_rates(
-                        [(clean_splits[(d, a)], clean_splits[(d, b)]) for d in datasets
-                         for a, b in (("train", "test"), ("test", "extra"))], score, size, draws=draws)
-                found.setdefault(test, {}).setdefault(shape, {})[str(size)] = entry
+                found.setdefault(test, {}).setdefault(shape, {})[str(size)] = size_rates(
+                    injected_splits, null, datasets, score, size, draws=draws)
     return found
+
+LETTER_SCORES = ("gold_loglikelihood", "gold_margin", "correct")
+
+
+def letter_statistics(letters: Sequence[float], answer: int) -> dict[str, float]:
+    """An item's benchmark scores from its letters' log-likelihoods: the gold letter's, its margin over the best wrong
+    letter, and acc (lm-eval's: the first likeliest letter is the gold one)."""
+    gold = float(letters[answer])
+    best_wrong = max(float(value) for index, value in enumerate(letters) if index != answer)
+    first_likeliest = max(range(len(letters)), key=lambda index: (float(letters[index]), -index))
+    return {"gold_loglikelihood": gold, "gold_margin": gold - best_wrong, "correct": float(first_likeliest == answer)}
+
+
+def scored_letters(label: str, directory: Path = SCORED_DIR) -> list[dict[str, Any]]:
+    """One model's shipped answer-letter scores of the multiple-choice items, with :func:`letter_statistics`."""
+    return [{**row, **letter_statistics(row["letters"], int(row["answer"]))}
+            for row in read_jsonl_objects(directory / f"split_control_letters_{label}.jsonl")]
+
+
+def letter_rates(clean: Sequence[Mapping[str, Any]], injected: Sequence[Mapping[str, Any]], *,
+                 sizes: Sequence[int] = SIZES, draws: int = DRAWS) -> dict[str, Any]:
+    """Per benchmark score and size, the split-label verdict's detection and false positives (multiple choice)."""
+    clean_splits, injected_splits = by_split(clean), by_split(injected)
+    datasets = sorted({str(row["dataset"]) for row in injected})
+    return {score: {str(size): size_rates(injected_splits, clean_splits, datasets, score, size, draws=draws)
+                    for size in sizes} for score in LETTER_SCORES}
