@@ -8,6 +8,7 @@ message, the exit status and that the folder it may write into is unchanged.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -461,7 +462,11 @@ def test_another_model_under_the_same_label_after_audit_json_is_lost_gets_its_ow
         logged = max((out / "runs" / "m").rglob("samples_quiz_mc_*.jsonl"), key=lambda path: path.stat().st_mtime_ns)
         return [row["resps"] for row in map(json.loads, logged.read_text().splitlines())]
 
-    first, second = audit(tiny_model_dir), audit(other)
+    first = audit(tiny_model_dir)
+    # With audit.json lost, A's results are no longer this folder's audit's: the next run mints another audit_id, and
+    # its report refuses them (rundir.check_audit_id). They go; the request cache stays.
+    shutil.rmtree(out / "runs")
+    second = audit(other)
     assert first != second  # B's own answers, not A's from the cache
     assert len(list((out / "cache").glob("m-*_rank0.db"))) == 2
     capsys.readouterr()

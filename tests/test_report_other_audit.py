@@ -11,6 +11,7 @@ import pytest
 
 from lm_eval_contam.cli import main
 from lm_eval_contam.core.errors import ContamError
+from lm_eval_contam.core.rundir import load_run
 from lm_eval_contam.report import build_report
 
 MODEL = {"config": {"model": "hf", "model_args": "pretrained=/m"}, "model_name": "/m"}
@@ -102,3 +103,166 @@ def test_a_re_run_of_the_same_label_keeps_the_tasks_recorded_before(tmp_path: Pa
     models = json.loads((tmp_path / "audit.json").read_text())["models"]
     assert [(entry["label"], entry["tasks"]) for entry in models] == [
         ("m", ["dcq_x_ll", "arc_easy", "pairing_x"]), ("n", ["arc_easy"])]
+
+
+# Issue 51, group 6's residual: another audit of the SAME tasks (another --sample, another folder) bears the same task
+# names; audit writes its id (audit.json's audit_id) into every task YAML it writes, and lm-eval records it.
+OURS, THEIRS = "a" * 32, "b" * 32
+
+
+def _with_id(root: Path, audit_id: str | None) -> None:
+    path = root / "audit.json"
+    audit = json.loads(path.read_text())
+    path.write_text(json.dumps({**audit, **({"audit_id": audit_id} if audit_id else {})}))
+
+
+def _stamped(audit_id: str, **metadata: object) -> dict:
+    return {"metadata": {"method": "likelihood", "audit_id": audit_id, **metadata}}
+
+
+def test_the_same_tasks_from_another_audit_are_refused_by_its_id_naming_file_and_field(tmp_path: Path,
+                                                                                       capsys) -> None:
+    run = _audit(tmp_path / "audit", ["likelihood_task_t_test", "arc_easy"])
+    _with_id(tmp_path / "audit", OURS)
+    _results(run, "2024-01-01T00-00-00", {"likelihood_task_t_test": _stamped(OURS), "arc_easy": {}})
+    other = _results(run, "2024-02-01T00-00-00", {"likelihood_task_t_test": _stamped(THEIRS, sample=6),
+                                                  "arc_easy": {}})
+    with pytest.raises(ContamError) as refused:
+        build_report(tmp_path / "audit")
+    assert str(refused.value) == (
+        f"{other}: field 'configs.likelihood_task_t_test.metadata.audit_id': holds task(s) likelihood_task_t_test run "
+        f'by another audit (audit_id "{THEIRS}", this audit\'s audit.json records "{OURS}"): the results of another '
+        "audit of the same model; move the file to its own folder")
+    before = sorted(str(p) for p in tmp_path.rglob("*"))
+    assert main(["report", str(tmp_path / "audit")]) == 2
+    assert capsys.readouterr().err.splitlines() == [f"lm-eval-contam report: error: {refused.value}"]
+    assert sorted(str(p) for p in tmp_path.rglob("*")) == before  # no report.html, no report.md
+
+
+def test_an_older_file_of_another_audit_is_refused_too_though_every_task_of_it_is_replaced(tmp_path: Path) -> None:
+    run = _audit(tmp_path / "audit", ["likelihood_task_t_test"])
+    _with_id(tmp_path / "audit", OURS)
+    other = _results(run, "2023-01-01T00-00-00", {"likelihood_task_t_test": _stamped(THEIRS)})
+    _results(run, "2024-01-01T00-00-00", {"likelihood_task_t_test": _stamped(OURS)})
+    with pytest.raises(ContamError, match=r"holds task\(s\) likelihood_task_t_test run by another audit") as refused:
+        build_report(tmp_path / "audit")
+    assert refused.value.source == str(other)
+
+
+def test_a_reference_run_of_another_audit_is_refused_by_its_id(tmp_path: Path) -> None:
+    run = _audit(tmp_path / "audit", ["optionorder_task_t_test"])
+    audit = json.loads((tmp_path / "audit" / "audit.json").read_text())
+    audit["models"][0]["reference"] = {"run_dir": "runs/m.reference", "model": "hf", "model_args": "pretrained=/m"}
+    (tmp_path / "audit" / "audit.json").write_text(json.dumps({**audit, "audit_id": OURS}))
+    _results(run, "2024-01-01T00-00-00", {"optionorder_task_t_test": _stamped(OURS, method="optionorder")})
+    other = _results(tmp_path / "audit" / "runs" / "m.reference" / "_m", "2024-01-01T00-00-00",
+                     {"optionorder_task_t_test": _stamped(THEIRS, method="optionorder", all_orders=True)})
+    with pytest.raises(ContamError, match=r"run by another audit \(audit_id \"b+\"") as refused:
+        build_report(tmp_path / "audit")
+    assert (refused.value.source, refused.value.field) == (
+        str(other), "configs.optionorder_task_t_test.metadata.audit_id")
+
+
+def test_its_own_id_with_other_metadata_and_tasks_recording_none_are_its_own(tmp_path: Path) -> None:
+    """The id alone is compared: the reference's run adds all_orders to a task's metadata, a resumed run writes a
+    second file; a task whose metadata records no id (lm-eval's benchmark, an earlier version's task) is not checked."""
+    run = _audit(tmp_path / "audit", ["likelihood_task_t_test", "optionorder_task_t_test", "arc_easy"])
+    _with_id(tmp_path / "audit", OURS)
+    _results(run, "2024-01-01T00-00-00", {"likelihood_task_t_test": {"metadata": {"method": "likelihood"}},
+                                          "arc_easy": {"metadata": {"config_source": "/elsewhere/arc_easy.yaml"}}})
+    _results(run, "2024-01-02T00-00-00", {"likelihood_task_t_test": _stamped(OURS),
+                                          "optionorder_task_t_test": _stamped(OURS, all_orders=True)})
+    (model,) = load_run(tmp_path / "audit").models  # read as this audit's (the check is the reader's)
+    assert {"likelihood_task_t_test", "optionorder_task_t_test", "arc_easy"} <= set(model.results["results"])
+
+
+def test_an_audit_json_recording_no_id_checks_no_id(tmp_path: Path) -> None:
+    run = _audit(tmp_path / "audit", ["likelihood_task_t_test"])  # an earlier version's audit.json: no audit_id
+    _results(run, "2024-01-01T00-00-00", {"likelihood_task_t_test": _stamped(THEIRS)})
+    (model,) = load_run(tmp_path / "audit").models
+    assert "likelihood_task_t_test" in model.results["results"]
+
+
+def test_the_audit_id_is_minted_once_kept_on_resume_and_written_into_every_task_yaml(tmp_path: Path) -> None:
+    import yaml
+
+    from lm_eval_contam.audit.own_data import OwnData, write_card, write_task_configs
+    from lm_eval_contam.core.audit_identity import claimed, recorded_audit_id
+    from lm_eval_contam.core.partitions import Partition
+
+    out = tmp_path / "audit"
+    with claimed(out, {"tasks": ["t"]}, "m", "hf", "pretrained=/m"):
+        (out / "runs").mkdir()  # a model output: the claim is kept
+    minted = recorded_audit_id(out)
+    assert isinstance(minted, str) and len(minted) == 32
+    with claimed(out, {"tasks": ["t"]}, "m", "hf", "pretrained=/m"):  # the same audit resumed
+        pass
+    assert recorded_audit_id(out) == minted
+    with claimed(tmp_path / "other", {"tasks": ["t"]}, "m", "hf", "pretrained=/m"):  # the same settings elsewhere
+        (tmp_path / "other" / "runs").mkdir()
+    assert recorded_audit_id(tmp_path / "other") not in (None, minted)
+    (tmp_path / "notes.jsonl").write_text("".join(json.dumps({"text": f"note number {i} about the river"}) + "\n"
+                                                  for i in range(30)))
+    partition = Partition.from_card(write_card(OwnData(str(tmp_path / "notes.jsonl"), "test", "Notes", "text"), out))
+    folder = write_task_configs(partition, out, audit_id=minted)
+
+    class Loader(yaml.SafeLoader):  # lm-eval's !function tags, read as plain strings
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+    written = {path.name: yaml.load(path.read_text(), Loader=Loader) for path in sorted(folder.glob("*.yaml"))}
+    assert written and all(config["metadata"]["audit_id"] == minted for config in written.values())
+    assert all(config["metadata"].get("method") for config in written.values())  # the methods' own keys kept
+
+
+
+def test_the_id_goes_into_the_metadata_block_wherever_it_sits_and_a_flow_mapping_is_left_alone() -> None:
+    from lm_eval_contam.lmeval.task_yaml import with_metadata
+
+    assert with_metadata("task: t\nmetadata:\n  seed: 0\nother: 1\n", "audit_id", "x") == (
+        'task: t\nmetadata:\n  seed: 0\n  audit_id: "x"\nother: 1\n')
+    assert with_metadata("task: t\n", "audit_id", "x") == 'task: t\nmetadata:\n  audit_id: "x"\n'
+    assert with_metadata("task: t\nmetadata: {seed: 0}\n", "audit_id", "x") == "task: t\nmetadata: {seed: 0}\n"
+
+
+@pytest.mark.slow
+def test_an_audit_with_another_sample_copied_in_is_refused_and_the_same_audit_resumes(
+        tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """End to end: the same --tasks audited with another --sample into another folder; its results (the same task
+    names) copied into the first audit's model folder make ``report`` exit 2 with one line, nothing written; the first
+    audit's own command, re-run into its folder, keeps its id and its report reads both runs as its own."""
+    import shutil
+
+    from test_task_audit import write_tasks
+
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    task_dir = write_tasks(tmp_path / "lm_eval_tasks")
+
+    def audit(out: Path, sample: str) -> int:
+        return main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path", str(task_dir),
+                     "--tasks", "quiz_mc", "--methods", "likelihood", "--sample", sample, "--batch_size", "16",
+                     "--no-report", "--output_path", str(out)])
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert audit(first, "8") == 0 and audit(second, "6") == 0
+    ours, theirs = (json.loads((out / "audit.json").read_text())["audit_id"] for out in (first, second))
+    assert ours != theirs
+    (own,) = (first / "runs" / "tiny").rglob("results_*.json")
+    (other,) = (second / "runs" / "tiny").rglob("results_*.json")
+    task = "likelihood_task_quiz_mc_test_lift"
+    assert json.loads(own.read_text())["configs"][task]["metadata"]["audit_id"] == ours
+    copied = [shutil.copy(path, own.parent / path.name) for path in other.parent.iterdir()]
+    capsys.readouterr()
+    before = sorted(str(path) for path in first.rglob("*"))
+    assert main(["report", str(first)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"lm-eval-contam report: error: {own.parent / other.name}: field 'configs.{task}.metadata.audit_id': holds "
+        f'task(s) {task} run by another audit (audit_id "{theirs}", this audit\'s audit.json records "{ours}"): the '
+        "results of another audit of the same model; move the file to its own folder"]
+    assert sorted(str(path) for path in first.rglob("*")) == before  # no report.html, no report.md
+    for path in copied:
+        Path(path).unlink()
+    assert audit(first, "8") == 0  # the same audit re-run into its folder: its id kept, both runs its own
+    assert json.loads((first / "audit.json").read_text())["audit_id"] == ours
+    assert len(list((first / "runs" / "tiny").rglob("results_*.json"))) == 2
+    assert main(["report", str(first)]) == 0

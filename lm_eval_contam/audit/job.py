@@ -26,7 +26,7 @@ from lm_eval_contam.audit.benchmark_partitions import (
 from lm_eval_contam.audit.own_data import check_partition_rows, write_task_configs
 from lm_eval_contam.audit.reference_model import REFERENCE_FLAG, ChosenReference
 from lm_eval_contam.contaminate import MANIFEST_FILE
-from lm_eval_contam.core.audit_identity import AUDIT_FILE, relative_to_audit, request_cache_name
+from lm_eval_contam.core.audit_identity import AUDIT_FILE, recorded_audit_id, relative_to_audit, request_cache_name
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.input_checks import (
     broken_task_yaml,
@@ -595,7 +595,8 @@ def own_task_dirs(settings: AuditSettings, out_dir: Path) -> list[str]:
     # The control's overlap with the audited rows, measured once per audit (a card the audit wrote carries it, one
     # written by hand is measured here), before any task YAML is written; the task YAMLs carry it to the verdicts.
     measured = [with_control_overlap(partition) for partition in partitions if not partition.dataset.registered]
-    return [str(write_task_configs(partition, out_dir, reference=settings.reference is not None))
+    audit_id = recorded_audit_id(out_dir)  # claimed in audit.json before any task YAML is written (None: no audit)
+    return [str(write_task_configs(partition, out_dir, reference=settings.reference is not None, audit_id=audit_id))
             for partition in measured]
 
 

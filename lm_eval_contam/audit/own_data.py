@@ -16,13 +16,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.core.audit_identity import QUIZ_OPTIONS_DIR
+from lm_eval_contam.core.audit_identity import AUDIT_ID_KEY, QUIZ_OPTIONS_DIR
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.input_checks import check_control_overlap
 from lm_eval_contam.core.install import task_dir
 from lm_eval_contam.core.jsonl import jsonl_text
 from lm_eval_contam.core.partitions import Control, Partition, slug
 from lm_eval_contam.core.registry import RenderTarget, registered_methods
+from lm_eval_contam.lmeval.task_yaml import with_metadata
 from lm_eval_contam.methods.catalogue import load_methods
 
 CARDS_DIR = "partitions"
@@ -206,10 +207,13 @@ def check_partition_rows(partition: Partition, rows: Sequence[Mapping[str, Any]]
                 partition.label_text(row[spec.label_field], source=where)
 
 
-def write_task_configs(partition: Partition, out_dir: Path, *, reference: bool = False) -> Path:
+def write_task_configs(partition: Partition, out_dir: Path, *, reference: bool = False,
+                       audit_id: str | None = None) -> Path:
     """Every registered method's task YAMLs (``MethodSpec.render_task_configs``) for a card's partition, under
     ``out_dir/tasks/<key>_<split>``; the directory. The methods that read quiz options share one options file;
-    ``reference``: a reference model scores the tasks too (:attr:`RenderTarget.reference`)."""
+    ``reference``: a reference model scores the tasks too (:attr:`RenderTarget.reference`); ``audit_id``: the audit's
+    id (``audit.json``), added to every YAML's metadata, so lm-eval records it in the results (the report refuses
+    results of another audit by it)."""
     name = f"{partition.dataset.key}_{partition.split}"
     directory = out_dir / TASKS_DIR / name
     target = RenderTarget(templates=task_dir(), options_path=(out_dir / QUIZ_OPTIONS_DIR / f"{name}.jsonl").resolve(),
@@ -217,5 +221,6 @@ def write_task_configs(partition: Partition, out_dir: Path, *, reference: bool =
     load_methods()
     for spec in registered_methods():
         for task, text in spec.render_task_configs(partition, target).items():
-            write_derived(directory / f"{task}.yaml", text)
+            write_derived(directory / f"{task}.yaml", text if audit_id is None
+                          else with_metadata(text, AUDIT_ID_KEY, audit_id))
     return directory

@@ -12,6 +12,10 @@ never mixed with them. A command that ends having written nothing else takes the
 the model answered anything (a :class:`ContamError` before lm-eval's cache or results exist) takes back the files it
 wrote too (cards, task YAMLs, quiz options): a refused command leaves the directory as it was. An interrupted run and a
 refusal after the model's first answers keep everything, for the same command to resume.
+
+``audit.json`` also holds the audit's id (:data:`AUDIT_ID_KEY`): a random id minted when the identity is first claimed
+and kept by every later run into the folder, written into the metadata of every task YAML the audit writes, so the
+report can tell this audit's results from those of another audit of the same tasks (``rundir``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import uuid
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -29,6 +34,11 @@ from lm_eval_contam.core.errors import ContamError
 
 AUDIT_FILE = "audit.json"
 IDENTITY_KEY = "identity"
+# A random id, not a hash of the identity: it stays when the same audit is resumed or re-run into its own folder (and
+# goes with the folder when it is copied), and differs for every other audit. A hash would give two audits with the
+# same flags one id, though the identity holds names as given (`--data notes.jsonl` run in two places: two files).
+# Lost with audit.json: the results left from before are then another audit's.
+AUDIT_ID_KEY = "audit_id"
 LABELS_KEY = "labels"  # label -> "<backend>:<model_args>", bound before the model's run writes anything
 # Where a card partition's quiz options are cached (a generator's answers: an API model's may have cost money).
 QUIZ_OPTIONS_DIR = "dcq_options"
@@ -50,6 +60,12 @@ def read_audit(out_dir: Path) -> dict[str, Any] | None:
     if not isinstance(audit, dict):
         raise ContamError("expected a JSON object", source=str(path))
     return audit
+
+
+def recorded_audit_id(out_dir: Path) -> str | None:
+    """The id ``audit.json`` of ``out_dir`` records (:data:`AUDIT_ID_KEY`); None without one (an earlier version's)."""
+    found = (read_audit(out_dir) or {}).get(AUDIT_ID_KEY)
+    return found if isinstance(found, str) and found else None
 
 
 def _differences(recorded: Mapping[str, Any], wanted: Mapping[str, Any]) -> list[str]:
@@ -172,7 +188,8 @@ def _other_files(out_dir: Path) -> dict[str, tuple[int, int]]:
 
 @contextmanager
 def claimed(out_dir: Path, identity: Mapping[str, Any], label: str, backend: str, model_args: str) -> Iterator[None]:
-    """Record the audit's identity and the label's model in ``audit.json`` before the audit writes anything else.
+    """Record the audit's identity, its id (minted on the first run) and the label's model in ``audit.json`` before
+    the audit writes anything else.
 
     Call :func:`check_same_audit` first. When the block ends in an error or an interruption having written no other
     file, or in a refusal (:class:`ContamError`) having only added files before any model output, those files go and
@@ -183,6 +200,7 @@ def claimed(out_dir: Path, identity: Mapping[str, Any], label: str, backend: str
     others = _other_files(out_dir) if existed else {}
     audit = read_audit(out_dir) or {"version": 1, "models": []}
     audit[IDENTITY_KEY] = json.loads(json.dumps(identity))
+    audit.setdefault(AUDIT_ID_KEY, uuid.uuid4().hex)  # minted once, kept by every later run (resumed or re-run)
     audit[LABELS_KEY] = {**(audit.get(LABELS_KEY) or {}), label: f"{backend}:{model_args}"}
     out_dir.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(audit, indent=2, default=str) + "\n", encoding="utf-8")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.core.audit_identity import AUDIT_FILE
+from lm_eval_contam.core.audit_identity import AUDIT_FILE, AUDIT_ID_KEY
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.jsonl import read_jsonl_objects
 from lm_eval_contam.core.partitions import Partition
@@ -287,9 +287,11 @@ def _recorded_model(results: Mapping[str, Any]) -> str | None:
 
 
 def load_model_dir(directory: Path, *, label: str | None = None, model: str | None = None,
-                   injection: Mapping[str, Any] | None = None, reference: ModelResults | None = None) -> ModelResults:
+                   injection: Mapping[str, Any] | None = None, reference: ModelResults | None = None,
+                   audit_id: Any = None) -> ModelResults:
     """One model's results files merged, the latest file winning per task; a file another model wrote (lm-eval's
-    ``model_name``) is refused, never read as this model's."""
+    ``model_name``) is refused, never read as this model's, and so is one holding a task run by another audit than
+    ``audit_id`` (:func:`check_audit_id`)."""
     files = results_by_date(directory)
     if not files:
         raise ContamError("no lm-eval results_*.json here", source=str(directory))
@@ -303,6 +305,7 @@ def load_model_dir(directory: Path, *, label: str | None = None, model: str | No
     first: tuple[Path, str] | None = None  # the first file that names its model, and that model
     for path in files:
         latest = read_results(path)
+        check_audit_id(latest, path, audit_id)
         answered = _recorded_model(latest)
         if answered is not None and first is None:
             first = (path, answered)
@@ -351,7 +354,8 @@ def _load_audit(path: Path) -> Run:
             label = str(entry["label"]) if len(directories) == 1 else f"{entry['label']}/{directory.name}"
             model = " ".join(str(entry[key]) for key in ("model", "model_args") if entry.get(key)) or None
             loaded = load_model_dir(directory, label=label, model=model, injection=entry.get("injection"),
-                                    reference=_reference_run(path, audit_file, entry, where))
+                                    reference=_reference_run(path, audit_file, entry, where, audit.get(AUDIT_ID_KEY)),
+                                    audit_id=audit.get(AUDIT_ID_KEY))
             check_tasks_of_this_audit(loaded, entry.get("tasks"), f"{where}.tasks", path)
             runs.append(loaded)
     return Run(path=path, models=tuple(runs), audit={k: v for k, v in audit.items() if k != "models"})
@@ -388,10 +392,35 @@ def _written_under(config: Mapping[str, Any], folder: Path) -> bool:
         return False
 
 
+def check_audit_id(results: Mapping[str, Any], results_file: Path, audit_id: Any) -> None:
+    """Every task of a results file whose metadata records an audit id (``audit`` writes its id into the metadata of
+    every task YAML it writes: ``audit.json`` ``audit_id``) records this audit's: the results of another audit of the
+    same tasks by the same model (another folder, ``--sample``...), copied into this one's folder, bear the same task
+    names, and the latest file winning per task would read their numbers as this audit's. Only the key is compared
+    (a reference model's run adds ``all_orders`` to a task's metadata); an audit.json recording no id, and tasks whose
+    metadata records none (an earlier version's, lm-eval's own benchmarks, the adjustments' tasks under the cache
+    home), are not checked."""
+    if audit_id is None:
+        return
+    configs = results.get("configs") if isinstance(results.get("configs"), dict) else {}
+    foreign: dict[Any, list[str]] = {}
+    for task, config in sorted(configs.items()):
+        metadata = config.get("metadata") if isinstance(config, dict) else None
+        if isinstance(metadata, dict) and AUDIT_ID_KEY in metadata and metadata[AUDIT_ID_KEY] != audit_id:
+            foreign.setdefault(json.dumps(metadata[AUDIT_ID_KEY], default=str), []).append(str(task))
+    for found, tasks in foreign.items():
+        named = ", ".join(tasks[:3]) + (f" and {len(tasks) - 3} more" if len(tasks) > 3 else "")
+        raise ContamError(f"holds task(s) {named} run by another audit ({AUDIT_ID_KEY} {found}, this audit's "
+                          f"{AUDIT_FILE} records {json.dumps(audit_id, default=str)}): the results of another audit of "
+                          "the same model; move the file to its own folder", source=str(results_file),
+                          field=f"configs.{tasks[0]}.metadata.{AUDIT_ID_KEY}")
+
+
 def check_tasks_of_this_audit(model: ModelResults, recorded: Any, field: str, audit_dir: Path | None = None) -> None:
     """Every task in a model's results folder is one the audit ran for it (``audit.json`` records them per model):
     a results file of another audit of the same model, copied or left there, is refused, naming the file, rather
-    than adding its partitions to this audit's report (one of another model is refused by ``model_name``). Groups
+    than adding its partitions to this audit's report (one of another model is refused by ``model_name``, one of
+    another audit of the same tasks by its audit id, :func:`check_audit_id`). Groups
     lm-eval adds as rows count as run when their subtasks were, and a group's subtasks when the group was; rows with
     no config (lm-eval ran no such task) are not tasks; a task whose YAML the audit wrote under ``audit_dir`` is its
     own (an earlier run of the same audit with other ``--methods``); an audit.json of an earlier version, recording no
@@ -423,7 +452,8 @@ def check_tasks_of_this_audit(model: ModelResults, recorded: Any, field: str, au
                           "folder", source=str(results_file), field="tasks")
 
 
-def _reference_run(path: Path, audit_file: Path, entry: Mapping[str, Any], where: str) -> ModelResults | None:
+def _reference_run(path: Path, audit_file: Path, entry: Mapping[str, Any], where: str,
+                   audit_id: Any = None) -> ModelResults | None:
     """The reference model's run recorded beside a model's (``audit --reference-model``), if any."""
     reference = entry.get("reference")
     if reference is None:
@@ -437,7 +467,7 @@ def _reference_run(path: Path, audit_file: Path, entry: Mapping[str, Any], where
     model = " ".join(str(reference[key]) for key in ("model", "model_args") if reference.get(key)) or None
     if model is not None and reference.get("found_by"):  # found by the audit, not given: the report says how
         model = f"{model} (found: {reference['found_by']})"
-    loaded = load_model_dir(directories[0], label=f"{entry['label']} (reference)", model=model)
+    loaded = load_model_dir(directories[0], label=f"{entry['label']} (reference)", model=model, audit_id=audit_id)
     check_tasks_of_this_audit(loaded, reference.get("tasks"), f"{where}.reference.tasks", path)
     return loaded
 

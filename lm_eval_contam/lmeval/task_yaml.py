@@ -56,6 +56,22 @@ def thin_task_yaml(*, header: str, include: str, task: str, metadata: Mapping[st
     return "\n".join(lines) + "\n"
 
 
+def with_metadata(text: str, key: str, value: Any) -> str:
+    """A rendered task YAML with ``key: value`` (JSON-quoted) added at the end of its top-level ``metadata:`` block
+    (what :func:`thin_task_yaml` writes; the method's own keys are left as they are), or in a new block when it has
+    none. A plug-in's YAML whose metadata is a flow mapping (``metadata: {...}``) is returned as it is."""
+    lines = text.splitlines()
+    line = f"  {key}: {_metadata_value(value)}"
+    if "metadata:" not in lines:
+        if any(found.startswith("metadata:") for found in lines):
+            return text
+        return "\n".join([*lines, "metadata:", line]) + "\n"
+    end = lines.index("metadata:") + 1
+    while end < len(lines) and (lines[end].startswith((" ", "\t")) or not lines[end].strip()):
+        end += 1
+    return "\n".join([*lines[:end], line, *lines[end:]]) + "\n"
+
+
 def seeded_task_yaml(method: str, partition: Partition, *, include: str | None = None,
                      tag: str | Sequence[str] | None = None, settings: Mapping[str, Any] | None = None,
                      header: str | None = None) -> str:
