@@ -136,13 +136,15 @@ RATES_FILE = SCORED_DIR.parents[1] / "verdicts" / "split_control_rates.json"
 
 
 def rates() -> None:
-    """The rates recomputed from the shipped scores, into the shipped rates file's ``tests`` (the rest kept)."""
-    from lm_eval_contam.nullstudy.split_control import scored, study_rates
+    """The rates recomputed from the shipped scores, into the shipped rates file's ``tests`` (per byte and on u) and
+    ``benchmark_scores`` (the answer letters' statistics, multiple choice); the rest kept."""
+    from lm_eval_contam.nullstudy.split_control import letter_rates, scored, scored_letters, study_rates
 
     document = json.loads(RATES_FILE.read_text(encoding="utf-8"))
     document["tests"] = study_rates(scored("clean"), scored("injected"))
+    document["benchmark_scores"] = letter_rates(scored_letters("clean"), scored_letters("injected"))
     RATES_FILE.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps(document["tests"], indent=1))
+    print(json.dumps({key: document[key] for key in ("tests", "benchmark_scores")}, indent=1))
 
 
 def main() -> None:

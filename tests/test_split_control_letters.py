@@ -38,3 +38,23 @@ def test_the_statistics_are_the_gold_letters_score_its_margin_and_acc() -> None:
     # a tie goes to the first of the likeliest letters, as lm-eval's argmax
     assert letter_statistics([-1.0, -1.0], 1)["correct"] == 0.0
     assert letter_statistics([-1.0, -1.0], 0)["correct"] == 1.0
+
+
+def test_the_shipped_letter_rates_at_96_are_those_of_the_shipped_scores_and_below_per_byte() -> None:
+    """``split_control_rates.json`` ``benchmark_scores`` at 96 (every item, one seeded verdict per pair) recomputed from
+    the shipped letter scores; each letter statistic detects fewer of the 4 injected partitions than the per-byte
+    score the audit keeps (4/4), with no more false positives."""
+    import json
+
+    from lm_eval_contam.nullstudy.split_control import LETTER_SCORES, letter_rates, scored_letters
+    from lm_eval_contam.verdicts.detection_rates import SPLIT_CONTROL_RATES_FILE
+
+    shipped = json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8"))
+    found = letter_rates(scored_letters("clean"), scored_letters("injected"), sizes=(96,))
+    assert {score: found[score]["96"] for score in LETTER_SCORES} == {
+        score: shipped["benchmark_scores"][score]["96"] for score in LETTER_SCORES}
+    per_byte = shipped["tests"]["likelihood_control"]["multiple choice"]["96"]
+    assert per_byte["detection"]["seeded"]["flagged"] == 4
+    for score in LETTER_SCORES:
+        assert found[score]["96"]["detection"]["seeded"]["flagged"] < 4
+        assert found[score]["96"]["false_positive_clean"]["seeded"]["flagged"] == 0
