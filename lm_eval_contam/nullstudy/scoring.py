@@ -20,6 +20,16 @@ def load_scorer(model_dir: str) -> tuple[Any, Any, int]:
     return model, tokenizer, prefix
 
 
+def prefixed_batch(tokenizer: Any, prefix: int, texts: Sequence[str]) -> tuple[list[list[int]], Any]:
+    """Each text's tokens after the prefix token, and them as one tensor right-padded with it (a causal model's
+    scores of a row's own tokens do not see the padding after them)."""
+    import torch
+
+    batch = [[prefix, *tokenizer(text, add_special_tokens=False)["input_ids"]] for text in texts]
+    width = max(len(ids) for ids in batch)
+    return batch, torch.tensor([row + [prefix] * (width - len(row)) for row in batch])
+
+
 def rolling_loglikelihoods(model_dir: str, texts: list[str], batch_size: int = 16) -> list[float]:
     """Each text's rolling log-likelihood, texts batched as they come."""
     import torch
@@ -29,10 +39,7 @@ def rolling_loglikelihoods(model_dir: str, texts: list[str], batch_size: int = 1
     found = []
     with torch.no_grad():
         for start in tqdm(range(0, len(texts), batch_size), desc=f"scoring {Path(model_dir).name}", unit="batch"):
-            batch = [[prefix, *tokenizer(text, add_special_tokens=False)["input_ids"]]
-                     for text in texts[start:start + batch_size]]
-            width = max(len(ids) for ids in batch)
-            ids = torch.tensor([row + [prefix] * (width - len(row)) for row in batch])
+            batch, ids = prefixed_batch(tokenizer, prefix, texts[start:start + batch_size])
             logprobs = torch.log_softmax(model(input_ids=ids).logits[:, :-1].float(), dim=-1)
             picked = logprobs.gather(2, ids[:, 1:, None])[..., 0]
             found += [float(picked[row, : len(tokens) - 1].sum()) for row, tokens in enumerate(batch)]
@@ -94,10 +101,7 @@ def letter_loglikelihoods(model_dir: str, prompts: Sequence[str], letters: Seque
     found: list[list[float]] = []
     with torch.no_grad():
         for start in tqdm(range(0, len(prompts), batch_size), desc=f"letters {Path(model_dir).name}", unit="batch"):
-            batch = [[prefix, *tokenizer(prompt, add_special_tokens=False)["input_ids"]]
-                     for prompt in prompts[start:start + batch_size]]
-            width = max(len(ids) for ids in batch)
-            ids = torch.tensor([row + [prefix] * (width - len(row)) for row in batch])
+            batch, ids = prefixed_batch(tokenizer, prefix, prompts[start:start + batch_size])
             last = torch.tensor([len(row) - 1 for row in batch])
             logits = model(input_ids=ids).logits[torch.arange(len(batch)), last].float()
             found += torch.log_softmax(logits, dim=-1)[:, columns].tolist()
