@@ -266,3 +266,69 @@ def test_an_audit_with_another_sample_copied_in_is_refused_and_the_same_audit_re
     assert json.loads((first / "audit.json").read_text())["audit_id"] == ours
     assert len(list((first / "runs" / "tiny").rglob("results_*.json"))) == 2
     assert main(["report", str(first)]) == 0
+
+
+LISTED_YAML = """task: listed_mc
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}
+test_split: test
+output_type: multiple_choice
+doc_to_text: "{{{{question}}}}\\nA. {{{{choices[0]}}}}\\nB. {{{{choices[1]}}}}\\nC. {{{{choices[2]}}}}\\nD. {{{{choices[3]}}}}\\nAnswer:"
+doc_to_target: answer
+doc_to_choice: ["A", "B", "C", "D"]
+metric_list:
+  - metric: acc
+    aggregation: mean
+    higher_is_better: true
+"""
+
+
+def test_the_benchmarks_adjustment_tasks_carry_the_audits_id_and_a_run_without_one_none(tmp_path: Path) -> None:
+    """The reordered and DCR tasks an audit adds under the cache home record its id (so another audit's results
+    holding only them are refused); ``run`` passes none: nothing is stamped, the folders are those it always had."""
+    import yaml
+
+    from lm_eval_contam import harness
+    from lm_eval_contam.core.rundir import check_audit_id
+    from lm_eval_contam.methods.dcr.benchmark_sheets import adjustment_tasks as dcr_tasks
+    from lm_eval_contam.methods.reordered.benchmark_tasks import adjustment_tasks as reordered_tasks
+
+    items = [("Which tool cuts wood?", ["saw", "spoon", "pillow", "kettle"], 0),
+             ("Which animal lays eggs?", ["horse", "hen", "goat", "cow"], 1),
+             ("Which planet has rings?", ["Mars", "Venus", "Mercury", "Saturn"], 3),
+             ("Which organ pumps blood?", ["lung", "heart", "liver", "kidney"], 1)]
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps({"question": q, "choices": c, "answer": a}) + "\n" for q, c, a in items))
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "listed_mc.yaml").write_text(LISTED_YAML.format(data=data))
+    manager = harness.task_manager(str(tmp_path / "tasks"))
+
+    def metadata(path: str) -> dict:
+        return yaml.safe_load(Path(path).read_text())["metadata"]
+
+    for build, home in ((reordered_tasks, tmp_path / "reordered"), (dcr_tasks, tmp_path / "dcr")):
+        plain = build(["listed_mc"], manager, {"reorderings": 2, "seed": 0}, home=home)
+        ours = build(["listed_mc"], manager, {"reorderings": 2, "seed": 0, "audit_id": OURS}, home=home)
+        theirs = build(["listed_mc"], manager, {"reorderings": 2, "seed": 0, "audit_id": THEIRS}, home=home)
+        assert plain and len(plain) == len(ours) == len(theirs)
+        assert all("audit_id" not in metadata(path) for path in plain)
+        for paths, audit_id in ((ours, OURS), (theirs, THEIRS)):
+            assert all(metadata(path)["audit_id"] == audit_id for path in paths)
+            assert not set(paths) & set(plain)  # each audit its own folder: none overwrites another's
+        assert not set(ours) & set(theirs)
+        again = build(["listed_mc"], manager, {"reorderings": 2, "seed": 0, "audit_id": OURS}, home=home)
+        assert again == ours  # the same audit (resumed, its reference model) finds its YAMLs again
+        for mine, bare in zip(ours, plain):  # what the tasks compute is unchanged: only the id and the folder differ
+            folder, bare_folder = Path(mine).parent, Path(bare).parent
+            text = Path(mine).read_text().replace(f'  audit_id: "{OURS}"\n', "").replace(str(folder), str(bare_folder))
+            assert text == Path(bare).read_text()
+            assert {path.name: path.read_bytes() for path in folder.iterdir() if path.suffix != ".yaml" or
+                    path.name == "sheet.yaml"} == {path.name: path.read_bytes() for path in bare_folder.iterdir()
+                                                  if path.suffix != ".yaml" or path.name == "sheet.yaml"}
+        # Another audit's results holding only these tasks are refused by the id lm-eval records from the YAML.
+        configs = {yaml.safe_load(Path(path).read_text())["task"]: {"metadata": metadata(path)} for path in theirs}
+        with pytest.raises(ContamError, match="run by another audit"):
+            check_audit_id({"configs": configs}, tmp_path / "results.json", OURS)
+        check_audit_id({"configs": configs}, tmp_path / "results.json", THEIRS)

@@ -26,7 +26,13 @@ from lm_eval_contam.audit.benchmark_partitions import (
 from lm_eval_contam.audit.own_data import check_partition_rows, write_task_configs
 from lm_eval_contam.audit.reference_model import REFERENCE_FLAG, ChosenReference
 from lm_eval_contam.contaminate import MANIFEST_FILE
-from lm_eval_contam.core.audit_identity import AUDIT_FILE, recorded_audit_id, relative_to_audit, request_cache_name
+from lm_eval_contam.core.audit_identity import (
+    AUDIT_FILE,
+    AUDIT_ID_KEY,
+    recorded_audit_id,
+    relative_to_audit,
+    request_cache_name,
+)
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.input_checks import (
     broken_task_yaml,
@@ -221,6 +227,9 @@ def run_model(spec: ModelSpec, label: str, out_dir: Path, settings: AuditSetting
     like_benchmarks: list[str] = []  # adjustment tasks scored with the benchmarks' chat setting (reordered items)
     if plan.benchmark_tasks:  # each benchmark's adjusted score beside its raw metric (MethodSpec.benchmark_adjustment)
         adjustment_metadata = {"seed": settings.seed, **dict(settings.adjustment_metadata)}
+        audit_id = recorded_audit_id(out_dir)  # the adjustment tasks (cache home) carry it too; None: no audit.json
+        if audit_id is not None:
+            adjustment_metadata[AUDIT_ID_KEY] = audit_id
         tasks += harness.adjustment_tasks(plan.benchmark_tasks, task_manager, metadata=adjustment_metadata,
                                           loaded=built, like_benchmark=False, skip_methods=settings.skip_methods)
         like_benchmarks = harness.adjustment_tasks(plan.benchmark_tasks, task_manager, metadata=adjustment_metadata,

@@ -398,8 +398,8 @@ def check_audit_id(results: Mapping[str, Any], results_file: Path, audit_id: Any
     same tasks by the same model (another folder, ``--sample``...), copied into this one's folder, bear the same task
     names, and the latest file winning per task would read their numbers as this audit's. Only the key is compared
     (a reference model's run adds ``all_orders`` to a task's metadata); an audit.json recording no id, and tasks whose
-    metadata records none (an earlier version's, lm-eval's own benchmarks, the adjustments' tasks under the cache
-    home), are not checked."""
+    metadata records none (an earlier version's, lm-eval's own benchmarks, the adjustments' tasks ``run`` writes
+    under the cache home; an audit's carry its id), are not checked."""
     if audit_id is None:
         return
     configs = results.get("configs") if isinstance(results.get("configs"), dict) else {}

@@ -63,6 +63,11 @@ def test_audit_tasks_writes_acc_reordered_beside_acc(tiny_model_dir: Path, tmp_p
                      "--reorderings", "3", "--output_path", str(out)]) == 0
 
     model = load_run(out).models[0]
+    # The adjustment tasks the audit added (under the cache home) record its id, as its own tasks do (issue 51).
+    audit_id = json.loads((out / "audit.json").read_text())["audit_id"]
+    adjusting = {task: config["metadata"] for task, config in model.results["configs"].items()
+                 if config.get("metadata", {}).get("method") in ("reordered", "dcr")}
+    assert "reordered_listed_mc" in adjusting and all(found.get("audit_id") == audit_id for found in adjusting.values())
     row = model.results["results"]["listed_mc"]
     acc, reordered = row["acc,none"], row["acc_reordered,none"]
     assert row["acc_reordered_ci_low,none"] <= reordered <= row["acc_reordered_ci_high,none"]

@@ -17,7 +17,9 @@ its own sheet, as before.
 
 A task that cannot have a sheet (no docs text, no gold answers, nothing WordNet can perturb) is logged with
 why and evaluated without ``_adj``; the run goes on. ``--metadata '{"dcr_adjust": false}'`` turns this off for
-the run, the same key in a task's own metadata for that task.
+the run, the same key in a task's own metadata for that task. An ``audit_id`` in the run's metadata (``audit``
+passes its own: ``audit.json``) goes into every level task's metadata and its folder's hash, so the results record
+which audit ran them; ``run`` passes none and nothing is added.
 """
 
 from __future__ import annotations
@@ -31,11 +33,13 @@ from typing import Any
 
 import yaml
 
+from lm_eval_contam.core.audit_identity import AUDIT_ID_KEY
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.jsonl import write_jsonl
 from lm_eval_contam.core.seeding import stable_hash
 from lm_eval_contam.lmeval.benchmark_docs import BenchmarkDoc, LoadedBenchmark, eval_split, load_tasks, loaded_subtask
 from lm_eval_contam.lmeval.lm_eval_compat import selected_task_configs, task_index
+from lm_eval_contam.lmeval.task_yaml import with_metadata
 from lm_eval_contam.methods.dcr.configs import level_task_yaml, template_path
 from lm_eval_contam.methods.dcr.schema import LEVELS
 from lm_eval_contam.methods.dcr.sheet import load_sheet
@@ -71,13 +75,16 @@ def benchmark_tasks(configs: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return wanted
 
 
-def write_sheet(task: str, sheet: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], home: Path) -> list[Path]:
+def write_sheet(task: str, sheet: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], home: Path,
+                audit_id: str | None = None) -> list[Path]:
     """Write the sheet, its rows and its level-task YAMLs into their own folder; the YAML paths, L1 to L4.
 
-    The folder is named by the task and a hash of sheet and rows: the same content finds its folder again and
-    different content never overwrites it. The sheet is read back (validated) before any YAML is written.
+    The folder is named by the task and a hash of sheet and rows (and ``audit_id``, the auditing run's id, when
+    given: each audit its own folder, the id in every level task's metadata): the same content finds its folder again
+    and different content never overwrites it. The sheet is read back (validated) before any YAML is written.
     """
-    digest = stable_hash(json.dumps(sheet, sort_keys=True), json.dumps(list(rows), sort_keys=True))[:12]
+    identity = () if audit_id is None else (audit_id,)  # none: the hash (and folder) an audit-less run always had
+    digest = stable_hash(json.dumps(sheet, sort_keys=True), json.dumps(list(rows), sort_keys=True), *identity)[:12]
     folder = home / f"{sheet['benchmark']}-{digest}"
     folder.mkdir(parents=True, exist_ok=True)
     sheet_path = folder / SHEET_FILE
@@ -91,8 +98,8 @@ def write_sheet(task: str, sheet: Mapping[str, Any], rows: Sequence[Mapping[str,
     paths = []
     for level in LEVELS:
         path = folder / f"{parsed.level_task(level)}.yaml"
-        path.write_text(level_task_yaml(parsed.level_task(level), str(sheet_path), level,
-                                        include=str(template_path())), encoding="utf-8")
+        text = level_task_yaml(parsed.level_task(level), str(sheet_path), level, include=str(template_path()))
+        path.write_text(text if audit_id is None else with_metadata(text, AUDIT_ID_KEY, audit_id), encoding="utf-8")
         paths.append(path)
     return paths
 
@@ -102,11 +109,12 @@ def higher_metrics(task: Any) -> list[str]:
     return [metric for metric, higher in task.higher_is_better().items() if higher]
 
 
-def task_level_yamls(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, seed: int, home: Path) -> list[Path]:
+def task_level_yamls(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, seed: int, home: Path,
+                     audit_id: str | None = None) -> list[Path]:
     """The level-task YAMLs of the sheet built from one loaded lm-eval task and its rendered evaluation docs."""
     sheet, rows = task_sheet(name, [asdict(doc) for doc in docs], split=eval_split(task), metrics=higher_metrics(task),
                              description=str(task.config.description or ""), seed=seed)
-    return write_sheet(name, sheet, rows, home)
+    return write_sheet(name, sheet, rows, home, audit_id)
 
 
 def group_targets(benchmark: LoadedBenchmark, subtasks: Sequence[str]) -> list[tuple[str, str]]:
@@ -121,14 +129,15 @@ def group_targets(benchmark: LoadedBenchmark, subtasks: Sequence[str]) -> list[t
     return targets
 
 
-def group_level_yamls(benchmark: LoadedBenchmark, subtasks: Sequence[str], *, seed: int, home: Path) -> list[Path]:
+def group_level_yamls(benchmark: LoadedBenchmark, subtasks: Sequence[str], *, seed: int, home: Path,
+                      audit_id: str | None = None) -> list[Path]:
     """The level-task YAMLs of one sheet for an lm-eval group, drawn across ``subtasks`` (those of its subtasks
     that want a sheet)."""
     splits = {eval_split(benchmark[name]) for name in subtasks}
     sheet, rows = group_sheet(benchmark.name, {name: [asdict(doc) for doc in benchmark.docs[name]] for name in subtasks},
                               split=splits.pop() if len(splits) == 1 else "evaluation",
                               adjusts=group_targets(benchmark, subtasks), seed=seed)
-    return write_sheet(benchmark.name, sheet, rows, home)
+    return write_sheet(benchmark.name, sheet, rows, home, audit_id)
 
 
 def is_group(name: str, task_manager: Any) -> bool:
@@ -143,12 +152,14 @@ def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[
 
     A group named in ``tasks`` gets one sheet drawn across its subtasks (:func:`group_level_yamls`), unless the run
     metadata says ``dcr_per_subtask: true``; every other benchmark task its own sheet. ``loaded``: benchmarks already
-    built and rendered (``audit --tasks``), used as they are.
+    built and rendered (``audit --tasks``), used as they are. ``audit_id`` in ``metadata``: the auditing run's id,
+    stamped into every level task's metadata (:func:`write_sheet`).
     """
     metadata = dict(metadata or {})
     if metadata.get(ADJUST_KEY) is False:
         return []
     seed = int(metadata.get("seed", 0))
+    audit_id = None if metadata.get(AUDIT_ID_KEY) is None else str(metadata[AUDIT_ID_KEY])
     home = home or sheets_home()
     names = [task for task in tasks if isinstance(task, str)]
     wanted = benchmark_tasks(selected_task_configs(task_manager, names))
@@ -160,14 +171,16 @@ def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[
             benchmark = (loaded or {}).get(group) or load_tasks([group], task_manager)[group]
             subtasks = [name for name in benchmark if name in wanted]
             if subtasks:
-                added += [str(path) for path in group_level_yamls(benchmark, subtasks, seed=seed, home=home)]
+                added += [str(path) for path in group_level_yamls(benchmark, subtasks, seed=seed, home=home,
+                                                                  audit_id=audit_id)]
                 wanted = [name for name in wanted if name not in subtasks]  # one factor per subtask: its group's
         except ContamError as error:
             log.warning("no DCR-adjusted score for the group %s: %s", group, error)
     for name in wanted:
         try:
             task, docs = loaded_subtask(name, loaded or {}, task_manager)
-            added += [str(path) for path in task_level_yamls(name, task, docs, seed=seed, home=home)]
+            added += [str(path) for path in task_level_yamls(name, task, docs, seed=seed, home=home,
+                                                             audit_id=audit_id)]
         except ContamError as error:
             log.warning("no DCR-adjusted score for %s: %s", name, error)
     return added

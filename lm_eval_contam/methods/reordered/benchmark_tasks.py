@@ -11,7 +11,9 @@ benchmark's row.
 A task without a reorderable item (its options are not shown in its prompt, e.g. ARC-style continuations; every item
 sorted or positional), a multiple-input task (one context per choice) or one without acc / acc_norm is logged with why
 and evaluated without ``_reordered``; the run goes on. ``--metadata '{"reorderings": 0}'`` (``audit --reorderings 0``)
-turns this off for the run, the same key in a task's own metadata for that task.
+turns this off for the run, the same key in a task's own metadata for that task. An ``audit_id`` in the run's metadata
+(``audit`` passes its own: ``audit.json``) goes into every reordered task's metadata and its folder's hash, so the
+results record which audit ran them; ``run`` passes none and nothing is added.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from lm_eval_contam.core.audit_identity import AUDIT_ID_KEY
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.install import TEMPLATE, task_dir
 from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
@@ -98,10 +101,13 @@ def task_rows(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, reorderings
 
 
 def write_task(benchmark: str, rows: Sequence[Mapping[str, Any]], *, metrics: Sequence[str], reorderings: int,
-               seed: int, settings: Mapping[str, str], home: Path, most_for_reference: int = REFERENCE_ITEMS) -> Path:
-    """Write the rows and the reordered task's YAML into their own folder; the YAML's path."""
+               seed: int, settings: Mapping[str, str], home: Path, most_for_reference: int = REFERENCE_ITEMS,
+               audit_id: str | None = None) -> Path:
+    """Write the rows and the reordered task's YAML into their own folder; the YAML's path. ``audit_id``: the
+    auditing run's id, added to the metadata and the folder's hash (each audit its own folder); None adds nothing."""
+    identity = () if audit_id is None else (audit_id,)  # none: the hash (and folder) an audit-less run always had
     digest = stable_hash(benchmark, json.dumps(list(rows), sort_keys=True), list(metrics), reorderings, seed,
-                         sorted(settings.items()), most_for_reference)[:12]
+                         sorted(settings.items()), most_for_reference, *identity)[:12]
     folder = home / f"{benchmark}-{digest}"
     folder.mkdir(parents=True, exist_ok=True)
     docs_path = write_jsonl(folder / DOCS_FILE, rows)
@@ -113,14 +119,17 @@ def write_task(benchmark: str, rows: Sequence[Mapping[str, Any]], *, metrics: Se
         settings=[f"{key}: {json.dumps(value)}" for key, value in settings.items()],
         metadata={"version": VERSION, "method": Verbatim(METHOD), "reordered_benchmark": benchmark,
                   "reordered_docs": str(docs_path), "reordered_metrics": list(metrics), METADATA_KEY: reorderings,
-                  REFERENCE_ITEMS_KEY: most_for_reference, "seed": seed}), encoding="utf-8")
+                  REFERENCE_ITEMS_KEY: most_for_reference, "seed": seed,
+                  **({} if audit_id is None else {AUDIT_ID_KEY: audit_id})}), encoding="utf-8")
     return path
 
 
 def task_yaml(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, reorderings: int, seed: int, home: Path,
-              named_items: int | None = None, most_for_reference: int = REFERENCE_ITEMS) -> Path:
+              named_items: int | None = None, most_for_reference: int = REFERENCE_ITEMS,
+              audit_id: str | None = None) -> Path:
     """The reordered task's YAML of one loaded benchmark task and its rendered evaluation docs; ``named_items``: the
-    items of the task or group named (the reference's sample is drawn from it in proportion; default: this task's)."""
+    items of the task or group named (the reference's sample is drawn from it in proportion; default: this task's);
+    ``audit_id``: see :func:`write_task`."""
     metrics = [metric for metric, higher in task.higher_is_better().items() if higher and metric in SCORED_METRICS]
     if not metrics:
         raise ContamError(f"it reports none of {', '.join(SCORED_METRICS)}", source=name, field="metric_list")
@@ -130,7 +139,7 @@ def task_yaml(name: str, task: Any, docs: Sequence[BenchmarkDoc], *, reorderings
     settings = {"target_delimiter": str(task.config.target_delimiter),
                 "fewshot_delimiter": str(task.config.fewshot_delimiter)}
     return write_task(name, rows, metrics=metrics, reorderings=reorderings, seed=seed, settings=settings, home=home,
-                      most_for_reference=most_for_reference)
+                      most_for_reference=most_for_reference, audit_id=audit_id)
 
 
 def reference_doc_indices(metadata: Mapping[str, Any]) -> list[int] | None:
@@ -149,8 +158,9 @@ def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[
     ``metadata``: the run's (``reorderings``: K per item, 0 turns it off; without it each task or group named gets
     :func:`default_reorderings` of its size, a group's counting every multiple-choice subtask: MMLU's 57 subjects
     cost about one more evaluation of MMLU, not four; ``reference_items``: about how many items of each task or
-    group named a reference model scores, default :data:`REFERENCE_ITEMS`, 0: every item; ``seed``). A bad K or
-    item count is refused before anything is written.
+    group named a reference model scores, default :data:`REFERENCE_ITEMS`, 0: every item; ``seed``; ``audit_id``:
+    the auditing run's id, stamped into every reordered task's metadata). A bad K or item count is refused before
+    anything is written.
     """
     metadata = dict(metadata or {})
     given = metadata.get(METADATA_KEY)
@@ -159,6 +169,8 @@ def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[
     if reorderings == 0:
         return []
     seed = int(metadata.get("seed", 0))
+    audit_id = metadata.get(AUDIT_ID_KEY)
+    audit_id = None if audit_id is None else str(audit_id)
     built: dict[str, tuple[Any, Sequence[BenchmarkDoc], str]] = {}  # subtask -> its Task, docs and the name given
     for named in (task for task in tasks if isinstance(task, str)):
         for name in benchmark_tasks(selected_task_configs(task_manager, [named])):
@@ -181,7 +193,8 @@ def adjustment_tasks(tasks: Sequence[Any], task_manager: Any, metadata: Mapping[
         per_item = default_reorderings(items[named]) if reorderings is None else reorderings
         try:
             added.append(str(task_yaml(name, task, docs, reorderings=per_item, seed=seed, home=home or tasks_home(),
-                                       named_items=items[named], most_for_reference=most_for_reference)))
+                                       named_items=items[named], most_for_reference=most_for_reference,
+                                       audit_id=audit_id)))
         except ContamError as error:
             log.warning("no reordered score for %s: %s", name, error)
     return added
