@@ -1,24 +1,27 @@
 """The option-order tests on u at 24, 96 and 384 items from one scored pool (issue 49 item 4).
 
     python scripts/order_pool_study.py score [--out out_split_study]   # every order of 768 items, both models (resumes)
+    python scripts/order_pool_study.py score --injected                 # the split study's 384 injected items
     python scripts/order_pool_study.py rates                            # rates from the shipped scores
 
 ``score`` scores every text of every pool doc (:mod:`lm_eval_contam.nullstudy.order_pool`) with the split study's
 fine-tune (``<out>/model``, from ``scripts/split_control_study.py train``) and with the clean default model (its
 reference), each item's shared lines once (:func:`lm_eval_contam.nullstudy.scoring.grouped_rolling_loglikelihoods`),
 and appends one row per item to ``lm_eval_contam/nullstudy/scored/order_pool_<null|reference>.jsonl`` as it goes: a
-stopped run resumes after the last row written.
+stopped run resumes after the last row written. ``--injected`` scores the split study's injected items instead (its
+4 multiple-choice ``train`` splits of 96, into ``order_injected_<model|reference>.jsonl``): the tests' detection.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
 
 
-def score(out: Path) -> None:
+def score(out: Path, *, injected: bool = False) -> None:
     from tqdm.auto import tqdm
 
     from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
@@ -29,9 +32,10 @@ def score(out: Path) -> None:
 
     from split_control_study import settings
 
-    docs = pool_docs(settings().seed)
-    for label, model_dir in (("null", out / MODEL_DIRS["injected"]), ("reference", default_model_path())):
-        target = SCORED_DIR / f"order_pool_{label}.jsonl"
+    docs = pool_docs(settings().seed, injected=injected)
+    for label, model_dir in (("injected" if injected else "null", out / MODEL_DIRS["injected"]),
+                             ("reference", default_model_path())):
+        target = SCORED_DIR / (f"order_injected_{label}.jsonl" if injected else f"order_pool_{label}.jsonl")
         done = {row["identity"] for row in read_jsonl_objects(target)} if target.is_file() else set()
         todo = [doc for doc in docs if doc["identity"] not in done]
         if not todo:
@@ -49,21 +53,31 @@ RATES_FILE = Path(__file__).resolve().parents[1] / "lm_eval_contam" / "verdicts"
 
 
 def rates() -> None:
-    from lm_eval_contam.nullstudy.order_pool import dumps, pool_rates, rates_document, rates_table, scored
+    from lm_eval_contam.nullstudy.order_pool import (
+        detection_rates,
+        dumps,
+        pool_rates,
+        rates_document,
+        rates_table,
+        scored,
+    )
 
     found = pool_rates(scored("null"), scored("reference"))
-    RATES_FILE.write_text(dumps(rates_document(found, command="python scripts/order_pool_study.py rates",
-                                               date=time.strftime("%Y-%m-%d"))), encoding="utf-8")
+    document = rates_document(found, command="python scripts/order_pool_study.py rates", date=time.strftime("%Y-%m-%d"))
+    detection = detection_rates(scored("injected", prefix="order_injected"), scored("reference", prefix="order_injected"))
+    RATES_FILE.write_text(dumps({**document, "detection": detection}), encoding="utf-8")
     print(rates_table(found))
+    print(json.dumps(detection, indent=1))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("step", choices=("score", "rates"))
     parser.add_argument("--out", type=Path, default=Path("out_split_study"))
+    parser.add_argument("--injected", action="store_true", help="score the split study's injected items")
     args = parser.parse_args()
     if args.step == "score":
-        score(args.out.resolve())
+        score(args.out.resolve(), injected=args.injected)
     else:
         rates()
 

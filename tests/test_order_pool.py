@@ -52,7 +52,25 @@ def test_the_shipped_rates_are_those_of_the_shipped_scores() -> None:
     null, reference = scored("null"), scored("reference")
     assert len(null) == len(reference) == 768
     recomputed = rates_document(pool_rates(null, reference), command=shipped["command"], date=shipped["date"])
-    assert recomputed == shipped
+    assert recomputed == {key: value for key, value in shipped.items() if key != "detection"}
+
+
+def test_the_shipped_detection_at_96_is_that_of_the_injected_items_scores() -> None:
+    """``detection`` at 96 (each injected partition whole) recomputed from the shipped scores of the split study's
+    injected items by its fine-tune and its reference (no model)."""
+    import json
+
+    from lm_eval_contam.nullstudy.order_pool import detection_rates, scored
+    from lm_eval_contam.verdicts.verdict import ORDER_POOL_RATES_FILE
+
+    shipped = json.loads(ORDER_POOL_RATES_FILE.read_text(encoding="utf-8"))["detection"]
+    injected, reference = (scored(label, prefix="order_injected") for label in ("injected", "reference"))
+    assert len(injected) == len(reference) == 384
+    found = detection_rates(injected, reference, sizes=(96,))
+    assert {test: sizes["96"] for test, sizes in found.items()} == {test: sizes["96"] for test, sizes in shipped.items()}
+    # as the validation study reports them: the driving test finds 2 of the 4 injected partitions at 96
+    assert {test: sizes["96"]["seeded"]["flagged"] for test, sizes in found.items()} == {
+        "option_order_reference": 2, "option_order_reference_fixed_answer": 2, "option_order_reference_residualised": 4}
 
 
 def test_a_test_that_drifts_on_never_seen_items_makes_no_call_and_one_that_holds_still_drives() -> None:

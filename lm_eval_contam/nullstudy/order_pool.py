@@ -65,10 +65,27 @@ def pool_rows(study_seed: int) -> Iterator[tuple[str, str, int, str, Mapping[str
             yield "random", dataset.display_name, number, render_mc(row), row
 
 
-def pool_docs(study_seed: int) -> list[dict[str, Any]]:
-    """Every pool item as the option-order task's doc with every admissible order (``all_orders``), plus its half."""
+INJECTED_SPLIT, INJECTED_ROWS = "train", 96  # the split study's injected split of each multiple-choice dataset
+
+
+def injected_rows(study_seed: int) -> Iterator[tuple[str, str, int, str, Mapping[str, Any]]]:
+    """(half ``injected``, dataset, row number, rendered item, row) of the split study's injected items: the ``train``
+    split of each of its multiple-choice datasets, in the order and rendering its fine-tune saw them."""
+    from lm_eval_contam.nullstudy.study import _vocabulary
+
+    nouns, adjectives = _vocabulary()
+    for index in range(RANDOM_DATASETS):
+        dataset = make_mc_dataset(study_seed, index, nouns, adjectives, rows_per_split=INJECTED_ROWS,
+                                  splits=(INJECTED_SPLIT,))
+        for number, row in enumerate(dataset.splits[INJECTED_SPLIT]):
+            yield "injected", dataset.display_name, number, render_mc(row), row
+
+
+def pool_docs(study_seed: int, *, injected: bool = False) -> list[dict[str, Any]]:
+    """Every pool item (``injected``: every injected item instead) as the option-order task's doc with every
+    admissible order (``all_orders``), plus its half."""
     docs = []
-    for half, dataset, number, text, row in pool_rows(study_seed):
+    for half, dataset, number, text, row in (injected_rows if injected else pool_rows)(study_seed):
         item = item_from_row({"text": text, "choices": row["choices"]})
         identity = f"{dataset}:{number}"
         doc = item_doc(item, identity, answer_index(item, row["answer"]), orders=DEFAULT_ORDERS,
@@ -78,9 +95,10 @@ def pool_docs(study_seed: int) -> list[dict[str, Any]]:
     return docs
 
 
-def scored(label: str, directory: Path = SCORED_DIR) -> list[dict[str, Any]]:
-    """One model's shipped per-item scores (``null`` or ``reference``): the doc's fields and ``scores``."""
-    return read_jsonl_objects(directory / f"order_pool_{label}.jsonl")
+def scored(label: str, directory: Path = SCORED_DIR, *, prefix: str = "order_pool") -> list[dict[str, Any]]:
+    """One model's shipped per-item scores (``null`` or ``reference``; with ``prefix="order_injected"``, the injected
+    items' ``injected`` or ``reference``): the doc's fields and ``scores``."""
+    return read_jsonl_objects(directory / f"{prefix}_{label}.jsonl")
 
 
 def _draw(records: Sequence[Mapping[str, Any]], size: int, draw: int, *identity: object) -> list[Mapping[str, Any]]:
@@ -135,6 +153,37 @@ def pool_rates(null: Sequence[Mapping[str, Any]], reference: Sequence[Mapping[st
                 else:
                     entry["pvalue"] = round(values[0], 6)
                 found.setdefault(test, {}).setdefault(name, {})[str(size)] = entry
+    return found
+
+
+def detection_rates(injected: Sequence[Mapping[str, Any]], reference: Sequence[Mapping[str, Any]], *,
+                    sizes: Sequence[int] = (BENCHMARK_SAMPLE, INJECTED_ROWS), draws: int = DRAWS) -> dict[str, Any]:
+    """test -> size -> how many of the injected partitions (one per dataset) each option-order test on u flags: at
+    their own size every item (``seeded``), below it the mean over ``draws`` seeded draws per partition
+    (``mean_over_draws``: overlapping, so k stays the partitions')."""
+    theirs = {str(record["identity"]): record for record in reference}
+    partitions: dict[str, list[Mapping[str, Any]]] = {}
+    for record in injected:
+        partitions.setdefault(str(record["identity"]).rsplit(":", 1)[0], []).append(record)
+    found: dict[str, Any] = {}
+    for size in sizes:
+        label = f"order-injected:{size}"
+        if size >= INJECTED_ROWS:
+            for test, values in _pvalues(list(partitions.values()), theirs, label).items():
+                found.setdefault(test, {})[str(size)] = {"seeded": _count([p <= ALPHA for p in values])}
+            continue
+        flagged: dict[str, float] = {}
+        for name, records in partitions.items():
+            drawn = _pvalues([_draw(records, size, draw, name, size) for draw in range(draws)], theirs,
+                             f"{label}:{name}")
+            for test, values in drawn.items():
+                flagged[test] = flagged.get(test, 0.0) + sum(p <= ALPHA for p in values) / draws
+        for test, mean in flagged.items():
+            k = len(partitions)
+            low, high = binomial_interval(round(mean), k)
+            found.setdefault(test, {})[str(size)] = {"mean_over_draws": {
+                "flagged": round(mean, 2), "k": k, "rate": round(mean / k, 4), "ci": [round(low, 4), round(high, 4)],
+                "draws_per_partition": draws}}
     return found
 
 
