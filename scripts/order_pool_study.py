@@ -63,10 +63,13 @@ def rates() -> None:
     )
 
     found = pool_rates(scored("null"), scored("reference"))
-    document = rates_document(found, command="python scripts/order_pool_study.py rates", date=time.strftime("%Y-%m-%d"))
+    clean = pool_rates(scored("reference"), None)
+    document = rates_document(found, command="python scripts/order_pool_study.py rates", date=time.strftime("%Y-%m-%d"),
+                              clean=clean)
     detection = detection_rates(scored("injected", prefix="order_injected"), scored("reference", prefix="order_injected"))
     RATES_FILE.write_text(dumps({**document, "detection": detection}), encoding="utf-8")
     print(rates_table(found))
+    print(rates_table(clean))
     print(json.dumps(detection, indent=1))
 
 

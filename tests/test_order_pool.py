@@ -51,7 +51,8 @@ def test_the_shipped_rates_are_those_of_the_shipped_scores() -> None:
     shipped = json.loads(ORDER_POOL_RATES_FILE.read_text(encoding="utf-8"))
     null, reference = scored("null"), scored("reference")
     assert len(null) == len(reference) == 768
-    recomputed = rates_document(pool_rates(null, reference), command=shipped["command"], date=shipped["date"])
+    recomputed = rates_document(pool_rates(null, reference), command=shipped["command"], date=shipped["date"],
+                                clean=pool_rates(reference, None))
     assert recomputed == {key: value for key, value in shipped.items() if key != "detection"}
 
 
@@ -70,7 +71,8 @@ def test_the_shipped_detection_at_96_is_that_of_the_injected_items_scores() -> N
     assert {test: sizes["96"] for test, sizes in found.items()} == {test: sizes["96"] for test, sizes in shipped.items()}
     # as the validation study reports them: the driving test finds 2 of the 4 injected partitions at 96
     assert {test: sizes["96"]["seeded"]["flagged"] for test, sizes in found.items()} == {
-        "option_order_reference": 2, "option_order_reference_fixed_answer": 2, "option_order_reference_residualised": 4}
+        "option_order_reference": 2, "option_order_reference_fixed_answer": 2, "option_order_reference_residualised": 4,
+        "option_order": 3, "option_order_arrangement": 4}
 
 
 def test_a_test_that_drifts_on_never_seen_items_makes_no_call_and_one_that_holds_still_drives() -> None:
@@ -87,7 +89,34 @@ def test_a_test_that_drifts_on_never_seen_items_makes_no_call_and_one_that_holds
                         "option_order_reference_residualised": 33}
     over = {key for key in rates if key_over_level(key, rates)}
     assert over == {"option_order_reference_residualised", "option_order_reference_fixed_answer@fresh multiple choice",
-                    "option_order_reference_residualised@fresh multiple choice"}
+                    "option_order_reference_residualised@fresh multiple choice",
+                    # the tests on the model's own log p: the authors' order is the likelier one (below)
+                    "option_order", "option_order@fresh multiple choice", "option_order_arrangement",
+                    "option_order_arrangement@fresh multiple choice"}
+
+
+def test_the_tests_on_log_p_hold_on_random_orders_and_drift_with_size_on_authored_ones() -> None:
+    """Without a reference the option-order tests read the model's own log p. On the pool's random-order half (the
+    null exact by construction) they hold their level at 24 and 96 on both models; on its authored half the authors'
+    order is the likelier one to a model that never saw the items, and more items find it more often: the rank test
+    flags 41 % of 24-item draws on the clean model and 81 % at 96 (every 384-item half: p < 0.0001), so a verdict on
+    authored items cannot rest on them (both are over their level; the injected items, in random order, are 3/4 and
+    4/4 at 96)."""
+    import json
+
+    from lm_eval_contam.verdicts.verdict import ORDER_POOL_RATES_FILE
+
+    shipped = json.loads(ORDER_POOL_RATES_FILE.read_text(encoding="utf-8"))
+    for sizes in (shipped["sizes"], shipped["clean_model_sizes"]):
+        for test in ("option_order", "option_order_arrangement"):
+            for size in ("24", "96"):
+                random = sizes[test]["random"][size]["over_draws"]
+                assert random["rate"] <= 0.05 and random["ci"][0] <= 0.05  # not over its level
+                assert sizes[test]["authored"][size]["over_draws"]["ci"][0] > 0.3
+            assert sizes[test]["authored"]["96"]["over_draws"]["rate"] > sizes[test]["authored"]["24"]["over_draws"]["rate"]
+    clean = shipped["clean_model_sizes"]["option_order"]["authored"]
+    assert (clean["24"]["over_draws"]["rate"], clean["96"]["over_draws"]["rate"]) == (0.41, 0.81)
+    assert clean["384"]["pvalue"] < 0.0001
 
 
 def test_a_test_on_u_is_shown_with_the_rate_that_decides_it_not_as_unmeasured() -> None:

@@ -33,6 +33,7 @@ from lm_eval_contam.core.split_tests import binomial_interval
 from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.kit.option_items import item_from_row
 from lm_eval_contam.methods.optionorder.orders import DEFAULT_ARRANGEMENTS, DEFAULT_ORDERS, answer_index
+from lm_eval_contam.methods.optionorder.stats import order_statistics, original_rank
 from lm_eval_contam.methods.optionorder.task import item_doc
 from lm_eval_contam.methods.optionorder.verdicts import reference_arrangement_results
 from lm_eval_contam.nullstudy.corpus import make_mc_dataset, render_mc
@@ -119,24 +120,42 @@ def _count(flags: Sequence[bool]) -> dict[str, Any]:
             "ci": [round(low, 4), round(high, 4)]}
 
 
-def _pvalues(partitions: Sequence[Sequence[Mapping[str, Any]]], reference: Mapping[str, Mapping[str, Any]],
+def ranked(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The records with the rank test's fields as the task logs them (``rank`` of the original among the
+    ``rank_orders`` first texts, ties broken as the audit breaks them; ``orders``)."""
+    return [{**record, "orders": int(record["rank_orders"]),
+             "rank": original_rank(record["scores"][0], record["scores"][1:int(record["rank_orders"])],
+                                   seed=ORDER_SEED, identity=str(record["identity"]))} for record in records]
+
+
+OWN_TESTS = ("option_order", "option_order_arrangement")  # the tests on the model's own scores (no reference)
+
+
+def _pvalues(partitions: Sequence[Sequence[Mapping[str, Any]]], reference: Mapping[str, Mapping[str, Any]] | None,
              label: str) -> dict[str, list[float]]:
-    """Each option-order test on u's p-value on each partition, as the audit computes it."""
+    """Each option-order test's p-value on each partition, as the audit computes it: the rank and arrangement tests
+    on the model's own scores, and (given the reference's records) the tests on u."""
     found: dict[str, list[float]] = {}
     for number, partition in enumerate(partitions):
-        for test, (result, _, _) in reference_arrangement_results(
-                partition, reference, seed=number, label=f"{label}:{number}", source="order pool reference").items():
+        own = order_statistics(ranked(partition), seed=number, name=f"{label}:{number}")
+        found.setdefault("option_order", []).append(own.rank.pvalue)
+        if own.arrangement is not None:
+            found.setdefault("option_order_arrangement", []).append(own.arrangement.pvalue)
+        for test, (result, _, _) in (reference_arrangement_results(
+                partition, reference, seed=number, label=f"{label}:{number}", source="order pool reference").items()
+                if reference is not None else ()):
             found.setdefault(test, []).append(result.pvalue)
     return found
 
 
-def pool_rates(null: Sequence[Mapping[str, Any]], reference: Sequence[Mapping[str, Any]], *,
+def pool_rates(null: Sequence[Mapping[str, Any]], reference: Sequence[Mapping[str, Any]] | None, *,
                sizes: Sequence[int] = SIZES, draws: int = DRAWS) -> dict[str, Any]:
     """test -> pool ("authored", "random", "both") -> size -> the rejection rate at ALPHA: ``over_draws`` (``draws``
     overlapping seeded partitions: the level's estimate on this pool, with the draws' interval) and ``disjoint``
     (the pool cut into disjoint partitions: independent ones, with their interval); at the pool's own size, the one
-    partition it is and its p-value."""
-    theirs = {str(record["identity"]): record for record in reference}
+    partition it is and its p-value. ``reference`` None: only the tests on the model's own scores (the clean
+    model's own rates)."""
+    theirs = {str(record["identity"]): record for record in reference} if reference is not None else None
     pools = {half: [r for r in null if r["half"] == half] for half in HALVES}
     pools["both"] = list(null)
     found: dict[str, Any] = {}
@@ -210,19 +229,21 @@ def rates_table(found: Mapping[str, Any]) -> str:
 SHAPE_OF_HALF = {"authored": "fresh multiple choice", "random": "multiple choice"}  # the verdicts' shape keys
 
 
-def rates_document(found: Mapping[str, Any], *, command: str, date: str) -> dict[str, Any]:
+def rates_document(found: Mapping[str, Any], *, command: str, date: str,
+                   clean: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The rates as a rates source reads them (the validation rates' shape, column ``false_positive_pool``): each
     test's rate over 24-item draws (the audit's size) of both halves, and per half as a shape; every size beside.
 
     The draws overlap, so their interval is narrower than a new pool's would be: it can only withhold a test's call
-    (a rate above its level), which is the direction a wrong reading of it costs least."""
+    (a rate above its level), which is the direction a wrong reading of it costs least. ``clean``: the tests on the
+    reference's (the clean default model's) own scores at every size (``clean_model_sizes``), shown beside."""
     methods = {test: {"false_positive_pool": pools["both"][str(BENCHMARK_SAMPLE)]["over_draws"],
                       "by_shape": {SHAPE_OF_HALF[half]: {"false_positive_pool": pools[half][str(BENCHMARK_SAMPLE)]
                                                          ["over_draws"]} for half in HALVES},
                       "largest_n": BENCHMARK_SAMPLE}
                for test, pools in found.items()}
     return {"version": 1, "confidence_level": 0.95, "command": command, "date": date, "methods": methods,
-            "sizes": dict(found)}
+            "sizes": dict(found), **({"clean_model_sizes": dict(clean)} if clean is not None else {})}
 
 
 def dumps(found: Mapping[str, Any]) -> str:
