@@ -3,6 +3,7 @@
     python scripts/split_control_study.py train [--out out_split_study]     # the injected fine-tune (resumes)
     python scripts/split_control_study.py score [--out out_split_study]     # per-item scores, clean + injected
     python scripts/split_control_study.py letters [--out out_split_study]   # the answer letters' scores, both models
+    python scripts/split_control_study.py audit [--model injected|clean]    # the whole audit of the MC tasks at 96
     python scripts/split_control_study.py rates                              # rates from the shipped scores
 
 One fine-tune of the default model at the papers' strength (lr 5e-5, 3 epochs, 15 % share; the validation study's
@@ -15,6 +16,10 @@ sibling's own control, so the sibling is audited as a second split would be).
 the likelihood control mode scores (:func:`lm_eval_contam.kit.instances.instance_text`) and writes them to
 ``lm_eval_contam/nullstudy/scored/split_control_<model>.jsonl`` as they come (one file per model, one row per item):
 the rates are recomputed from those files without the models (``rates``).
+
+``audit`` runs ``audit --tasks`` itself on the 4 multiple-choice datasets at 96 items (every item), each as two
+local tasks (:mod:`lm_eval_contam.nullstudy.split_audit`: injected vs sibling, sibling vs extra), and keeps every
+verdict's p-value and decision in ``scored/split_audit_<model>.jsonl``.
 
 ``letters`` scores what a multiple-choice benchmark's own requests compute, for every multiple-choice item: the
 log-likelihood of each answer letter after the rendered item (one pass per item), into
@@ -132,6 +137,36 @@ def letters(out: Path) -> None:
         print(f"{label}: {len(rows)} items in {time.perf_counter() - started:.0f} s -> {target}")
 
 
+# The whole audit's methods at 96: every default one but Time Travel (its own 10 instances and up to 500 new tokens
+# each) and DCR (an adjustment, no flag), whose generations are a fixed cost per benchmark that the sample leaves alone.
+AUDIT_METHODS = "likelihood,incontext,optionorder,dcq,reordered"
+
+
+def audit(out: Path, model_label: str, *, batch_size: int) -> None:
+    """``audit --tasks`` of the study's 8 multiple-choice tasks with every item (``--sample 96``) on one model (the
+    audit resumes from lm-eval's cache), then every verdict's row into ``scored/split_audit_<model>.jsonl``."""
+    from lm_eval_contam.cli import main as cli_main
+    from lm_eval_contam.core.jsonl import write_jsonl
+    from lm_eval_contam.core.rundir import load_run
+    from lm_eval_contam.models.default_model import default_model_path
+    from lm_eval_contam.nullstudy.split_audit import verdict_rows, write_tasks
+    from lm_eval_contam.nullstudy.validation import MODEL_DIRS
+
+    roles = write_tasks(out / "audit_tasks", settings().seed, datasets=STUDY_PARTITIONS, rows=STUDY_ROWS)
+    model = out / MODEL_DIRS["injected"] if model_label == "injected" else default_model_path()
+    target = out / f"audit_{model_label}"
+    started = time.perf_counter()
+    code = cli_main(["audit", "--model", str(model), "--label", model_label, "--include_path", str(out / "audit_tasks"),
+                     "--tasks", ",".join(roles), "--sample", str(STUDY_ROWS), "--methods", AUDIT_METHODS,
+                     "--no-chat-template", "--batch_size", str(batch_size), "--no-report", "--output_path",
+                     str(target)])
+    if code:
+        raise SystemExit(code)
+    rows = verdict_rows(load_run(target), roles, model_label)
+    shipped = write_jsonl(SCORED_DIR / f"split_audit_{model_label}.jsonl", rows)  # from the audit's own directory
+    print(f"{model_label}: {len(roles)} tasks audited in {time.perf_counter() - started:.0f} s -> {shipped}")
+
+
 RATES_FILE = SCORED_DIR.parents[1] / "verdicts" / "split_control_rates.json"
 
 
@@ -149,11 +184,15 @@ def rates() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("step", choices=("train", "score", "letters", "rates"))
+    parser.add_argument("step", choices=("train", "score", "letters", "audit", "rates"))
     parser.add_argument("--out", type=Path, default=Path("out_split_study"))
+    parser.add_argument("--model", choices=("injected", "clean"), default="injected", help="audit: which model")
+    parser.add_argument("--batch_size", type=int, default=8)
     args = parser.parse_args()
     if args.step == "train":
         train(args.out.resolve())
+    elif args.step == "audit":
+        audit(args.out.resolve(), args.model, batch_size=args.batch_size)
     elif args.step == "score":
         score(args.out.resolve())
     elif args.step == "letters":

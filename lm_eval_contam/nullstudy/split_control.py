@@ -26,6 +26,7 @@ from lm_eval_contam.core.jsonl import read_jsonl_objects
 from lm_eval_contam.core.seeding import rng_for
 from lm_eval_contam.core.split_tests import binomial_interval, cluster_label_test, texts_differ_test
 from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.kit.scoring import zlib_ratio
 
 SCORED_DIR = Path(__file__).with_name("scored")
 SHAPES = ("free text", "multiple choice")
@@ -34,8 +35,10 @@ DRAWS = 200  # 24-item draws per partition for the mean rate at 24
 
 
 def scored(label: str, directory: Path = SCORED_DIR) -> list[dict[str, Any]]:
-    """One model's shipped per-item scores (``clean`` or ``injected``), each with ``per_byte``."""
-    return [{**row, "per_byte": float(row["loglikelihood"]) / int(row["bytes"])}
+    """One model's shipped per-item scores (``clean`` or ``injected``), each with ``per_byte`` and ``zlib`` (per
+    zlib-compressed byte, as the audit's zlib-normalised test scores the same text)."""
+    return [{**row, "per_byte": float(row["loglikelihood"]) / int(row["bytes"]),
+             "zlib": zlib_ratio(float(row["loglikelihood"]), str(row["text"]))}
             for row in read_jsonl_objects(directory / f"split_control_{label}.jsonl")]
 
 
@@ -120,14 +123,16 @@ def size_rates(model: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]],
 
 def study_rates(clean: Sequence[Mapping[str, Any]], injected: Sequence[Mapping[str, Any]], *,
                 sizes: Sequence[int] = SIZES, draws: int = DRAWS) -> dict[str, Any]:
-    """Per shape, size and setting (the split control alone: ``likelihood_control``; with the clean model as the
-    reference: ``likelihood_control_reference``): detection and false positives."""
+    """Per shape, size and setting (the split control alone: ``likelihood_control``, per byte, and
+    ``likelihood_control_zlib``, per zlib byte; with the clean model as the reference: ``likelihood_control_reference``):
+    detection and false positives."""
     clean_splits, injected_splits = by_split(clean), by_split(with_u(injected, clean))
     found: dict[str, Any] = {}
     for shape in SHAPES:
         datasets = sorted({str(row["dataset"]) for row in injected if row["shape"] == shape})
         # u of the clean model against itself is 0: no clean-model null for the test on u
         for test, score, null in (("likelihood_control", "per_byte", clean_splits),
+                                  ("likelihood_control_zlib", "zlib", clean_splits),
                                   ("likelihood_control_reference", "u", None)):
             for size in sizes:
                 found.setdefault(test, {}).setdefault(shape, {})[str(size)] = size_rates(

@@ -1,0 +1,134 @@
+"""The whole audit at 96 items on the split study's multiple-choice datasets (issue 49 item 3), and its rates.
+
+The split study (:mod:`~lm_eval_contam.nullstudy.split_control`) scored every item with two models; here the audit
+itself runs, as a user runs it: each of the study's 4 multiple-choice datasets becomes two local MMLU-style lm-eval
+tasks (the item rendered as the fine-tune saw it, the answer letters as choices) with a ``validation`` split, and
+``audit --tasks <the 8 tasks> --sample 96`` computes every verdict on every item and the per-partition verdict:
+
+* ``detection``: the injected ``train`` split evaluated, its never-injected sibling ``test`` as the control;
+* ``sibling``: the never-injected ``test`` split evaluated, ``extra`` (96 more, never injected) as the control.
+
+Every verdict's p-value, decision and Holm-adjusted p are kept per partition in a small data file
+(``scored/split_audit_<model>.jsonl``), so the rates (:func:`audit_rates`) and any other rule for combining the
+tests can be recomputed without the models.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
+from lm_eval_contam.core.split_tests import binomial_interval
+from lm_eval_contam.core.stats import ALPHA
+from lm_eval_contam.methods.catalogue import load_methods
+from lm_eval_contam.nullstudy.corpus import MC_LETTERS, make_mc_dataset, render_mc
+from lm_eval_contam.verdicts.verdict import collect, no_call_reason, partition_verdicts
+
+SCORED_DIR = Path(__file__).with_name("scored")
+# (role, evaluated split, control split) of each dataset's two tasks
+PAIRS = (("detection", "train", "test"), ("sibling", "test", "extra"))
+TASK_PREFIX = "split_study_mc"
+
+TASK_YAML = """task: {name}
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {test}
+    validation: {validation}
+test_split: test
+validation_split: validation
+output_type: multiple_choice
+doc_to_text: "{{{{prompt}}}}"
+doc_to_target: answer
+doc_to_choice: {choices}
+metric_list:
+  - metric: acc
+    aggregation: mean
+    higher_is_better: true
+metadata:
+  version: 1.0
+"""
+
+
+def task_name(index: int, role: str) -> str:
+    return f"{TASK_PREFIX}_{index}_{role}"
+
+
+def study_tasks(study_seed: int, datasets: int, rows: int) -> Iterator[tuple[str, str, str, list[dict], list[dict]]]:
+    """(task, role, dataset, evaluated rows, control rows) of each task: the rows as ``{"prompt", "answer"}``, the
+    prompt rendered as the study's fine-tune saw the item (:func:`render_mc`)."""
+    from lm_eval_contam.nullstudy.study import _vocabulary
+
+    nouns, adjectives = _vocabulary()
+    for index in range(datasets):
+        splits = {}
+        for split in {split for _, *pair in PAIRS for split in pair}:
+            dataset = make_mc_dataset(study_seed, index, nouns, adjectives, rows_per_split=rows, splits=(split,))
+            splits[split] = [{"prompt": render_mc(row), "answer": int(row["answer"])}
+                             for row in dataset.splits[split]]
+        for role, evaluated, control in PAIRS:
+            yield task_name(index, role), role, dataset.display_name, splits[evaluated], splits[control]
+
+
+def write_tasks(folder: Path, study_seed: int, *, datasets: int, rows: int) -> dict[str, tuple[str, str]]:
+    """Every task's data and YAML under ``folder``; task -> (role, dataset)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    found = {}
+    for name, role, dataset, evaluated, control in study_tasks(study_seed, datasets, rows):
+        paths = {split: write_jsonl(folder / f"{name}_{split}.jsonl", docs)
+                 for split, docs in (("test", evaluated), ("validation", control))}
+        (folder / f"{name}.yaml").write_text(TASK_YAML.format(name=name, choices=json.dumps(list(MC_LETTERS)),
+                                                              **paths), encoding="utf-8")
+        found[name] = (role, dataset)
+    return found
+
+
+def verdict_rows(run: Any, roles: Mapping[str, tuple[str, str]], model: str) -> list[dict[str, Any]]:
+    """One row per verdict of each study task's partition (its p, decision as the report states it, and its Holm p
+    where it drives), then the partition's own verdict (``test``: the combined verdict's name)."""
+    load_methods()  # the registry the verdicts are read through
+    verdicts = collect(run)
+    rows = []
+    for combined in partition_verdicts(verdicts):
+        task = combined.partition.rsplit(" ", 1)[0]
+        if task not in roles:
+            continue
+        role, dataset = roles[task]
+        adjusted = {id(verdict): holm for verdict, holm in combined.evidence}
+        mine = [v for v in verdicts if v.partition == combined.partition and v.model == combined.model]
+        for verdict in (*mine, combined.as_verdict()):
+            rows.append({"model": model, "task": task, "role": role, "dataset": dataset, "test": verdict.test,
+                         "variant": verdict.variant, "n": verdict.n, "pvalue": verdict.pvalue,
+                         "flagged": verdict.flagged, "no_call": no_call_reason(verdict) if verdict.family != "combined"
+                         else None, "holm": adjusted.get(id(verdict))})
+    return rows
+
+
+def scored_rows(model: str, directory: Path = SCORED_DIR) -> list[dict[str, Any]]:
+    return read_jsonl_objects(directory / f"split_audit_{model}.jsonl")
+
+
+def _count(flags: Sequence[bool]) -> dict[str, Any]:
+    low, high = binomial_interval(sum(flags), len(flags))
+    return {"flagged": int(sum(flags)), "k": len(flags), "rate": round(sum(flags) / len(flags), 4),
+            "ci": [round(low, 4), round(high, 4)]}
+
+
+def audit_rates(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """test (``name:variant`` where it has one) -> role -> the partitions it flagged at ALPHA (``p``, its own p) and
+    the partitions it made a call on (``called``: p <= ALPHA and no reason against the call; the combined verdict:
+    flagged)."""
+    found: dict[str, dict[str, dict[str, list[bool]]]] = {}
+    for row in rows:
+        if row["pvalue"] is None:
+            continue
+        key = f"{row['test']}:{row['variant']}" if row["variant"] else str(row["test"])
+        p_flag = float(row["pvalue"]) <= ALPHA
+        entry = found.setdefault(key, {}).setdefault(str(row["role"]), {"p": [], "called": []})
+        entry["p"].append(p_flag)
+        entry["called"].append(bool(row["flagged"]) and p_flag and not row["no_call"])
+    return {key: {role: {column: _count(flags) for column, flags in columns.items()}
+                  for role, columns in roles.items()} for key, roles in found.items()}

@@ -1,0 +1,71 @@
+"""The split study at 96 items (issue 49 item 3): the zlib-normalised split control's rates and the whole audit's
+tasks and rates, recomputed from the shipped per-item scores and per-verdict rows (no model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lm_eval_contam.nullstudy.corpus import make_mc_dataset, render_mc
+from lm_eval_contam.nullstudy.split_audit import audit_rates, task_name, write_tasks
+from lm_eval_contam.verdicts.detection_rates import SPLIT_CONTROL_RATES_FILE
+
+
+def test_the_shipped_zlib_rates_at_96_are_those_of_the_shipped_scores() -> None:
+    """``likelihood_control_zlib`` at 96 (every item, one seeded verdict per pair): the same split-label verdict as
+    per byte, on log-likelihood per zlib byte of the same shipped scores."""
+    from lm_eval_contam.nullstudy.split_control import by_split, scored, size_rates
+
+    shipped = json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8"))["tests"]["likelihood_control_zlib"]
+    clean, injected = scored("clean"), scored("injected")
+    for shape, detected, siblings in (("multiple choice", 3, 2), ("free text", 1, 0)):
+        datasets = sorted({str(row["dataset"]) for row in injected if row["shape"] == shape})
+        found = size_rates(by_split(injected), by_split(clean), datasets, "zlib", 96)
+        assert found == shipped[shape]["96"]
+        assert (found["detection"]["seeded"]["flagged"], found["false_positive_held_out"]["seeded"]["flagged"],
+                found["false_positive_clean"]["seeded"]["flagged"]) == (detected, siblings, 0)
+
+
+def test_the_study_tasks_are_the_fine_tunes_items_with_their_second_split(tmp_path: Path) -> None:
+    """Each dataset gives two lm-eval tasks: its injected ``train`` split evaluated against ``test`` (detection), and
+    ``test`` against ``extra`` (the sibling); each item rendered as the fine-tune saw it, the letters as choices."""
+    from lm_eval.tasks import TaskManager
+
+    from lm_eval_contam.nullstudy.study import _vocabulary
+
+    roles = write_tasks(tmp_path, 0, datasets=1, rows=6)
+    assert {name: role for name, (role, _) in roles.items()} == {task_name(0, "detection"): "detection",
+                                                                task_name(0, "sibling"): "sibling"}
+    nouns, adjectives = _vocabulary()
+    rows = {split: make_mc_dataset(0, 0, nouns, adjectives, rows_per_split=6, splits=(split,)).splits[split]
+            for split in ("train", "test", "extra")}
+    manager = TaskManager(include_path=str(tmp_path), include_defaults=False)
+    tasks = manager.load_task_or_group([task_name(0, "detection"), task_name(0, "sibling")])
+    for name, (evaluated, control) in ((task_name(0, "detection"), ("train", "test")),
+                                       (task_name(0, "sibling"), ("test", "extra"))):
+        task = tasks[name]
+        assert [task.doc_to_text(doc) for doc in task.dataset["test"]] == [render_mc(row) for row in rows[evaluated]]
+        assert [task.doc_to_text(doc) for doc in task.dataset["validation"]] == [render_mc(row)
+                                                                              for row in rows[control]]
+        assert [doc["answer"] for doc in task.dataset["test"]] == [row["answer"] for row in rows[evaluated]]
+        assert task.doc_to_choice(task.dataset["test"][0]) == ["A", "B", "C", "D"]
+
+
+def test_the_audit_rates_count_each_tests_p_and_its_calls_per_role() -> None:
+    """A p <= 0.05 is counted in ``p``; in ``called`` only where the report makes it a call (no reason against it);
+    a test not run on a partition (p None) counts in neither."""
+    def row(test: str, role: str, p: float | None, no_call: str | None = None, variant: str | None = None) -> dict:
+        return {"test": test, "variant": variant, "role": role, "pvalue": p, "flagged": None if p is None else p <= 0.05,
+                "no_call": no_call}
+
+    found = audit_rates([row("likelihood_control", "detection", 0.01, variant="control"),
+                         row("likelihood_control", "detection", 0.20, variant="control"),
+                         row("likelihood_control", "sibling", None, variant="control"),
+                         row("option_order", "detection", 0.001, no_call="over its level"),
+                         row("option_order", "sibling", 0.5)])
+    assert found["likelihood_control:control"] == {"detection": {
+        "p": {"flagged": 1, "k": 2, "rate": 0.5, "ci": [0.0126, 0.9874]},
+        "called": {"flagged": 1, "k": 2, "rate": 0.5, "ci": [0.0126, 0.9874]}}}
+    assert found["option_order"]["detection"]["p"]["flagged"] == 1
+    assert found["option_order"]["detection"]["called"]["flagged"] == 0
+    assert found["option_order"]["sibling"]["p"] == {"flagged": 0, "k": 1, "rate": 0.0, "ci": [0.0, 0.975]}
