@@ -149,7 +149,7 @@ def audit(out: Path, model_label: str, *, batch_size: int) -> None:
     from lm_eval_contam.core.jsonl import write_jsonl
     from lm_eval_contam.core.rundir import load_run
     from lm_eval_contam.models.default_model import default_model_path
-    from lm_eval_contam.nullstudy.split_audit import verdict_rows, write_tasks
+    from lm_eval_contam.nullstudy.split_audit import rates_table, verdict_rows, write_tasks
     from lm_eval_contam.nullstudy.validation import MODEL_DIRS
 
     roles = write_tasks(out / "audit_tasks", settings().seed, datasets=STUDY_PARTITIONS, rows=STUDY_ROWS)
@@ -165,21 +165,28 @@ def audit(out: Path, model_label: str, *, batch_size: int) -> None:
     rows = verdict_rows(load_run(target), roles, model_label)
     shipped = write_jsonl(SCORED_DIR / f"split_audit_{model_label}.jsonl", rows)  # from the audit's own directory
     print(f"{model_label}: {len(roles)} tasks audited in {time.perf_counter() - started:.0f} s -> {shipped}")
+    print(rates_table(rows))
 
 
 RATES_FILE = SCORED_DIR.parents[1] / "verdicts" / "split_control_rates.json"
 
 
 def rates() -> None:
-    """The rates recomputed from the shipped scores, into the shipped rates file's ``tests`` (per byte and on u) and
-    ``benchmark_scores`` (the answer letters' statistics, multiple choice); the rest kept."""
+    """The rates recomputed from the shipped scores, into the shipped rates file's ``tests`` (per byte, zlib and on
+    u), ``benchmark_scores`` (the answer letters' statistics, multiple choice) and ``audit_96`` (the whole audit's
+    verdicts at 96, from the shipped rows of each model audited); the rest kept."""
+    from lm_eval_contam.nullstudy.split_audit import audit_rates, scored_rows
     from lm_eval_contam.nullstudy.split_control import letter_rates, scored, scored_letters, study_rates
 
     document = json.loads(RATES_FILE.read_text(encoding="utf-8"))
     document["tests"] = study_rates(scored("clean"), scored("injected"))
     document["benchmark_scores"] = letter_rates(scored_letters("clean"), scored_letters("injected"))
+    audited = [model for model in ("injected", "clean") if (SCORED_DIR / f"split_audit_{model}.jsonl").is_file()]
+    if audited:
+        document["audit_96"] = {model: audit_rates(scored_rows(model)) for model in audited}
     RATES_FILE.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps({key: document[key] for key in ("tests", "benchmark_scores")}, indent=1))
+    print(json.dumps({key: document[key] for key in ("tests", "benchmark_scores", "audit_96") if key in document},
+                     indent=1))
 
 
 def main() -> None:

@@ -132,3 +132,26 @@ def audit_rates(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         entry["called"].append(bool(row["flagged"]) and p_flag and not row["no_call"])
     return {key: {role: {column: _count(flags) for column, flags in columns.items()}
                   for role, columns in roles.items()} for key, roles in found.items()}
+
+
+def rates_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The rates as the docs print them (markdown): per test, the partitions flagged at ALPHA and called per role,
+    and each partition's p (datasets in order; "—" where not tested)."""
+    rates = audit_rates(rows)
+    by_key: dict[str, dict[str, dict[str, float | None]]] = {}
+    for row in rows:
+        key = f"{row['test']}:{row['variant']}" if row["variant"] else str(row["test"])
+        by_key.setdefault(key, {}).setdefault(str(row["role"]), {})[str(row["dataset"])] = row["pvalue"]
+    lines = ["| test | detection: p ≤ 0.05 (called) | p, injected (Quiz 0–3) | siblings: p ≤ 0.05 (called) | "
+             "p, siblings |", "|---|---|---|---|---|"]
+    for key, roles in by_key.items():
+        cells = []
+        for role in ("detection", "sibling"):
+            counted = (rates.get(key) or {}).get(role)
+            cells.append(f"{counted['p']['flagged']}/{counted['p']['k']} ({counted['called']['flagged']})"
+                         if counted else "—")
+            values = roles.get(role) or {}
+            cells.append(", ".join("—" if p is None else f"{p:.4f}" for _, p in sorted(values.items(),
+                                                                                       key=lambda item: item[0][-1])))
+        lines.append(f"| `{key}` | {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]} |")
+    return "\n".join(lines)
