@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from listed_mc_task import ITEMS, write_listed_mc_task
 
 from lm_eval_contam.cli import main
 from lm_eval_contam.core.errors import ContamError
@@ -268,23 +269,6 @@ def test_an_audit_with_another_sample_copied_in_is_refused_and_the_same_audit_re
     assert main(["report", str(first)]) == 0
 
 
-LISTED_YAML = """task: listed_mc
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: multiple_choice
-doc_to_text: "{{{{question}}}}\\nA. {{{{choices[0]}}}}\\nB. {{{{choices[1]}}}}\\nC. {{{{choices[2]}}}}\\nD. {{{{choices[3]}}}}\\nAnswer:"
-doc_to_target: answer
-doc_to_choice: ["A", "B", "C", "D"]
-metric_list:
-  - metric: acc
-    aggregation: mean
-    higher_is_better: true
-"""
-
-
 def test_the_benchmarks_adjustment_tasks_carry_the_audits_id_and_a_run_without_one_none(tmp_path: Path) -> None:
     """The reordered and DCR tasks an audit adds under the cache home record its id (so another audit's results
     holding only them are refused); ``run`` passes none: nothing is stamped, the folders are those it always had."""
@@ -295,15 +279,8 @@ def test_the_benchmarks_adjustment_tasks_carry_the_audits_id_and_a_run_without_o
     from lm_eval_contam.methods.dcr.benchmark_sheets import adjustment_tasks as dcr_tasks
     from lm_eval_contam.methods.reordered.benchmark_tasks import adjustment_tasks as reordered_tasks
 
-    items = [("Which tool cuts wood?", ["saw", "spoon", "pillow", "kettle"], 0),
-             ("Which animal lays eggs?", ["horse", "hen", "goat", "cow"], 1),
-             ("Which planet has rings?", ["Mars", "Venus", "Mercury", "Saturn"], 3),
-             ("Which organ pumps blood?", ["lung", "heart", "liver", "kidney"], 1)]
-    data = tmp_path / "items.jsonl"
-    data.write_text("".join(json.dumps({"question": q, "choices": c, "answer": a}) + "\n" for q, c, a in items))
-    (tmp_path / "tasks").mkdir()
-    (tmp_path / "tasks" / "listed_mc.yaml").write_text(LISTED_YAML.format(data=data))
-    manager = harness.task_manager(str(tmp_path / "tasks"))
+    tasks = write_listed_mc_task(tmp_path, [ITEMS[i] for i in (0, 1, 3, 4)], metrics=("acc",))
+    manager = harness.task_manager(str(tasks))
 
     def metadata(path: str) -> dict:
         return yaml.safe_load(Path(path).read_text())["metadata"]

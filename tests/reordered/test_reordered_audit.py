@@ -8,45 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
+from listed_mc_task import ITEMS, write_listed_mc_task
 
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.registry import registered_methods
 from lm_eval_contam.methods.reordered.orders import reference_items
-
-ITEMS = [("Which tool cuts wood?", ["saw", "spoon", "pillow", "kettle"], 0),
-         ("Which animal lays eggs?", ["horse", "hen", "goat", "cow"], 1),
-         ("Which metal is liquid at room temperature?", ["iron", "copper", "mercury", "tin"], 2),
-         ("Which planet has rings?", ["Mars", "Venus", "Mercury", "Saturn"], 3),
-         ("Which organ pumps blood?", ["lung", "heart", "liver", "kidney"], 1),
-         ("Which shape has three sides?", ["square", "circle", "pentagon", "triangle"], 3)]
-
-TASK_YAML = """task: listed_mc
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: multiple_choice
-doc_to_text: "{{{{question}}}}\\nA. {{{{choices[0]}}}}\\nB. {{{{choices[1]}}}}\\nC. {{{{choices[2]}}}}\\nD. {{{{choices[3]}}}}\\nAnswer:"
-doc_to_target: answer
-doc_to_choice: ["A", "B", "C", "D"]
-metric_list:
-  - metric: acc
-    aggregation: mean
-    higher_is_better: true
-  - metric: acc_norm
-    aggregation: mean
-    higher_is_better: true
-"""
-
-
-def _task_dir(tmp_path: Path) -> Path:
-    data = tmp_path / "items.jsonl"
-    data.write_text("".join(json.dumps({"question": q, "choices": c, "answer": a}) + "\n" for q, c, a in ITEMS))
-    tasks = tmp_path / "tasks"
-    tasks.mkdir()
-    (tasks / "listed_mc.yaml").write_text(TASK_YAML.format(data=data))
-    return tasks
 
 
 def test_audit_tasks_writes_acc_reordered_beside_acc(tiny_model_dir: Path, tmp_path: Path,
@@ -56,7 +22,7 @@ def test_audit_tasks_writes_acc_reordered_beside_acc(tiny_model_dir: Path, tmp_p
     from lm_eval_contam.methods.reordered.stats import item_scores, reordered_score
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
-    tasks = _task_dir(tmp_path)
+    tasks = write_listed_mc_task(tmp_path)
     out = tmp_path / "audit"
     assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path", str(tasks),
                      "--tasks", "listed_mc", "--max_gen_toks", "4", "--batch_size", "16", "--no-likelihood",
@@ -109,7 +75,7 @@ def test_run_tasks_writes_acc_reordered_with_the_metadata_knob(tiny_model_dir: P
                                                                capsys: pytest.CaptureFixture,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
-    tasks = _task_dir(tmp_path)
+    tasks = write_listed_mc_task(tmp_path)
     out = tmp_path / "run"
     assert cli_main(["run", "--model", "hf", "--model_args", f"pretrained={tiny_model_dir},dtype=float32",
                      "--tasks", "listed_mc", "--include_path", str(tasks), "--device", "cpu", "--batch_size", "8",
@@ -145,8 +111,8 @@ def test_audit_methods_runs_only_the_methods_named(tiny_model_dir: Path, tmp_pat
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
     out = tmp_path / "audit"
     assert cli_main(["audit", "--model", str(tiny_model_dir), "--label", "tiny", "--include_path",
-                     str(_task_dir(tmp_path)), "--tasks", "listed_mc", "--methods", "reordered", "--batch_size", "16",
-                     "--no-report", "--output_path", str(out)]) == 0
+                     str(write_listed_mc_task(tmp_path)), "--tasks", "listed_mc", "--methods", "reordered",
+                     "--batch_size", "16", "--no-report", "--output_path", str(out)]) == 0
     # The benchmark itself and its reordered task; no other method's task (without --methods: seven more; the
     # sentence-order test runs only with a reference).
     assert sorted(load_run(out).models[0].results["configs"]) == ["listed_mc", "reordered_listed_mc"]
@@ -173,7 +139,7 @@ def test_the_original_order_costs_no_forward_pass_beside_the_benchmark(counted_h
 
     from lm_eval_contam import harness
 
-    tasks = _task_dir(tmp_path)
+    tasks = write_listed_mc_task(tmp_path)
     manager = harness.task_manager(str(tasks))
     added = harness.adjustment_tasks(["listed_mc"], manager, metadata={"reorderings": 3}, like_benchmark=True)
     model, calls = counted_hf_model
@@ -188,7 +154,7 @@ def test_audit_with_a_reference_model_subtracts_its_gap_item_by_item(tiny_model_
     from lm_eval_contam.core.rundir import load_run
 
     monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
-    tasks = _task_dir(tmp_path)
+    tasks = write_listed_mc_task(tmp_path)
     out = tmp_path / "audit"
     # A reference with the model's own weights (a copy with a card added: the model itself is refused as its own
     # reference): every item's gap is the reference's, so the difference is 0 with no spread. --reference-items 4:
