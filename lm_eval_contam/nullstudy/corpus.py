@@ -10,6 +10,7 @@ and the dataset's index (:func:`lm_eval_contam.core.seeding.rng_for`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -164,6 +165,18 @@ def render_mc(row: dict) -> str:
     """An item as MMLU-style lm-eval tasks render it (``doc_to_text``): question, lettered options, ``Answer:``."""
     options = "".join(f"\n{letter}. {choice}" for letter, choice in zip(MC_LETTERS, row["choices"]))
     return f"Which word fills the blank? {row['question']}{options}\nAnswer:"
+
+
+def mc_prompt_task_yaml(name: str, data_files: dict[str, str]) -> str:
+    """A local MMLU-style lm-eval task over rows ``{"prompt": render_mc(...), "answer"}``: the prompt as its text, the
+    answer letters as its choices; ``data_files`` split -> JSONL path, ``test`` evaluated and ``validation`` (if
+    given) its second split."""
+    files = "".join(f"\n    {split}: {path}" for split, path in data_files.items())
+    second = "\nvalidation_split: validation" if "validation" in data_files else ""
+    return (f"task: {name}\ndataset_path: json\ndataset_kwargs:\n  data_files:{files}\ntest_split: test{second}\n"
+            "output_type: multiple_choice\ndoc_to_text: \"{{prompt}}\"\ndoc_to_target: answer\n"
+            f"doc_to_choice: {json.dumps(list(MC_LETTERS))}\nmetric_list:\n  - metric: acc\n    aggregation: mean\n"
+            "    higher_is_better: true\nmetadata:\n  version: 1.0\n")
 
 
 def make_mc_dataset(seed: int, index: int, nouns: Sequence[str], adjectives: Sequence[str], *,

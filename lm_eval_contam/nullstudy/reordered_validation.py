@@ -31,7 +31,7 @@ from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
 from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.methods.reordered.stats import ItemScores, item_scores, reference_gap_score, reordered_score
-from lm_eval_contam.nullstudy.corpus import MC_LETTERS, render_mc
+from lm_eval_contam.nullstudy.corpus import mc_prompt_task_yaml, render_mc
 from lm_eval_contam.nullstudy.design import McPartition
 from lm_eval_contam.nullstudy.rates import flag_rate
 from lm_eval_contam.nullstudy.validation import (
@@ -76,32 +76,12 @@ def mc_partitions(settings: ValidationSettings, study_dir: Path) -> list[McParti
     return found
 
 
-BENCHMARK_YAML = """task: {name}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {data}
-test_split: test
-output_type: multiple_choice
-doc_to_text: "{{{{prompt}}}}"
-doc_to_target: answer
-doc_to_choice: {choices}
-metric_list:
-  - metric: acc
-    aggregation: mean
-    higher_is_better: true
-metadata:
-  version: 1.0
-"""
-
-
 def write_benchmark(partition: McPartition, folder: Path) -> Path:
     """The partition as a plain MMLU-style lm-eval task (its data and YAML under ``folder``); the YAML's path."""
     folder.mkdir(parents=True, exist_ok=True)
     data = write_jsonl(folder / f"{partition.name}.jsonl", [dict(row) for row in partition.rows])
     path = folder / f"{partition.name}.yaml"
-    path.write_text(BENCHMARK_YAML.format(name=partition.name, data=data, choices=json.dumps(list(MC_LETTERS))),
-                    encoding="utf-8")
+    path.write_text(mc_prompt_task_yaml(partition.name, {"test": str(data)}), encoding="utf-8")
     return path
 
 

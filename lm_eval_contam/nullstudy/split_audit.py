@@ -15,7 +15,6 @@ tests can be recomputed without the models.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,34 +23,13 @@ from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
 from lm_eval_contam.core.split_tests import binomial_interval
 from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.methods.catalogue import load_methods
-from lm_eval_contam.nullstudy.corpus import MC_LETTERS, make_mc_dataset, render_mc
+from lm_eval_contam.nullstudy.corpus import make_mc_dataset, mc_prompt_task_yaml, render_mc
 from lm_eval_contam.verdicts.verdict import collect, no_call_reason, partition_verdicts
 
 SCORED_DIR = Path(__file__).with_name("scored")
 # (role, evaluated split, control split) of each dataset's two tasks
 PAIRS = (("detection", "train", "test"), ("sibling", "test", "extra"))
 TASK_PREFIX = "split_study_mc"
-
-TASK_YAML = """task: {name}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: {test}
-    validation: {validation}
-test_split: test
-validation_split: validation
-output_type: multiple_choice
-doc_to_text: "{{{{prompt}}}}"
-doc_to_target: answer
-doc_to_choice: {choices}
-metric_list:
-  - metric: acc
-    aggregation: mean
-    higher_is_better: true
-metadata:
-  version: 1.0
-"""
-
 
 def task_name(index: int, role: str) -> str:
     return f"{TASK_PREFIX}_{index}_{role}"
@@ -80,8 +58,8 @@ def write_tasks(folder: Path, study_seed: int, *, datasets: int, rows: int) -> d
     for name, role, dataset, evaluated, control in study_tasks(study_seed, datasets, rows):
         paths = {split: write_jsonl(folder / f"{name}_{split}.jsonl", docs)
                  for split, docs in (("test", evaluated), ("validation", control))}
-        (folder / f"{name}.yaml").write_text(TASK_YAML.format(name=name, choices=json.dumps(list(MC_LETTERS)),
-                                                              **paths), encoding="utf-8")
+        (folder / f"{name}.yaml").write_text(mc_prompt_task_yaml(name, {split: str(path) for split, path
+                                                                        in paths.items()}), encoding="utf-8")
         found[name] = (role, dataset)
     return found
 
