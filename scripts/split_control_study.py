@@ -3,7 +3,7 @@
     python scripts/split_control_study.py train [--out out_split_study]     # the injected fine-tune (resumes)
     python scripts/split_control_study.py score [--out out_split_study]     # per-item scores, clean + injected
     python scripts/split_control_study.py letters [--out out_split_study]   # the answer letters' scores, both models
-    python scripts/split_control_study.py audit [--model injected|clean]    # the whole audit of the MC tasks at 96
+    python scripts/split_control_study.py audit [--model injected|clean]    # the default audit of the 96-item MC tasks
     python scripts/split_control_study.py rates                              # rates from the shipped scores
 
 One fine-tune of the default model at the papers' strength (lr 5e-5, 3 epochs, 15 % share; the validation study's
@@ -17,8 +17,8 @@ the likelihood control mode scores (:func:`lm_eval_contam.kit.instances.instance
 ``lm_eval_contam/nullstudy/scored/split_control_<model>.jsonl`` as they come (one file per model, one row per item):
 the rates are recomputed from those files without the models (``rates``).
 
-``audit`` runs ``audit --tasks`` itself on the 4 multiple-choice datasets at 96 items (every item), each as two
-local tasks (:mod:`lm_eval_contam.nullstudy.split_audit`: injected vs sibling, sibling vs extra), and keeps every
+``audit`` runs ``audit --tasks`` itself on the 4 multiple-choice datasets of 96 items (the split control on every
+item, the other tests on their default sample), each as two local tasks (:mod:`lm_eval_contam.nullstudy.split_audit`: injected vs sibling, sibling vs extra), and keeps every
 verdict's p-value and decision in ``scored/split_audit_<model>.jsonl``.
 
 ``letters`` scores what a multiple-choice benchmark's own requests compute, for every multiple-choice item: the
@@ -137,14 +137,16 @@ def letters(out: Path) -> None:
         print(f"{label}: {len(rows)} items in {time.perf_counter() - started:.0f} s -> {target}")
 
 
-# The whole audit's methods at 96: every default one but Time Travel (its own 10 instances and up to 500 new tokens
+# The audit's methods: every default one but Time Travel (its own 10 instances and up to 500 new tokens
 # each) and DCR (an adjustment, no flag), whose generations are a fixed cost per benchmark that the sample leaves alone.
 AUDIT_METHODS = "likelihood,incontext,optionorder,dcq,reordered"
 
 
 def audit(out: Path, model_label: str, *, batch_size: int) -> None:
-    """``audit --tasks`` of the study's 8 multiple-choice tasks with every item (``--sample 96``) on one model (the
-    audit resumes from lm-eval's cache), then every verdict's row into ``scored/split_audit_<model>.jsonl``."""
+    """``audit --tasks`` of the study's 8 multiple-choice tasks on one model, with no flag but ``--methods`` (the
+    audit resumes from lm-eval's cache): as a user audits a 96-item benchmark with a 96-item second split, the split
+    control on every item and the other tests on their default sample; then every verdict's row into
+    ``scored/split_audit_<model>.jsonl``."""
     from lm_eval_contam.cli import main as cli_main
     from lm_eval_contam.core.jsonl import write_jsonl
     from lm_eval_contam.core.rundir import load_run
@@ -157,7 +159,7 @@ def audit(out: Path, model_label: str, *, batch_size: int) -> None:
     target = out / f"audit_{model_label}"
     started = time.perf_counter()
     code = cli_main(["audit", "--model", str(model), "--label", model_label, "--include_path", str(out / "audit_tasks"),
-                     "--tasks", ",".join(roles), "--sample", str(STUDY_ROWS), "--methods", AUDIT_METHODS,
+                     "--tasks", ",".join(roles), "--methods", AUDIT_METHODS,
                      "--no-chat-template", "--batch_size", str(batch_size), "--no-report", "--output_path",
                      str(target)])
     if code:
