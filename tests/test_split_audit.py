@@ -69,3 +69,28 @@ def test_the_audit_rates_count_each_tests_p_and_its_calls_per_role() -> None:
     assert found["option_order"]["detection"]["p"]["flagged"] == 1
     assert found["option_order"]["detection"]["called"]["flagged"] == 0
     assert found["option_order"]["sibling"]["p"] == {"flagged": 0, "k": 1, "rate": 0.0, "ci": [0.0, 0.975]}
+
+
+def test_the_shipped_audit_rates_at_96_are_those_of_the_shipped_verdict_rows() -> None:
+    """``audit_96`` recomputed from the shipped per-verdict rows of the default audit of the 8 study tasks: on the
+    injected fine-tune the per-partition verdict flags the 4 injected partitions and none of the 4 siblings, the split
+    control alone the same; on the clean model nothing of the 8."""
+    from lm_eval_contam.nullstudy.split_audit import scored_rows
+
+    shipped = json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8"))["audit_96"]
+    found = {model: audit_rates(scored_rows(model)) for model in ("injected", "clean")}
+    assert found == shipped
+    called = {model: {test: {role: counts["called"]["flagged"] for role, counts in roles.items()}
+                      for test, roles in found[model].items() if test in ("partition_combined",
+                                                                          "likelihood_control:control")}
+              for model in found}
+    assert called == {"injected": {"partition_combined": {"detection": 4, "sibling": 0},
+                                   "likelihood_control:control": {"detection": 4, "sibling": 0}},
+                      "clean": {"partition_combined": {"detection": 0, "sibling": 0},
+                                "likelihood_control:control": {"detection": 0, "sibling": 0}}}
+    # the combined verdict's Holm set: every calibrated test that was tested, each row's Holm p beside its own
+    rows = [row for row in scored_rows("injected") if row["task"] == task_name(2, "detection")]
+    combined = next(row for row in rows if row["test"] == "partition_combined")
+    held = [row for row in rows if row["holm"] is not None]
+    assert combined["n"] == len(held) == 4
+    assert combined["pvalue"] == min(row["holm"] for row in held)
