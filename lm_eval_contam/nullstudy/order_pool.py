@@ -114,7 +114,8 @@ def _disjoint(records: Sequence[Mapping[str, Any]], size: int, *identity: object
             for start in range(0, len(records) - size + 1, size)]
 
 
-def _count(flags: Sequence[bool]) -> dict[str, Any]:
+def flag_count(flags: Sequence[bool]) -> dict[str, Any]:
+    """Partitions flagged of those tested, with the rate and its 95 % Clopper-Pearson interval (a rates file's entry)."""
     low, high = binomial_interval(sum(flags), len(flags))
     return {"flagged": int(sum(flags)), "k": len(flags), "rate": round(sum(flags) / len(flags), 4),
             "ci": [round(low, 4), round(high, 4)]}
@@ -166,9 +167,9 @@ def pool_rates(null: Sequence[Mapping[str, Any]], reference: Sequence[Mapping[st
             drawn = (_pvalues([_draw(records, size, draw, name, size) for draw in range(draws)], theirs, label)
                      if size < len(records) else {})
             for test, values in disjoint.items():
-                entry: dict[str, Any] = {"disjoint": _count([p <= ALPHA for p in values])}
+                entry: dict[str, Any] = {"disjoint": flag_count([p <= ALPHA for p in values])}
                 if test in drawn:
-                    entry["over_draws"] = _count([p <= ALPHA for p in drawn[test]])
+                    entry["over_draws"] = flag_count([p <= ALPHA for p in drawn[test]])
                 else:
                     entry["pvalue"] = round(values[0], 6)
                 found.setdefault(test, {}).setdefault(name, {})[str(size)] = entry
@@ -189,7 +190,7 @@ def detection_rates(injected: Sequence[Mapping[str, Any]], reference: Sequence[M
         label = f"order-injected:{size}"
         if size >= INJECTED_ROWS:
             for test, values in _pvalues(list(partitions.values()), theirs, label).items():
-                found.setdefault(test, {})[str(size)] = {"seeded": _count([p <= ALPHA for p in values])}
+                found.setdefault(test, {})[str(size)] = {"seeded": flag_count([p <= ALPHA for p in values])}
             continue
         flagged: dict[str, float] = {}
         for name, records in partitions.items():

@@ -3,7 +3,8 @@
 The split study (:mod:`~lm_eval_contam.nullstudy.split_control`) scored every item with two models; here the audit
 itself runs, as a user runs it: each of the study's 4 multiple-choice datasets becomes two local MMLU-style lm-eval
 tasks (the item rendered as the fine-tune saw it, the answer letters as choices) with a ``validation`` split, and
-``audit --tasks <the 8 tasks> --sample 96`` computes every verdict on every item and the per-partition verdict:
+``audit --tasks <the 8 tasks>`` with no control flag computes every verdict (the split control on every item, the
+other tests on their default sample) and the per-partition verdict:
 
 * ``detection``: the injected ``train`` split evaluated, its never-injected sibling ``test`` as the control;
 * ``sibling``: the never-injected ``test`` split evaluated, ``extra`` (96 more, never injected) as the control.
@@ -20,16 +21,17 @@ from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
-from lm_eval_contam.core.split_tests import binomial_interval
 from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.methods.catalogue import load_methods
 from lm_eval_contam.nullstudy.corpus import make_mc_dataset, mc_prompt_task_yaml, render_mc
+from lm_eval_contam.nullstudy.order_pool import flag_count
 from lm_eval_contam.verdicts.verdict import collect, no_call_reason, partition_verdicts
 
 SCORED_DIR = Path(__file__).with_name("scored")
 # (role, evaluated split, control split) of each dataset's two tasks
 PAIRS = (("detection", "train", "test"), ("sibling", "test", "extra"))
 TASK_PREFIX = "split_study_mc"
+
 
 def task_name(index: int, role: str) -> str:
     return f"{TASK_PREFIX}_{index}_{role}"
@@ -89,10 +91,9 @@ def scored_rows(model: str, directory: Path = SCORED_DIR) -> list[dict[str, Any]
     return read_jsonl_objects(directory / f"split_audit_{model}.jsonl")
 
 
-def _count(flags: Sequence[bool]) -> dict[str, Any]:
-    low, high = binomial_interval(sum(flags), len(flags))
-    return {"flagged": int(sum(flags)), "k": len(flags), "rate": round(sum(flags) / len(flags), 4),
-            "ci": [round(low, 4), round(high, 4)]}
+def rate_key(row: Mapping[str, Any]) -> str:
+    """A row's test as the rates files key it: ``name:variant`` where it has a variant."""
+    return f"{row['test']}:{row['variant']}" if row["variant"] else str(row["test"])
 
 
 def audit_rates(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -103,12 +104,12 @@ def audit_rates(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for row in rows:
         if row["pvalue"] is None:
             continue
-        key = f"{row['test']}:{row['variant']}" if row["variant"] else str(row["test"])
+        key = rate_key(row)
         p_flag = float(row["pvalue"]) <= ALPHA
         entry = found.setdefault(key, {}).setdefault(str(row["role"]), {"p": [], "called": []})
         entry["p"].append(p_flag)
         entry["called"].append(bool(row["flagged"]) and p_flag and not row["no_call"])
-    return {key: {role: {column: _count(flags) for column, flags in columns.items()}
+    return {key: {role: {column: flag_count(flags) for column, flags in columns.items()}
                   for role, columns in roles.items()} for key, roles in found.items()}
 
 
@@ -118,7 +119,7 @@ def rates_table(rows: Sequence[Mapping[str, Any]]) -> str:
     rates = audit_rates(rows)
     by_key: dict[str, dict[str, dict[str, float | None]]] = {}
     for row in rows:
-        key = f"{row['test']}:{row['variant']}" if row["variant"] else str(row["test"])
+        key = rate_key(row)
         by_key.setdefault(key, {}).setdefault(str(row["role"]), {})[str(row["dataset"])] = row["pvalue"]
     lines = ["| test | detection: p ≤ 0.05 (called) | p, injected (Quiz 0–3) | siblings: p ≤ 0.05 (called) | "
              "p, siblings |", "|---|---|---|---|---|"]
