@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -208,6 +209,13 @@ def binomial_interval(hits: int, runs: int, confidence: float = 0.95) -> tuple[f
 
     found = binomtest(hits, runs).proportion_ci(confidence_level=confidence, method="exact")
     return float(found.low), float(found.high)
+
+
+def rate_entry(flagged: float, k: int) -> dict[str, Any]:
+    """A rates file's entry: partitions flagged of ``k`` tested (a mean over draws may be fractional), the rate and
+    its 95 % Clopper-Pearson interval (of the rounded count)."""
+    low, high = binomial_interval(round(flagged), k)
+    return {"flagged": round(flagged, 2), "k": k, "rate": round(flagged / k, 4), "ci": [round(low, 4), round(high, 4)]}
 
 
 def within_level(hits: int, runs: int, alpha: float = ALPHA, confidence: float = 0.95) -> bool:

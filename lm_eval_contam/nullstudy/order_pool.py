@@ -29,7 +29,7 @@ from typing import Any
 from lm_eval_contam.audit.benchmark_partitions import BENCHMARK_SAMPLE
 from lm_eval_contam.core.jsonl import read_jsonl_objects
 from lm_eval_contam.core.seeding import rng_for
-from lm_eval_contam.core.split_tests import binomial_interval
+from lm_eval_contam.core.split_tests import rate_entry
 from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.kit.option_items import item_from_row
 from lm_eval_contam.methods.optionorder.orders import DEFAULT_ARRANGEMENTS, DEFAULT_ORDERS, answer_index
@@ -116,9 +116,7 @@ def _disjoint(records: Sequence[Mapping[str, Any]], size: int, *identity: object
 
 def flag_count(flags: Sequence[bool]) -> dict[str, Any]:
     """Partitions flagged of those tested, with the rate and its 95 % Clopper-Pearson interval (a rates file's entry)."""
-    low, high = binomial_interval(sum(flags), len(flags))
-    return {"flagged": int(sum(flags)), "k": len(flags), "rate": round(sum(flags) / len(flags), 4),
-            "ci": [round(low, 4), round(high, 4)]}
+    return rate_entry(sum(flags), len(flags))
 
 
 def ranked(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -199,11 +197,8 @@ def detection_rates(injected: Sequence[Mapping[str, Any]], reference: Sequence[M
             for test, values in drawn.items():
                 flagged[test] = flagged.get(test, 0.0) + sum(p <= ALPHA for p in values) / draws
         for test, mean in flagged.items():
-            k = len(partitions)
-            low, high = binomial_interval(round(mean), k)
-            found.setdefault(test, {})[str(size)] = {"mean_over_draws": {
-                "flagged": round(mean, 2), "k": k, "rate": round(mean / k, 4), "ci": [round(low, 4), round(high, 4)],
-                "draws_per_partition": draws}}
+            found.setdefault(test, {})[str(size)] = {"mean_over_draws": {**rate_entry(mean, len(partitions)),
+                                                                         "draws_per_partition": draws}}
     return found
 
 

@@ -18,13 +18,12 @@ with the clean model. Here every verdict the audit computes with a split control
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lm_eval_contam.core.jsonl import read_jsonl_objects
 from lm_eval_contam.core.seeding import rng_for
-from lm_eval_contam.core.split_tests import binomial_interval, cluster_label_test, texts_differ_test
+from lm_eval_contam.core.split_tests import cluster_label_test, rate_entry, texts_differ_test
 from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.kit.scoring import zlib_ratio
 
@@ -72,17 +71,6 @@ def with_u(model: Sequence[Mapping[str, Any]], reference: Sequence[Mapping[str, 
             for row in model]
 
 
-@dataclass(frozen=True)
-class Rate:
-    flagged: float  # partitions flagged (a mean over draws at 24: fractional)
-    k: int
-
-    def entry(self) -> dict[str, Any]:
-        low, high = binomial_interval(round(self.flagged), self.k)
-        return {"flagged": round(self.flagged, 2), "k": self.k, "rate": round(self.flagged / self.k, 4),
-                "ci": [round(low, 4), round(high, 4)]}
-
-
 def _draw(rows: Sequence[Mapping[str, Any]], size: int, seed: int, *identity: object) -> list[Mapping[str, Any]]:
     if size >= len(rows):
         return list(rows)
@@ -96,12 +84,12 @@ def pair_rates(pairs: Sequence[tuple[Sequence[Mapping[str, Any]], Sequence[Mappi
     audit's) and, below the pairs' size, ``mean_over_draws`` (``draws`` overlapping draws per pair)."""
     seeded = sum(split_verdict(_draw(a, size, 0, "audited", i), _draw(c, size, 0, "control", i), score)
                  for i, (a, c) in enumerate(pairs))
-    found = {"seeded": Rate(seeded, len(pairs)).entry()}
+    found = {"seeded": rate_entry(seeded, len(pairs))}
     if size < min(len(a) for a, _ in pairs):
         mean = sum(split_verdict(_draw(a, size, d, "audited", i), _draw(c, size, d, "control", i), score, seed=d,
                                  n_resamples=199)
                    for i, (a, c) in enumerate(pairs) for d in range(1, draws + 1)) / draws
-        found["mean_over_draws"] = {**Rate(mean, len(pairs)).entry(), "draws_per_partition": draws}
+        found["mean_over_draws"] = {**rate_entry(mean, len(pairs)), "draws_per_partition": draws}
     return found
 
 
