@@ -3,7 +3,7 @@
     python scripts/split_control_study.py train [--out out_split_study]     # the injected fine-tune (resumes)
     python scripts/split_control_study.py score [--out out_split_study]     # per-item scores, clean + injected
     python scripts/split_control_study.py letters [--out out_split_study]   # the answer letters' scores, both models
-    python scripts/split_control_study.py audit [--model injected|clean]    # the default audit of the 96-item MC tasks
+    python scripts/split_control_study.py audit [--model injected|clean] [--reference]  # the default audit, 96-item MC
     python scripts/split_control_study.py rates                              # rates from the shipped scores
 
 One fine-tune of the default model at the papers' strength (lr 5e-5, 3 epochs, 15 % share; the validation study's
@@ -142,11 +142,13 @@ def letters(out: Path) -> None:
 AUDIT_METHODS = "likelihood,incontext,optionorder,dcq,reordered"
 
 
-def audit(out: Path, model_label: str, *, batch_size: int) -> None:
+def audit(out: Path, model_label: str, *, batch_size: int, reference: bool) -> None:
     """``audit --tasks`` of the study's 8 multiple-choice tasks on one model, with no flag but ``--methods`` (the
     audit resumes from lm-eval's cache): as a user audits a 96-item benchmark with a 96-item second split, the split
     control on every item and the other tests on their default sample; then every verdict's row into
-    ``scored/split_audit_<model>.jsonl``."""
+    ``scored/split_audit_<label>.jsonl``. ``reference``: with the checkpoint it was fine-tuned from (the clean default
+    model) as ``--reference-model`` too, labelled ``<model>_with_reference``: the reference-differenced tests beside
+    the split control, as a user with the base model audits."""
     from lm_eval_contam.cli import main as cli_main
     from lm_eval_contam.core.jsonl import write_jsonl
     from lm_eval_contam.core.rundir import load_run
@@ -156,18 +158,28 @@ def audit(out: Path, model_label: str, *, batch_size: int) -> None:
 
     roles = write_tasks(out / "audit_tasks", settings().seed, datasets=STUDY_PARTITIONS, rows=STUDY_ROWS)
     model = out / MODEL_DIRS["injected"] if model_label == "injected" else default_model_path()
-    target = out / f"audit_{model_label}"
+    label = audit_label(model_label, reference=reference)
+    target = out / f"audit_{label}"
     started = time.perf_counter()
-    code = cli_main(["audit", "--model", str(model), "--label", model_label, "--include_path", str(out / "audit_tasks"),
-                     "--tasks", ",".join(roles), "--methods", AUDIT_METHODS,
+    with_reference = ["--reference-model", str(default_model_path())] if reference else []
+    code = cli_main(["audit", "--model", str(model), *with_reference, "--label", model_label, "--include_path",
+                     str(out / "audit_tasks"), "--tasks", ",".join(roles), "--methods", AUDIT_METHODS,
                      "--no-chat-template", "--batch_size", str(batch_size), "--no-report", "--output_path",
                      str(target)])
     if code:
         raise SystemExit(code)
-    rows = verdict_rows(load_run(target), roles, model_label)
-    shipped = write_jsonl(SCORED_DIR / f"split_audit_{model_label}.jsonl", rows)  # from the audit's own directory
-    print(f"{model_label}: {len(roles)} tasks audited in {time.perf_counter() - started:.0f} s -> {shipped}")
+    rows = verdict_rows(load_run(target), roles, label)
+    shipped = write_jsonl(SCORED_DIR / f"split_audit_{label}.jsonl", rows)  # from the audit's own directory
+    print(f"{label}: {len(roles)} tasks audited in {time.perf_counter() - started:.0f} s -> {shipped}")
     print(rates_table(rows))
+
+
+AUDITED = ("injected", "clean", "injected_with_reference")  # the audits rates() reads, where shipped
+
+
+def audit_label(model_label: str, *, reference: bool) -> str:
+    """The audit's name in the shipped rows and rates: the model, ``_with_reference`` where the base was given."""
+    return f"{model_label}_with_reference" if reference else model_label
 
 
 RATES_FILE = SCORED_DIR.parents[1] / "verdicts" / "split_control_rates.json"
@@ -183,7 +195,7 @@ def rates() -> None:
     document = json.loads(RATES_FILE.read_text(encoding="utf-8"))
     document["tests"] = study_rates(scored("clean"), scored("injected"))
     document["benchmark_scores"] = letter_rates(scored_letters("clean"), scored_letters("injected"))
-    audited = [model for model in ("injected", "clean") if (SCORED_DIR / f"split_audit_{model}.jsonl").is_file()]
+    audited = [model for model in AUDITED if (SCORED_DIR / f"split_audit_{model}.jsonl").is_file()]
     if audited:
         document["audit_96"] = {model: audit_rates(scored_rows(model)) for model in audited}
     RATES_FILE.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
@@ -196,12 +208,14 @@ def main() -> None:
     parser.add_argument("step", choices=("train", "score", "letters", "audit", "rates"))
     parser.add_argument("--out", type=Path, default=Path("out_split_study"))
     parser.add_argument("--model", choices=("injected", "clean"), default="injected", help="audit: which model")
+    parser.add_argument("--reference", action="store_true",
+                        help="audit: with the clean default model as --reference-model too")
     parser.add_argument("--batch_size", type=int, default=8)
     args = parser.parse_args()
     if args.step == "train":
         train(args.out.resolve())
     elif args.step == "audit":
-        audit(args.out.resolve(), args.model, batch_size=args.batch_size)
+        audit(args.out.resolve(), args.model, batch_size=args.batch_size, reference=args.reference)
     elif args.step == "score":
         score(args.out.resolve())
     elif args.step == "letters":

@@ -94,3 +94,32 @@ def test_the_shipped_audit_rates_at_96_are_those_of_the_shipped_verdict_rows() -
     held = [row for row in rows if row["holm"] is not None]
     assert combined["n"] == len(held) == 4
     assert combined["pvalue"] == min(row["holm"] for row in held)
+
+
+def test_a_not_flagged_quotes_the_detection_measured_nearest_the_items_it_compared() -> None:
+    """A multiple-choice partition verdict with a control that compared 96 items a side quotes the whole audit at 96
+    (4 of 4); one that compared 24 quotes the validation study's 24-item partitions (3 of 8); a free-text one at 96
+    the validation study's free-text number (the whole audit ran on multiple choice only)."""
+    from lm_eval_contam.core.method_verdict import Verdict
+    from lm_eval_contam.verdicts.detection_rates import clean_bill
+    from lm_eval_contam.verdicts.verdict import partition_verdicts
+
+    def row(items: int, shape: str):
+        control = Verdict(model="m", partition="p", family="likelihood", test="likelihood_control", title="t",
+                          task="t", flagged=False, statistic=None, pvalue=0.3, confidence_interval=None, n=2 * items,
+                          null="", rule="", evidence=None, variant="control", shape=shape)
+        (found,) = partition_verdicts([control])
+        return found
+
+    assert clean_bill(row(96, "multiple choice")) == (
+        "at the papers' injection strength this verdict (with a control) finds 4 of 4 injected multiple choice "
+        "partitions audited whole at 96 items a side (the split study)")
+    assert clean_bill(row(96, "multiple choice"), short=True) == (
+        "finds 4/4 at papers' strength, 96 a side (with a control)")
+    assert clean_bill(row(24, "multiple choice")) == (
+        "at the papers' injection strength this verdict (with a control) finds 3 of 8 injected multiple choice "
+        "partitions of 24 items")
+    assert clean_bill(row(60, "multiple choice")).endswith("at 96 items a side (the split study)")  # a tie: the larger
+    assert clean_bill(row(96, "free text")) == (
+        "at the papers' injection strength this verdict (with a control) finds 2 of 8 injected free text partitions "
+        "of 24 items")

@@ -193,7 +193,7 @@ def test_papers_strength_study_runs_resumes_and_ships_rates(tiny_model_dir: Path
                if row.partition == "Quick Bridge Quiz 0 train" and row.model == "injected")
     assert clean_bill(row, rates) == ("at the papers' injection strength this verdict (without a control) finds "
                                       f"{entry['by_shape']['multiple choice']['detection']['flagged']} of 1 injected "
-                                      "multiple choice partitions")
+                                      "multiple choice partitions of 10 items")
 
 
 def test_a_study_folder_refuses_other_settings(tmp_path: Path) -> None:
@@ -434,7 +434,7 @@ def test_a_verdict_with_a_control_and_a_reference_quotes_its_own_measured_detect
     assert (row.test, row.setting) == ("partition_combined_with_control_and_reference",
                                        "with a control and a reference model")
     assert clean_bill(row) == ("at the papers' injection strength this verdict (with a control and a reference model) "
-                               "finds 3 of 8 injected free text partitions")
+                               "finds 3 of 8 injected free text partitions of 24 items")
 
 
 def test_a_study_partition_larger_than_the_methods_sample_is_scored_whole(tmp_path: Path) -> None:

@@ -10,14 +10,16 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.stats import ConfidenceInterval
-from lm_eval_contam.verdicts.verdict import VALIDATION_RATES_FILE, PartitionVerdict, items_shape, rate_key
+from lm_eval_contam.core.registry import controlled_tests
+from lm_eval_contam.verdicts.verdict import (COMBINED_TEST, COMBINED_WITH_CONTROL_AND_REFERENCE, VALIDATION_RATES_FILE,
+                                             PartitionVerdict, items_shape, rate_key)
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class DetectionRate:
     command: str
     date: str
     detection_by_shape: Mapping[str, CountedRate] = field(default_factory=dict)  # e.g. "multiple choice" -> rate
+    items: int | None = None  # the study's items per partition (design ``rows_per_partition``)
 
     def text(self) -> str:
         """E.g. ``detects 5/8 = 62 % (95 % CI 24–91 %) at the papers' strength (lr 5e-05, 3 epochs, 15 % share)``."""
@@ -76,7 +79,8 @@ def parse_detection(document: Mapping[str, Any], source: str = "validation rates
                                        _counted(entry.get("false_positive_held_out"), level),
                                        _counted(entry.get("false_positive_clean"), level), strength,
                                        str(entry.get("command") or document["command"]),
-                                       str(entry.get("date") or document["date"]), shapes)
+                                       str(entry.get("date") or document["date"]), shapes,
+                                       int(design["rows_per_partition"]) if "rows_per_partition" in design else None)
         except (AttributeError, KeyError, TypeError, ValueError) as error:  # AttributeError: a by_shape no mapping
             raise ContamError(f"not a validation rate ({type(error).__name__}: {error})", source=source,
                               field=f"methods.{key}") from None
@@ -104,12 +108,30 @@ def partition_shape(row: PartitionVerdict) -> str:
     return next((verdict.shape for verdict in evidence if verdict.shape), None) or items_shape(evidence)
 
 
+def compared_items(row: PartitionVerdict) -> int | None:
+    """The items a side its tests against a control compared (the largest such test's, half its n); None: none."""
+    sides = [verdict.n // 2 for verdict, _ in row.evidence if verdict.n and verdict.test in controlled_tests()]
+    return max(sides, default=None)
+
+
+def nearest_size(sizes: Iterable[int], items: int) -> int:
+    """The measured size nearest ``items`` (the larger on a tie): the one whose rates a verdict quotes."""
+    return min(sizes, key=lambda size: (abs(size - items), -size))
+
+
 def clean_bill(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None = None, *,
                short: bool = False) -> str:
     """What a "not flagged" is worth: how often the verdict that was computed (with a control, or without one)
-    found contamination put there at the papers' strength, on partitions of the same shape where measured.
-    ``short``: for a table cell."""
+    found contamination put there at the papers' strength, on partitions of the same shape where measured, at the
+    measured size nearest the items it compared (the validation study's partitions, or the split study's whole
+    audit, :func:`whole_audit_detection`), that size stated. ``short``: for a table cell."""
     kind = row.setting
+    whole = whole_audit_detection(row, rates)
+    if whole is not None:
+        if short:
+            return f"finds {whole.flagged}/{whole.k} at papers' strength, {WHOLE_AUDIT_ITEMS} a side ({kind})"
+        return (f"at the papers' injection strength this verdict ({kind}) finds {whole.flagged} of {whole.k} injected "
+                f"{WHOLE_AUDIT_SHAPE} partitions audited whole at {WHOLE_AUDIT_ITEMS} items a side (the split study)")
     found = measured_detection(row.as_verdict(), rates)
     if found is None or found.detection is None:
         return (f"detection ({kind}): not measured" if short else
@@ -123,8 +145,33 @@ def clean_bill(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None 
     counted, where = (detected, f" {shape} partitions") if detected else (found.detection, " partitions")
     if short:
         return f"finds {counted.flagged}/{counted.k} at papers' strength ({kind})"
+    measured = f" of {found.items} items" if found.items else ""
     return (f"at the papers' injection strength this verdict ({kind}) finds {counted.flagged} of {counted.k} "
-            f"injected{where}")
+            f"injected{where}{measured}")
+
+
+# The split study's whole audit (nullstudy/split_audit): its 4 multiple-choice datasets audited at 96 items a side, the
+# partition verdict of each setting it ran under its audit's label in the shipped rates (``audit_96``).
+WHOLE_AUDIT_ITEMS, WHOLE_AUDIT_SHAPE, WHOLE_AUDIT_KEY = 96, "multiple choice", "audit_96"
+WHOLE_AUDITS = {COMBINED_TEST: "injected", COMBINED_WITH_CONTROL_AND_REFERENCE: "injected_with_reference"}
+
+
+def whole_audit_detection(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None = None,
+                          document: Mapping[str, Any] | None = None) -> CountedRate | None:
+    """The split study's whole-audit detection of this partition verdict (its calls on the injected partitions), where
+    that audit measured this setting on this shape and its 96 items a side are nearer the items this verdict compared
+    than the validation study's partitions; None otherwise. ``document``: the split study's rates (the shipped
+    file's by default)."""
+    label, items = WHOLE_AUDITS.get(row.test), compared_items(row)
+    validation = measured_detection(row.as_verdict(), rates)
+    if label is None or items is None or partition_shape(row) != WHOLE_AUDIT_SHAPE:
+        return None
+    if validation is not None and validation.items and nearest_size((validation.items, WHOLE_AUDIT_ITEMS),
+                                                                    items) != WHOLE_AUDIT_ITEMS:
+        return None
+    audits = (_split_control_document() if document is None else document).get(WHOLE_AUDIT_KEY) or {}
+    entry = ((audits.get(label) or {}).get(row.test) or {}).get("detection")
+    return _counted(entry["called"], 0.95) if entry else None
 
 
 ADJUSTMENTS_KEY = "benchmark_adjustments"  # lm_eval_contam.nullstudy.validation.RATES_KEY (the reordered pass's)
@@ -156,10 +203,14 @@ SPLIT_CONTROL_RATES_FILE = Path(__file__).with_name("split_control_rates.json")
 
 
 @functools.lru_cache(maxsize=1)
-def _split_control_rates() -> dict[str, Any]:
+def _split_control_document() -> dict[str, Any]:
     if not SPLIT_CONTROL_RATES_FILE.is_file():
         return {}
-    return dict(json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8")).get("tests") or {})
+    return dict(json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8")))
+
+
+def _split_control_rates() -> dict[str, Any]:
+    return dict(_split_control_document().get("tests") or {})
 
 
 def split_control_measured_size(test: str, shape: str, items_per_side: int) -> int | None:
@@ -168,7 +219,7 @@ def split_control_measured_size(test: str, shape: str, items_per_side: int) -> i
     sizes = (_split_control_rates().get(test) or {}).get(shape) or {}
     if not sizes:
         return None
-    return int(min(sizes, key=lambda size: (abs(int(size) - items_per_side), -int(size))))
+    return nearest_size((int(size) for size in sizes), items_per_side)
 
 
 def split_control_detection(test: str, shape: str, items_per_side: int) -> str | None:
