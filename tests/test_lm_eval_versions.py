@@ -26,10 +26,13 @@ from lm_eval_contam.lmeval.lm_eval_compat import (
 from lm_eval_contam.lmeval.request_parts import swap_prompt
 from lm_eval_contam.methods.dcq.quiz import LETTERS, parse_answer
 from lm_eval_contam.methods.dcq.task import (
+    ANSWER_METRICS,
     CHANCE_METRICS,
     ESTIMATE_METRICS,
+    RECORD_METRICS,
     answers_record,
     argmax_letter,
+    partition_answers,
     partition_chance_test,
     partition_estimate,
 )
@@ -115,13 +118,16 @@ def _check_dcq(metrics: dict[str, Any], samples: list[dict[str, Any]], letters_o
     for sample in samples:
         assert sample["target"] == "E A B C D"
         record = answers_record(letters_of(logged_responses(sample)))
-        assert all(sample[metric] == record for metric in (*ESTIMATE_METRICS, *CHANCE_METRICS))
+        assert all(sample[metric] == record for metric in RECORD_METRICS)
         records.append(record)
     estimate, chance = partition_estimate(records, 0.95), partition_chance_test(records, seed=0)
     for metric, read in ESTIMATE_METRICS.items():
         assert metrics[f"{metric},none"] == read(estimate) and metrics[f"{metric}_stderr,none"] == "N/A", metric
     for metric, read in CHANCE_METRICS.items():
         assert metrics[f"{metric},none"] == read(chance) and metrics[f"{metric}_stderr,none"] == "N/A", metric
+    answers = partition_answers(records)
+    for metric, read in ANSWER_METRICS.items():
+        assert metrics[f"{metric},none"] == read(answers) and metrics[f"{metric}_stderr,none"] == "N/A", metric
     bdq_letters = [record["bdq"] for record in records]
     for letter in LETTERS:
         assert metrics[f"dcq_bdq_{letter},none"] == bdq_letters.count(letter) / LIMIT

@@ -144,6 +144,7 @@ def test_the_cli_prints_one_line_exits_2_and_writes_nothing(tmp_path: Path, caps
     ("acc_adj,none", [0.3], "[0.3] is not a score (expected a number in [0, 1])"),
     ("acc_reordered_p,none", "0.04", "'0.04' is not a p-value (expected a number in [0, 1])"),
     ("dcq_kappa,none", 1.5, "1.5 is not a kappa (expected a number in [-1, 1])"),
+    ("dcq_top_letter_share,none", 1.2, "1.2 is not a share (expected a number in [0, 1])"),
 ])
 def test_every_kind_the_report_renders_refuses_a_value_out_of_kind(tmp_path: Path, key: str, value: object,
                                                                   expected: str) -> None:

@@ -80,7 +80,8 @@ def _gap(width: float, vs_reference: bool) -> NumberKind:
 
 _PVALUE = re.compile(r"p|.*_p|.*pvalue.*")
 # The project's own shares and rates (DCQ's, the option-order test's, Time Travel's, the in-context score).
-_SHARE = re.compile(r"dcq_(?:max|min|max_ci_low|max_ci_high|chance_max|unparseable|bdq_.+|bcq_.+|non_preferred_.+)"
+_SHARE = re.compile(r"dcq_(?:max|min|max_ci_low|max_ci_high|chance_max|unparseable|top_letter_share|bdq_.+|bcq_.+"
+                    r"|non_preferred_.+)"
                     r"|order_(?:top_share|u_mean)|codec_score|rougeL_(?:guided|general)|alg[12]_contaminated")
 _LEVEL_SCORE = re.compile(r"s[1-4]")
 _DCR_FACTOR = re.compile(r"dcr_factor(?:_ci_low|_ci_high)?")

@@ -12,7 +12,8 @@ import pytest
 
 from lm_eval_contam import task_dir
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.methods.dcq.task import ESTIMATE_METRICS, MEAN_METRICS
+from lm_eval_contam.methods.dcq.estimate import top_letter_share
+from lm_eval_contam.methods.dcq.task import ANSWER_METRICS, ESTIMATE_METRICS, MEAN_METRICS, partition_answers
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = task_dir() / "samples"
@@ -40,7 +41,7 @@ def both_modes(tiny_model_dir):
 @pytest.mark.parametrize("task", ["dcq_toy_news_train", "dcq_toy_news_train_ll"])
 def test_task_reports_every_metric(both_modes, task) -> None:
     metrics = both_modes["results"][task]
-    for name in (*ESTIMATE_METRICS, *MEAN_METRICS):
+    for name in (*ESTIMATE_METRICS, *ANSWER_METRICS, *MEAN_METRICS):
         if name != "dcq_kappa":
             assert 0.0 <= metrics[f"{name},none"] <= 1.0, name
     # kappa = (c - b) / (n - b) lies in [-1, max]: negative when BDQ picks p* more often than BCQ-p* hits it.
@@ -57,6 +58,8 @@ def test_task_reports_every_metric(both_modes, task) -> None:
         record = sample["dcq_max"]  # the five parsed answers: BDQ, then BCQ-A..D by slot
         assert set(record) == {"bdq", "bcq"} and list(record["bcq"]) == list("ABCD")
         assert {record["bdq"], *record["bcq"].values()} <= set("ABCDE") | {None}
+    logged = partition_answers([sample["dcq_top_letter_share"] for sample in samples])
+    assert metrics["dcq_top_letter_share,none"] == top_letter_share(logged)
 
 
 @pytest.mark.slow

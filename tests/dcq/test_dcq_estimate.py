@@ -6,6 +6,8 @@ import pytest
 
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.methods.dcq import InstanceAnswers, estimate, estimate_from_counts
+from lm_eval_contam.methods.dcq.chance import chance_test
+from lm_eval_contam.methods.dcq.estimate import top_letter_share
 
 GSM8K_BDQ = {"A": 44, "B": 2, "C": 1, "D": 1, "E": 52}
 GSM8K_BCQ = {"B": 55, "C": 69, "D": 79}
@@ -126,6 +128,28 @@ def test_exact_paired_pvalue_is_not_significant_without_a_gap() -> None:
                for i in range(20)]
     result = estimate(answers)
     assert result.pvalue == 1.0
+
+
+def test_one_letter_everywhere_has_share_one_and_leaves_the_quiz_nothing_to_show() -> None:
+    answers = [InstanceAnswers(bdq="A", bcq=dict.fromkeys("ABCD", "A"))] * 24
+    assert top_letter_share(answers) == 1.0
+    # The BDQ makes A preferred; B-D's BCQs answer A, never their original: max 0, p 1 by construction.
+    assert estimate(answers).max == 0.0 and chance_test(answers).pvalue == 1.0
+
+
+def test_top_letter_share_of_mixed_answers() -> None:
+    answers = [InstanceAnswers(bdq="A", bcq={"A": "A", "B": "A", "C": "B", "D": "C"}),
+               InstanceAnswers(bdq="B", bcq={"A": "A", "B": "B", "C": "C", "D": "D"})]
+    assert top_letter_share(answers) == 4 / 10  # A 4, B 3, C 2, D 1 of 10 answers
+
+
+def test_unparseable_answers_count_in_the_share_as_no_letter() -> None:
+    answers = [InstanceAnswers(bdq=None, bcq={"A": "E", "B": "E", "C": None, "D": "E"}),
+               InstanceAnswers(bdq="E", bcq=dict.fromkeys("ABCD", "E"))]
+    assert top_letter_share(answers) == 8 / 10
+    assert top_letter_share([InstanceAnswers(bdq=None, bcq=dict.fromkeys("ABCD"))] * 3) == 0.0
+    with pytest.raises(ContamError, match="no instances answered"):
+        top_letter_share([])
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -206,3 +207,17 @@ def estimate(answers: Sequence[InstanceAnswers], *, confidence_level: float = 0.
     bcq_only = sum(a.bcq[best] == best and a.bdq != best for a in answers)
     bdq_only = sum(a.bcq[best] != best and a.bdq == best for a in answers)
     return dataclasses.replace(counted, pvalue=mcnemar_one_sided(bcq_only, bdq_only), pvalue_paired=True)
+
+
+def top_letter_share(answers: Sequence[InstanceAnswers]) -> float:
+    """The share of all answers (every BDQ and BCQ read) that are the single most common letter.
+
+    An unparseable answer counts in the denominator, as no letter. At 1.0 every quiz got the same letter: only the BCQ
+    holding the original in that letter's slot can hit (none for E), and the BDQ, picking it every time, makes that slot
+    preferred, so ``max`` is 0 and the chance test's p is 1 whatever the model remembers.
+    """
+    if not answers:
+        raise ContamError("no instances answered", field="answers")
+    letters = [letter for answer in answers for letter in (answer.bdq, *answer.bcq.values())]
+    counts = Counter(letter for letter in letters if letter is not None)
+    return max(counts.values(), default=0) / len(letters)

@@ -14,7 +14,7 @@ schema every method shares (``lm_eval_contam.core.partitions``), and
 ``num_instances`` (100), ``seed`` (0), ``options_path``, ``confidence_level``
 (0.95). Relative paths resolve against the task's YAML directory. Per doc, the
 five parsed answers are one structured record ``{"bdq": letter, "bcq": {"A":
-letter, ...}}`` (None = unparseable) under every estimate and chance-test metric.
+letter, ...}}`` (None = unparseable) under every estimate, chance-test and answer metric.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from lm_eval_contam.kit.quiz_options import (
 )
 from lm_eval_contam.lmeval.lm_eval_compat import aggregate_without_bootstrapping_task_statistics, task_request
 from lm_eval_contam.methods.dcq.chance import ChanceTestResult, chance_test
-from lm_eval_contam.methods.dcq.estimate import DCQEstimate, InstanceAnswers, estimate
+from lm_eval_contam.methods.dcq.estimate import DCQEstimate, InstanceAnswers, estimate, top_letter_share
 from lm_eval_contam.methods.dcq.quiz import (
     LETTERS,
     POSITIONS,
@@ -112,6 +112,11 @@ def _chance_test(answers: AnswersKey, seed: int) -> ChanceTestResult:
     return chance_test(_answers(answers), seed=seed)
 
 
+def partition_answers(records: Sequence[Mapping[str, Any]]) -> list[InstanceAnswers]:
+    """One partition's per-doc answer records as the methods' answers."""
+    return _answers(_answers_key(records))
+
+
 def partition_estimate(records: Sequence[Mapping[str, Any]], confidence_level: float) -> DCQEstimate:
     """The DCQ estimate over one partition's per-doc answer records, computed once."""
     return _estimate(_answers_key(records), confidence_level)
@@ -137,6 +142,13 @@ CHANCE_METRICS = {
     "dcq_pvalue_null": lambda t: t.pvalue,
     "dcq_chance_max": lambda t: t.chance_max,
 }
+# Metrics of the answers themselves, from the same records. The top letter itself gets no metric (lm-eval's are
+# numbers): the verdict needs it only at share 1.0, where it is the letter whose BDQ pick rate is 1.0, already here.
+ANSWER_METRICS = {
+    "dcq_top_letter_share": top_letter_share,
+}
+# Every metric whose per-doc value is the answer record.
+RECORD_METRICS = (*ESTIMATE_METRICS, *CHANCE_METRICS, *ANSWER_METRICS)
 # Metrics that are means of per-doc values.
 MEAN_METRICS = (
     *(f"dcq_bdq_{letter}" for letter in LETTERS),
@@ -150,7 +162,7 @@ def per_doc_metrics(letters: Sequence[str | None]) -> dict[str, Any]:
     bdq, *bcq = letters
     record = answers_record(letters)
     return {
-        **{name: record for name in (*ESTIMATE_METRICS, *CHANCE_METRICS)},
+        **{name: record for name in RECORD_METRICS},
         **{f"dcq_bdq_{letter}": float(bdq == letter) for letter in LETTERS},
         **{f"dcq_bcq_{p}": float(reply == p) for p, reply in zip(POSITIONS, bcq)},
         "dcq_unparseable": sum(letter is None for letter in letters) / len(letters),
@@ -264,9 +276,13 @@ class DCQTask(ConfigurableTask):
         def from_chance_test(read):
             return lambda records: read(partition_chance_test(records, settings.seed))
 
+        def from_answers(read):
+            return lambda records: read(partition_answers(records))
+
         return {
             **{name: from_estimate(read) for name, read in ESTIMATE_METRICS.items()},
             **{name: from_chance_test(read) for name, read in CHANCE_METRICS.items()},
+            **{name: from_answers(read) for name, read in ANSWER_METRICS.items()},
             **{name: mean for name in MEAN_METRICS},
         }
 
@@ -275,5 +291,5 @@ class DCQTask(ConfigurableTask):
         return aggregate_without_bootstrapping_task_statistics(self, bootstrap_iters)
 
     def higher_is_better(self) -> dict:
-        lower = {"dcq_pvalue", "dcq_pvalue_null", "dcq_chance_max", "dcq_unparseable"}
-        return {name: name not in lower for name in (*ESTIMATE_METRICS, *CHANCE_METRICS, *MEAN_METRICS)}
+        lower = {"dcq_pvalue", "dcq_pvalue_null", "dcq_chance_max", "dcq_unparseable", "dcq_top_letter_share"}
+        return {name: name not in lower for name in (*RECORD_METRICS, *MEAN_METRICS)}

@@ -18,10 +18,10 @@ from typing import Any
 from lm_eval_contam.core.formatting import interval, number, p_equals, pvalue
 from lm_eval_contam.core.method_verdict import DRIVES, Test, Verdict
 from lm_eval_contam.core.partitions import Partition
-from lm_eval_contam.core.rundir import ModelResults
+from lm_eval_contam.core.rundir import FILTER, ModelResults, number_or_none
 from lm_eval_contam.core.stats import ALPHA, ConfidenceInterval
 from lm_eval_contam.kit.quiz_options import LEFT_OUT_KEY
-from lm_eval_contam.methods.dcq.quiz import LETTERS, POSITIONS
+from lm_eval_contam.methods.dcq.quiz import LETTERS, POSITIONS, QUIZ_NAMES
 
 FAMILY = "dcq"
 NULL = ("no memory: every quiz is answered from the same letter distribution, whichever slot holds the original "
@@ -50,6 +50,7 @@ class DCQEvidence:
     bdq_pick_rates: tuple[float, ...]  # options A..E (E: "none of the provided options")
     bcq_hit_rates: tuple[float, ...]  # original in slot A..D
     unparseable: float
+    top_letter_share: float | None  # of all answers, the most common letter's; None in runs made before the metric
 
     def facts(self) -> list[tuple[str, str]]:
         return [("dcq_max (upper bound)", f"{number(self.dcq_max)} {interval(self.dcq_max_ci)}"),
@@ -59,7 +60,8 @@ class DCQEvidence:
                 ("dcq_max above chance by", number(self.dcq_max - self.chance_max)),
                 ("p-value against no memory (whole procedure simulated)", pvalue(self.pvalue)),
                 ("McNemar p-value at p* (uncorrected for the choice of p*)", pvalue(self.mcnemar_pvalue)),
-                ("unparseable replies", number(self.unparseable))]
+                ("unparseable replies", number(self.unparseable)),
+                ("most common answer letter's share", number(self.top_letter_share))]
 
     def summary(self) -> str:
         return f"{p_equals(self.pvalue)}, max {number(self.dcq_max)} (chance {number(self.chance_max)})"
@@ -78,11 +80,14 @@ def task_verdict(model: ModelResults, task: str) -> Verdict:
         bdq_pick_rates=tuple(model.number(task, f"dcq_bdq_{letter}") for letter in LETTERS),
         bcq_hit_rates=tuple(model.number(task, f"dcq_bcq_{position}") for position in POSITIONS),
         unparseable=model.number(task, "dcq_unparseable"),
+        # Read only where the run has it: runs made before the metric existed still load, without it.
+        top_letter_share=number_or_none(model.row(task).get(f"dcq_top_letter_share,{FILTER}")),
     )
+    n = model.n_instances(task)
     return mode_test(config).verdict(
         model=model.label, partition=Partition.from_task_metadata(metadata, str(config.get("test_split"))).label,
         task=task, flagged=p <= ALPHA, statistic=evidence.dcq_max, pvalue=p, confidence_interval=ci,
-        n=model.n_instances(task), evidence=evidence, caveats=left_out_caveats(metadata))
+        n=n, evidence=evidence, caveats=left_out_caveats(metadata) + same_letter_caveats(evidence, n))
 
 
 def left_out_caveats(metadata: dict) -> tuple[str, ...]:
@@ -93,6 +98,18 @@ def left_out_caveats(metadata: dict) -> tuple[str, ...]:
     listed = "; ".join(f"{entry['instance'][:60]!r} ({'; '.join(entry['problems'])})" for entry in left_out[:3])
     more = f"; and {len(left_out) - 3} more" if len(left_out) > 3 else ""
     return (f"{len(left_out)} sampled instance(s) left out of the quiz, no valid options could be made: {listed}{more}",)
+
+
+def same_letter_caveats(evidence: DCQEvidence, n: int | None) -> tuple[str, ...]:
+    """When every quiz got the same letter: then the published max is 0 and p is 1 whatever the model remembers."""
+    if evidence.top_letter_share != 1.0:
+        return ()
+    # Every answer is one letter, so every BDQ answer is: it is the letter the BDQ picked every time.
+    letter, _rate = max(zip(LETTERS, evidence.bdq_pick_rates), key=lambda pick: pick[1])
+    answers = f", {n * len(QUIZ_NAMES)} of {n * len(QUIZ_NAMES)} answers" if n else ""
+    return (f"the model answered every quiz with the same letter ({letter}{answers}): a letter preference, not the "
+            "options, decides its answers, so this quiz cannot show memory here (p = 1 by construction); generate "
+            "mode with an instruct model (audit --dcq-mode generate), or a model without that preference, can",)
 
 
 def verdicts(model: ModelResults) -> list[Verdict]:
