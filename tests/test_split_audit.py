@@ -78,8 +78,12 @@ def test_the_shipped_audit_rates_at_96_are_those_of_the_shipped_verdict_rows() -
     from lm_eval_contam.nullstudy.split_audit import scored_rows
 
     shipped = json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8"))["audit_96"]
-    found = {model: audit_rates(scored_rows(model)) for model in ("injected", "clean")}
+    found = {model: audit_rates(scored_rows(model)) for model in ("injected", "clean", "injected_with_reference")}
     assert found == shipped
+    # with the base as the reference too: the verdict with a control and a reference flags the same 4 and no sibling
+    assert {role: counts["called"]["flagged"] for role, counts in
+            found.pop("injected_with_reference")["partition_combined_with_control_and_reference"].items()} == {
+        "detection": 4, "sibling": 0}
     called = {model: {test: {role: counts["called"]["flagged"] for role, counts in roles.items()}
                       for test, roles in found[model].items() if test in ("partition_combined",
                                                                           "likelihood_control:control")}
@@ -120,6 +124,13 @@ def test_a_not_flagged_quotes_the_detection_measured_nearest_the_items_it_compar
         "at the papers' injection strength this verdict (with a control) finds 3 of 8 injected multiple choice "
         "partitions of 24 items")
     assert clean_bill(row(60, "multiple choice")).endswith("at 96 items a side (the split study)")  # a tie: the larger
+    with_reference = Verdict(model="m", partition="p", family="likelihood", test="likelihood_control_reference",
+                             title="t", task="t", flagged=False, statistic=None, pvalue=0.3, confidence_interval=None,
+                             n=192, null="", rule="", evidence=None, variant="control", shape="multiple choice")
+    (both,) = partition_verdicts([row(96, "multiple choice").evidence[0][0], with_reference])
+    assert clean_bill(both) == (
+        "at the papers' injection strength this verdict (with a control and a reference model) finds 4 of 4 injected "
+        "multiple choice partitions audited whole at 96 items a side (the split study)")
     assert clean_bill(row(96, "free text")) == (
         "at the papers' injection strength this verdict (with a control) finds 2 of 8 injected free text partitions "
         "of 24 items")

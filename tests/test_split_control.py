@@ -154,8 +154,8 @@ def test_the_check_catches_splits_cut_by_length() -> None:
 
 
 def test_the_reference_check_is_the_same_test_on_log_likelihoods_per_byte() -> None:
-    """The check at verdict time: the same two-sided test on continuous scores holds its level on exchangeable
-    draws and catches a shift of one null standard deviation at 24 against 24."""
+    """The lengths check's two-sided test on continuous scores (the reference's, at verdict time, one-sided below)
+    holds its level on exchangeable draws and catches a shift of one null standard deviation at 24 against 24."""
     rng = np.random.default_rng(5)
     null = sum(splits_differ(splits_differ_test(rng.normal(-2, 0.3, 24), rng.normal(-2, 0.3, 24)).pvalue)
                for _ in range(2000))
@@ -166,12 +166,28 @@ def test_the_reference_check_is_the_same_test_on_log_likelihoods_per_byte() -> N
     assert shifted >= 180
 
 
+def test_the_reference_check_is_one_sided_the_audited_split_easier() -> None:
+    """The split-label tests are one-sided (the audited split scores better): a control the reference finds easier
+    costs them power only and passes the check; one it finds harder (the audited split easier for a model that saw
+    neither) is caught. The one-sided check holds its level on exchangeable draws."""
+    rng = np.random.default_rng(6)
+    null = sum(splits_differ(splits_differ_test(rng.normal(-2, 0.3, 96), rng.normal(-2, 0.3, 96),
+                                                alternative="greater").pvalue) for _ in range(2000))
+    low, high = stats.binom.ppf([0.0005, 0.9995], 2000, SPLIT_CHECK_ALPHA)
+    assert low <= null <= high
+    easier_control = [splits_differ(splits_differ_test(rng.normal(-2.3, 0.3, 24), rng.normal(-2, 0.3, 24),
+                                                       alternative="greater").pvalue) for _ in range(200)]
+    easier_audited = [splits_differ(splits_differ_test(rng.normal(-2, 0.3, 24), rng.normal(-2.3, 0.3, 24),
+                                                       alternative="greater").pvalue) for _ in range(200)]
+    assert (sum(easier_control), sum(easier_audited) >= 190) == (0, True)
+
+
 def test_a_control_differs_by_its_compared_texts_or_by_the_reference_and_only_an_assumed_one_is_checked() -> None:
     assumed = Control("split", "validation", "validation", assumed=True, lengths_pvalue=0.5)
     assert splits_difference(assumed, SplitChecks()) is None
     assert splits_difference(assumed, SplitChecks(0.3, SimpleNamespace(pvalue=0.2))) is None
     assert splits_difference(assumed, SplitChecks(0.3, SimpleNamespace(pvalue=0.01))) == (
-        "the reference model's log-likelihood per byte: Mann-Whitney U p = 0.0100")
+        "the reference model's log-likelihood per byte, higher on the audited split: Mann-Whitney U p = 0.0100")
     assert splits_difference(assumed, SplitChecks(0.002)) == (
         "the compared items' character 3-grams and lengths: kernel two-sample relabelling p = 0.0020")
     # the whole splits' lengths decide only for runs logged before the compared texts were checked

@@ -55,12 +55,13 @@ class TestResult(Estimate):
 SPLIT_CHECK_ALPHA = ALPHA
 
 
-def splits_differ_test(first: Sequence[float], second: Sequence[float]) -> Any:
-    """Two-sided Mann-Whitney U test of two splits' per-text values (character lengths, a reference model's
-    log-likelihood per byte): H0, the two are samples of one distribution, as two random splits of one pool are.
-    scipy's result (``statistic``: U of ``first``, ``pvalue``); every value must be finite and each side non-empty."""
+def splits_differ_test(first: Sequence[float], second: Sequence[float], *, alternative: str = "two-sided") -> Any:
+    """Mann-Whitney U test of two splits' per-text values (character lengths, a reference model's log-likelihood per
+    byte): H0, the two are samples of one distribution, as two random splits of one pool are; two-sided, or
+    ``alternative="greater"``: ``first`` higher. scipy's result (``statistic``: U of ``first``, ``pvalue``); every
+    value must be finite and each side non-empty."""
     x, y = finite_scores(first, "first split"), finite_scores(second, "second split")
-    return scipy_stats.mannwhitneyu(x, y, alternative="two-sided")
+    return scipy_stats.mannwhitneyu(x, y, alternative=alternative)
 
 
 def splits_differ(pvalue: float) -> bool:

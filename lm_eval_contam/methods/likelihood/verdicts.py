@@ -191,7 +191,7 @@ def splits_difference(named: Control, checks: SplitChecks) -> str | None:
     elif named.lengths_pvalue is not None and splits_differ(named.lengths_pvalue):
         return f"character lengths of the rendered docs: Mann-Whitney U {p_equals(named.lengths_pvalue)}"
     if checks.reference is not None and splits_differ(checks.reference.pvalue):
-        return (f"the reference model's log-likelihood per byte: Mann-Whitney U "
+        return (f"the reference model's log-likelihood per byte, higher on the audited split: Mann-Whitney U "
                 f"{p_equals(float(checks.reference.pvalue))}")
     return None
 
@@ -204,8 +204,11 @@ def split_checks(model: ModelResults, task: str) -> SplitChecks:
 
 def reference_splits_test(model: ModelResults, task: str) -> Any | None:
     """The reference model's own log-likelihood per byte of the partition's and the control's texts of a control-mode
-    task, compared (:func:`~lm_eval_contam.core.stats.splits_differ_test`); None without a reference run of it. A
-    pair of splits the reference itself tells apart differs in more than what the audited model learned."""
+    task, compared (:func:`~lm_eval_contam.core.stats.splits_differ_test`, one-sided: the partition's higher); None
+    without a reference run of it. A partition the reference itself finds easier than its control differs in more than
+    what the audited model learned, and in the direction the split-label tests read as memory. A control it finds
+    easier only costs those one-sided tests power, never level, so it is not a reason to leave them untested (two-sided,
+    the check cost the split study's whole audit one of its 4 injected partitions, at p = 0.046)."""
     reference = model.reference_records(task, RECORD_METRIC)
     if not reference:
         return None
@@ -214,7 +217,7 @@ def reference_splits_test(model: ModelResults, task: str) -> Any | None:
         per_byte[str(record.get("group"))].append(float(record["loglikelihood"]) / int(record["bytes"]))
     if not per_byte[PARTITION] or not per_byte[CONTROL_GROUP]:
         return None
-    return splits_differ_test(per_byte[PARTITION], per_byte[CONTROL_GROUP])
+    return splits_differ_test(per_byte[PARTITION], per_byte[CONTROL_GROUP], alternative="greater")
 
 
 def task_verdicts(model: ModelResults, task: str, checks: SplitChecks = SplitChecks()) -> list[Verdict]:
