@@ -165,8 +165,9 @@ def audit(out: Path, model_label: str, *, batch_size: int, reference: bool) -> N
     target = out / f"audit_{label}"
     started = time.perf_counter()
     with_reference = ["--reference-model", str(default_model_path())] if reference else []
+    methods = REFERENCE_AUDIT_METHODS if reference else AUDIT_METHODS
     code = cli_main(["audit", "--model", str(model), *with_reference, "--label", model_label, "--include_path",
-                     str(out / "audit_tasks"), "--tasks", ",".join(roles), "--methods", REFERENCE_AUDIT_METHODS if reference else AUDIT_METHODS,
+                     str(out / "audit_tasks"), "--tasks", ",".join(roles), "--methods", methods,
                      "--no-chat-template", "--batch_size", str(batch_size), "--no-report", "--output_path",
                      str(target)])
     if code:

@@ -156,12 +156,11 @@ WHOLE_AUDIT_ITEMS, WHOLE_AUDIT_SHAPE, WHOLE_AUDIT_KEY = 96, "multiple choice", "
 WHOLE_AUDITS = {COMBINED_TEST: "injected", COMBINED_WITH_CONTROL_AND_REFERENCE: "injected_with_reference"}
 
 
-def whole_audit_detection(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None = None,
-                          document: Mapping[str, Any] | None = None) -> CountedRate | None:
+def whole_audit_detection(row: PartitionVerdict,
+                          rates: Mapping[str, DetectionRate] | None = None) -> CountedRate | None:
     """The split study's whole-audit detection of this partition verdict (its calls on the injected partitions), where
     that audit measured this setting on this shape and its 96 items a side are nearer the items this verdict compared
-    than the validation study's partitions; None otherwise. ``document``: the split study's rates (the shipped
-    file's by default)."""
+    than the validation study's partitions (or the validation study did not measure it); None otherwise."""
     label, items = WHOLE_AUDITS.get(row.test), compared_items(row)
     validation = measured_detection(row.as_verdict(), rates)
     if label is None or items is None or partition_shape(row) != WHOLE_AUDIT_SHAPE:
@@ -169,7 +168,7 @@ def whole_audit_detection(row: PartitionVerdict, rates: Mapping[str, DetectionRa
     if validation is not None and validation.items and nearest_size((validation.items, WHOLE_AUDIT_ITEMS),
                                                                     items) != WHOLE_AUDIT_ITEMS:
         return None
-    audits = (_split_control_document() if document is None else document).get(WHOLE_AUDIT_KEY) or {}
+    audits = _split_control_document().get(WHOLE_AUDIT_KEY) or {}
     entry = ((audits.get(label) or {}).get(row.test) or {}).get("detection")
     return _counted(entry["called"], 0.95) if entry else None
 
