@@ -1,6 +1,7 @@
 """The option-order tests on u at 24, 96 and 384 items from one scored pool (issue 49 item 4).
 
     python scripts/order_pool_study.py score [--out out_split_study]   # every order of 768 items, both models (resumes)
+    python scripts/order_pool_study.py score --filler                   # the pool by the filler-only fine-tune
     python scripts/order_pool_study.py score --injected                 # the split study's 384 injected items
     python scripts/order_pool_study.py rates                            # rates from the shipped scores
 
@@ -10,6 +11,9 @@ reference), each item's shared lines once (:func:`lm_eval_contam.nullstudy.scori
 and appends one row per item to ``lm_eval_contam/nullstudy/scored/order_pool_<null|reference>.jsonl`` as it goes: a
 stopped run resumes after the last row written. ``--injected`` scores the split study's injected items instead (its
 4 multiple-choice ``train`` splits of 96, into ``order_injected_<model|reference>.jsonl``): the tests' detection.
+``--filler`` scores the pool with the split study's filler-only fine-tune (``<out>/filler_model``, from
+``split_control_study.py train --model filler``: the same recipe without the injected splits) into
+``order_pool_filler.jsonl``: the null the design names, beside the injected fine-tune's.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import time
 from pathlib import Path
 
 
-def score(out: Path, *, injected: bool = False) -> None:
+def score(out: Path, *, injected: bool = False, filler: bool = False) -> None:
     from tqdm.auto import tqdm
 
     from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
@@ -33,7 +37,8 @@ def score(out: Path, *, injected: bool = False) -> None:
     from split_control_study import settings
 
     docs = pool_docs(settings().seed, injected=injected)
-    for label, model_dir in (("injected" if injected else "null", out / MODEL_DIRS["injected"]),
+    null = ("filler", out / MODEL_DIRS["filler"]) if filler else ("null", out / MODEL_DIRS["injected"])
+    for label, model_dir in (("injected", out / MODEL_DIRS["injected"]) if injected else null,
                              ("reference", default_model_path())):
         target = SCORED_DIR / (f"order_injected_{label}.jsonl" if injected else f"order_pool_{label}.jsonl")
         done = {row["identity"] for row in read_jsonl_objects(target)} if target.is_file() else set()
@@ -78,9 +83,12 @@ def main() -> None:
     parser.add_argument("step", choices=("score", "rates"))
     parser.add_argument("--out", type=Path, default=Path("out_split_study"))
     parser.add_argument("--injected", action="store_true", help="score the split study's injected items")
+    parser.add_argument("--filler", action="store_true", help="score the pool with the filler-only fine-tune")
     args = parser.parse_args()
     if args.step == "score":
-        score(args.out.resolve(), injected=args.injected)
+        if args.injected and args.filler:
+            parser.error("score: --injected or --filler, not both")
+        score(args.out.resolve(), injected=args.injected, filler=args.filler)
     else:
         rates()
 

@@ -1,9 +1,9 @@
 """The split-control study (issue 49): detection and false positives of the split-control test at 24 and 96 items.
 
-    python scripts/split_control_study.py train [--out out_split_study]     # the injected fine-tune (resumes)
-    python scripts/split_control_study.py score [--out out_split_study]     # per-item scores, clean + injected
-    python scripts/split_control_study.py letters [--out out_split_study]   # the answer letters' scores, both models
-    python scripts/split_control_study.py audit [--model injected|clean] [--reference]  # the default audit, 96-item MC
+    python scripts/split_control_study.py train [--model injected|filler]   # the fine-tune (resumes)
+    python scripts/split_control_study.py score [--model filler]            # per-item scores, clean + injected
+    python scripts/split_control_study.py letters [--model filler]          # the answer letters' scores
+    python scripts/split_control_study.py audit [--model injected|filler|clean] [--reference]  # the default audit
     python scripts/split_control_study.py rates                              # rates from the shipped scores
 
 One fine-tune of the default model at the papers' strength (lr 5e-5, 3 epochs, 15 % share; the validation study's
@@ -54,14 +54,17 @@ def study_inputs(out: Path):
     return chosen, write_world_data(chosen.world(), 0, out), write_mc_data(chosen, out)
 
 
-def train(out: Path) -> Path:
+def train(out: Path, model_label: str) -> Path:
+    """The injected fine-tune, or (``filler``) the filler-only one: the same recipe and corpus without the injected
+    splits, the null of the tests a reference differences."""
     from lm_eval_contam.models.default_model import default_model_path
     from lm_eval_contam.nullstudy.validation import train_injected_model
 
     chosen, world, mc = study_inputs(out)
     started = time.perf_counter()
-    model = train_injected_model(world, mc, chosen, str(default_model_path()), out)
-    print(f"injected model: {model} ({time.perf_counter() - started:.0f} s)")
+    model = train_injected_model(world, mc, chosen, str(default_model_path()), out,
+                                 filler_only=model_label == "filler")
+    print(f"{model_label} model: {model} ({time.perf_counter() - started:.0f} s)")
     return model
 
 
@@ -88,20 +91,29 @@ def study_items(out: Path, *, pool: bool) -> list[dict]:
     return items
 
 
-def score(out: Path) -> None:
-    """Per-item scores of the clean model (the study's items and the pool) and of the injected model (the study's
-    items), each model's file written once it is complete (a finished file is kept and not scored again)."""
-    from lm_eval_contam.core.jsonl import write_jsonl
+def study_models(out: Path, model_label: str | None) -> list[tuple[str, str]]:
+    """(label, model directory) of the models a scoring step scores: the clean and the injected model, or the one
+    named (``filler``: the filler-only fine-tune)."""
     from lm_eval_contam.models.default_model import default_model_path
-    from lm_eval_contam.nullstudy.scoring import rolling_loglikelihoods
     from lm_eval_contam.nullstudy.validation import MODEL_DIRS
 
-    for label, model_dir, pool in (("clean", str(default_model_path()), True),
-                                   ("injected", str(out / MODEL_DIRS["injected"]), False)):
+    models = {"clean": str(default_model_path()), **{label: str(out / MODEL_DIRS[label])
+                                                     for label in ("injected", "filler")}}
+    return [(label, models[label]) for label in ((model_label,) if model_label else ("clean", "injected"))]
+
+
+def score(out: Path, model_label: str | None = None) -> None:
+    """Per-item scores of the clean model (the study's items and the pool) and of the injected model (the study's
+    items), or of the one model named; each model's file written once it is complete (a finished file is kept and
+    not scored again)."""
+    from lm_eval_contam.core.jsonl import write_jsonl
+    from lm_eval_contam.nullstudy.scoring import rolling_loglikelihoods
+
+    for label, model_dir in study_models(out, model_label):
         target = SCORED_DIR / f"split_control_{label}.jsonl"
         if target.is_file():
             continue
-        items = study_items(out, pool=pool)
+        items = study_items(out, pool=label == "clean")
         started = time.perf_counter()
         scores = rolling_loglikelihoods(model_dir, [item["text"] for item in items])
         write_jsonl(target, [{**item, "loglikelihood": round(value, 4), "bytes": len(item["text"].encode("utf-8"))}
@@ -109,15 +121,13 @@ def score(out: Path) -> None:
         print(f"{label}: {len(items)} items in {time.perf_counter() - started:.0f} s -> {target}")
 
 
-def letters(out: Path) -> None:
-    """Each multiple-choice item's answer-letter log-likelihoods by the clean and the injected model (a finished
-    file is kept and not scored again)."""
+def letters(out: Path, model_label: str | None = None) -> None:
+    """Each multiple-choice item's answer-letter log-likelihoods by the clean and the injected model, or by the one
+    named (a finished file is kept and not scored again)."""
     from lm_eval_contam.core.jsonl import write_jsonl
-    from lm_eval_contam.models.default_model import default_model_path
     from lm_eval_contam.nullstudy.corpus import MC_LETTERS, make_mc_dataset, render_mc
     from lm_eval_contam.nullstudy.scoring import letter_loglikelihoods
     from lm_eval_contam.nullstudy.study import _vocabulary
-    from lm_eval_contam.nullstudy.validation import MODEL_DIRS
 
     nouns, adjectives = _vocabulary()
     rows = [{"dataset": dataset.display_name, "split": split, "row": number, "answer": int(row["answer"]),
@@ -126,7 +136,7 @@ def letters(out: Path) -> None:
             for dataset in [make_mc_dataset(settings().seed, index, nouns, adjectives, rows_per_split=STUDY_ROWS,
                                             splits=(split,))]
             for number, row in enumerate(dataset.splits[split])]
-    for label, model_dir in (("clean", str(default_model_path())), ("injected", str(out / MODEL_DIRS["injected"]))):
+    for label, model_dir in study_models(out, model_label):
         target = SCORED_DIR / f"split_control_letters_{label}.jsonl"
         if target.is_file():
             continue
@@ -145,13 +155,14 @@ AUDIT_METHODS = "likelihood,incontext,optionorder,dcq,reordered"
 REFERENCE_AUDIT_METHODS = "likelihood,incontext,optionorder,dcq"
 
 
-def audit(out: Path, model_label: str, *, batch_size: int, reference: bool) -> None:
+def audit(out: Path, model_label: str, *, batch_size: int, reference: bool, methods: str | None = None) -> None:
     """``audit --tasks`` of the study's 8 multiple-choice tasks on one model, with no flag but ``--methods`` (the
     audit resumes from lm-eval's cache): as a user audits a 96-item benchmark with a 96-item second split, the split
     control on every item and the other tests on their default sample; then every verdict's row into
     ``scored/split_audit_<label>.jsonl``. ``reference``: with the checkpoint it was fine-tuned from (the clean default
     model) as ``--reference-model`` too, labelled ``<model>_with_reference``: the reference-differenced tests beside
-    the split control, as a user with the base model audits."""
+    the split control, as a user with the base model audits. ``methods``: the audit's ``--methods`` (default
+    :data:`AUDIT_METHODS`, :data:`REFERENCE_AUDIT_METHODS` with the reference)."""
     from lm_eval_contam.cli import main as cli_main
     from lm_eval_contam.core.jsonl import write_jsonl
     from lm_eval_contam.core.rundir import load_run
@@ -160,12 +171,12 @@ def audit(out: Path, model_label: str, *, batch_size: int, reference: bool) -> N
     from lm_eval_contam.nullstudy.validation import MODEL_DIRS
 
     roles = write_tasks(out / "audit_tasks", settings().seed, datasets=STUDY_PARTITIONS, rows=STUDY_ROWS)
-    model = out / MODEL_DIRS["injected"] if model_label == "injected" else default_model_path()
+    model = default_model_path() if model_label == "clean" else out / MODEL_DIRS[model_label]
     label = audit_label(model_label, reference=reference)
     target = out / f"audit_{label}"
     started = time.perf_counter()
     with_reference = ["--reference-model", str(default_model_path())] if reference else []
-    methods = REFERENCE_AUDIT_METHODS if reference else AUDIT_METHODS
+    methods = methods or (REFERENCE_AUDIT_METHODS if reference else AUDIT_METHODS)
     code = cli_main(["audit", "--model", str(model), *with_reference, "--label", model_label, "--include_path",
                      str(out / "audit_tasks"), "--tasks", ",".join(roles), "--methods", methods,
                      "--no-chat-template", "--batch_size", str(batch_size), "--no-report", "--output_path",
@@ -178,7 +189,7 @@ def audit(out: Path, model_label: str, *, batch_size: int, reference: bool) -> N
     print(rates_table(rows))
 
 
-AUDITED = ("injected", "clean", "injected_with_reference")  # the audits rates() reads, where shipped
+AUDITED = ("injected", "clean", "injected_with_reference", "filler", "filler_with_reference")  # the audits rates() reads, where shipped
 
 
 def audit_label(model_label: str, *, reference: bool) -> str:
@@ -197,8 +208,12 @@ def rates() -> None:
     from lm_eval_contam.nullstudy.split_control import letter_rates, scored, scored_letters, study_rates
 
     document = json.loads(RATES_FILE.read_text(encoding="utf-8"))
-    document["tests"] = study_rates(scored("clean"), scored("injected"))
-    document["benchmark_scores"] = letter_rates(scored_letters("clean"), scored_letters("injected"))
+    filler_scored = (SCORED_DIR / "split_control_filler.jsonl").is_file()  # the filler-only fine-tune's, where shipped
+    document["tests"] = study_rates(scored("clean"), scored("injected"),
+                                    filler=scored("filler") if filler_scored else None)
+    filler_letters = (SCORED_DIR / "split_control_letters_filler.jsonl").is_file()
+    document["benchmark_scores"] = letter_rates(scored_letters("clean"), scored_letters("injected"),
+                                                filler=scored_letters("filler") if filler_letters else None)
     audited = [model for model in AUDITED if (SCORED_DIR / f"split_audit_{model}.jsonl").is_file()]
     if audited:
         document["audit_96"] = {model: audit_rates(scored_rows(model)) for model in audited}
@@ -211,19 +226,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("step", choices=("train", "score", "letters", "audit", "rates"))
     parser.add_argument("--out", type=Path, default=Path("out_split_study"))
-    parser.add_argument("--model", choices=("injected", "clean"), default="injected", help="audit: which model")
+    parser.add_argument("--model", choices=("injected", "filler", "clean"), default="injected",
+                        help="which model (train: injected or filler; score, letters: injected scores the clean and "
+                             "the injected model, filler the filler-only fine-tune)")
     parser.add_argument("--reference", action="store_true",
                         help="audit: with the clean default model as --reference-model too")
+    parser.add_argument("--methods", help=f"audit: its --methods (default {AUDIT_METHODS}; with --reference "
+                                           f"{REFERENCE_AUDIT_METHODS})")
     parser.add_argument("--batch_size", type=int, default=8)
     args = parser.parse_args()
     if args.step == "train":
-        train(args.out.resolve())
+        if args.model == "clean":
+            parser.error("train: --model injected or filler")
+        train(args.out.resolve(), args.model)
     elif args.step == "audit":
-        audit(args.out.resolve(), args.model, batch_size=args.batch_size, reference=args.reference)
-    elif args.step == "score":
-        score(args.out.resolve())
-    elif args.step == "letters":
-        letters(args.out.resolve())
+        audit(args.out.resolve(), args.model, batch_size=args.batch_size, reference=args.reference,
+              methods=args.methods)
+    elif args.step in ("score", "letters"):
+        if args.model == "clean":
+            parser.error(f"{args.step}: --model injected (the clean and the injected model) or filler")
+        (score if args.step == "score" else letters)(args.out.resolve(), None if args.model == "injected" else "filler")
     else:
         rates()
 

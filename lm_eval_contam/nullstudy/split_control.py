@@ -34,7 +34,7 @@ DRAWS = 200  # 24-item draws per partition for the mean rate at 24
 
 
 def scored(label: str, directory: Path = SCORED_DIR) -> list[dict[str, Any]]:
-    """One model's shipped per-item scores (``clean`` or ``injected``), each with ``per_byte`` and ``zlib`` (per
+    """One model's shipped per-item scores (``clean``, ``injected`` or ``filler``), each with ``per_byte`` and ``zlib`` (per
     zlib-compressed byte, as the audit's zlib-normalised test scores the same text)."""
     return [{**row, "per_byte": float(row["loglikelihood"]) / int(row["bytes"]),
              "zlib": zlib_ratio(float(row["loglikelihood"]), str(row["text"]))}
@@ -95,26 +95,31 @@ def pair_rates(pairs: Sequence[tuple[Sequence[Mapping[str, Any]], Sequence[Mappi
 
 def size_rates(model: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]],
                clean: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None, datasets: Sequence[str],
-               score: str, size: int, *, draws: int = DRAWS) -> dict[str, Any]:
+               score: str, size: int, *, draws: int = DRAWS,
+               filler: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] | None = None) -> dict[str, Any]:
     """One test at one size: detection (``train`` vs ``test`` of the injected model), false positives on its siblings
-    (``test`` vs ``extra``) and, given the clean model's splits, on the clean model (both pairs)."""
+    (``test`` vs ``extra``) and, given the clean model's splits, on the clean model (both pairs); given the filler-only
+    fine-tune's, on it (both pairs: it saw neither split of either)."""
     entry = {"detection": pair_rates([(model[(d, "train")], model[(d, "test")]) for d in datasets], score, size,
                                      draws=draws),
              "false_positive_held_out": pair_rates([(model[(d, "test")], model[(d, "extra")]) for d in datasets],
                                                    score, size, draws=draws)}
-    if clean is not None:
-        entry["false_positive_clean"] = pair_rates([(clean[(d, a)], clean[(d, b)]) for d in datasets
-                                                    for a, b in (("train", "test"), ("test", "extra"))], score, size,
-                                                   draws=draws)
+    for column, null in (("false_positive_clean", clean), ("false_positive_filler", filler)):
+        if null is not None:
+            entry[column] = pair_rates([(null[(d, a)], null[(d, b)]) for d in datasets
+                                        for a, b in (("train", "test"), ("test", "extra"))], score, size, draws=draws)
     return entry
 
 
 def study_rates(clean: Sequence[Mapping[str, Any]], injected: Sequence[Mapping[str, Any]], *,
-                sizes: Sequence[int] = SIZES, draws: int = DRAWS) -> dict[str, Any]:
+                sizes: Sequence[int] = SIZES, draws: int = DRAWS,
+                filler: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """Per shape, size and setting (the split control alone: ``likelihood_control``, per byte, and
     ``likelihood_control_zlib``, per zlib byte; with the clean model as the reference: ``likelihood_control_reference``):
-    detection and false positives."""
+    detection and false positives (given the filler-only fine-tune's scores, on it too: for the test on u, its only
+    model null)."""
     clean_splits, injected_splits = by_split(clean), by_split(with_u(injected, clean))
+    filler_splits = by_split(with_u(filler, clean)) if filler is not None else None
     found: dict[str, Any] = {}
     for shape in SHAPES:
         datasets = sorted({str(row["dataset"]) for row in injected if row["shape"] == shape})
@@ -124,7 +129,7 @@ def study_rates(clean: Sequence[Mapping[str, Any]], injected: Sequence[Mapping[s
                                   ("likelihood_control_reference", "u", None)):
             for size in sizes:
                 found.setdefault(test, {}).setdefault(shape, {})[str(size)] = size_rates(
-                    injected_splits, null, datasets, score, size, draws=draws)
+                    injected_splits, null, datasets, score, size, draws=draws, filler=filler_splits)
     return found
 
 LETTER_SCORES = ("gold_loglikelihood", "gold_margin", "correct")
@@ -146,9 +151,13 @@ def scored_letters(label: str, directory: Path = SCORED_DIR) -> list[dict[str, A
 
 
 def letter_rates(clean: Sequence[Mapping[str, Any]], injected: Sequence[Mapping[str, Any]], *,
-                 sizes: Sequence[int] = SIZES, draws: int = DRAWS) -> dict[str, Any]:
-    """Per benchmark score and size, the split-label verdict's detection and false positives (multiple choice)."""
+                 sizes: Sequence[int] = SIZES, draws: int = DRAWS,
+                 filler: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """Per benchmark score and size, the split-label verdict's detection and false positives (multiple choice; given
+    the filler-only fine-tune's scores, on it too)."""
     clean_splits, injected_splits = by_split(clean), by_split(injected)
+    filler_splits = by_split(filler) if filler is not None else None
     datasets = sorted({str(row["dataset"]) for row in injected})
-    return {score: {str(size): size_rates(injected_splits, clean_splits, datasets, score, size, draws=draws)
+    return {score: {str(size): size_rates(injected_splits, clean_splits, datasets, score, size, draws=draws,
+                                          filler=filler_splits)
                     for size in sizes} for score in LETTER_SCORES}
