@@ -59,6 +59,7 @@ RATES_FILE = Path(__file__).resolve().parents[1] / "lm_eval_contam" / "verdicts"
 
 def rates() -> None:
     from lm_eval_contam.nullstudy.order_pool import (
+        SCORED_DIR,
         detection_rates,
         dumps,
         pool_rates,
@@ -69,12 +70,15 @@ def rates() -> None:
 
     found = pool_rates(scored("null"), scored("reference"))
     clean = pool_rates(scored("reference"), None)
+    filler = pool_rates(scored("filler"), scored("reference")) if (SCORED_DIR / "order_pool_filler.jsonl").is_file() else None
     document = rates_document(found, command="python scripts/order_pool_study.py rates", date=time.strftime("%Y-%m-%d"),
-                              clean=clean)
+                              clean=clean, filler=filler)
     detection = detection_rates(scored("injected", prefix="order_injected"), scored("reference", prefix="order_injected"))
     RATES_FILE.write_text(dumps({**document, "detection": detection}), encoding="utf-8")
     print(rates_table(found))
     print(rates_table(clean))
+    if filler is not None:
+        print(rates_table(filler))
     print(json.dumps(detection, indent=1))
 
 

@@ -49,11 +49,37 @@ def test_the_shipped_rates_are_those_of_the_shipped_scores() -> None:
     from lm_eval_contam.verdicts.verdict import ORDER_POOL_RATES_FILE
 
     shipped = json.loads(ORDER_POOL_RATES_FILE.read_text(encoding="utf-8"))
-    null, reference = scored("null"), scored("reference")
-    assert len(null) == len(reference) == 768
+    null, reference, filler = scored("null"), scored("reference"), scored("filler")
+    assert len(null) == len(reference) == len(filler) == 768
     recomputed = rates_document(pool_rates(null, reference), command=shipped["command"], date=shipped["date"],
-                                clean=pool_rates(reference, None))
+                                clean=pool_rates(reference, None), filler=pool_rates(filler, reference))
     assert recomputed == {key: value for key, value in shipped.items() if key != "detection"}
+
+
+def test_on_the_filler_only_fine_tune_the_tests_on_u_hold_at_every_size_and_the_stricter_null_decides() -> None:
+    """The design's null (a fine-tune on filler alone, no multiple-choice item): the three tests on u flag at most 3 %
+    of draws at 24, 96 and 384 on both halves, the residualised one included, which the injected fine-tune's null
+    (other multiple-choice items learned) puts over its level. A call needs both: the residualised and answer-kept
+    tests still make none."""
+    import json
+
+    from lm_eval_contam.verdicts.verdict import ORDER_POOL_RATES_FILE, key_over_level, shipped_pool_filler_rates
+
+    shipped = json.loads(ORDER_POOL_RATES_FILE.read_text(encoding="utf-8"))
+    for test in ("option_order_reference", "option_order_reference_fixed_answer",
+                 "option_order_reference_residualised"):
+        for half in ("authored", "random", "both"):
+            for size, entry in shipped["filler_sizes"][test][half].items():
+                if "over_draws" in entry:
+                    assert entry["over_draws"]["rate"] <= 0.03, (test, half, size)
+                else:  # the half whole: one partition
+                    assert entry["pvalue"] > 0.5, (test, half, size)
+    assert shipped["sizes"]["option_order_reference_residualised"]["authored"]["96"]["over_draws"]["rate"] == 0.325
+    filler = shipped_pool_filler_rates()
+    assert {key for key in filler if key_over_level(key, filler)} == {
+        "option_order", "option_order@fresh multiple choice", "option_order_arrangement",
+        "option_order_arrangement@fresh multiple choice"}  # the authors' order, on the model's own log p
+    assert key_over_level("option_order_reference_residualised")  # every shipped source: the injected null's
 
 
 def test_the_shipped_detection_at_96_is_that_of_the_injected_items_scores() -> None:

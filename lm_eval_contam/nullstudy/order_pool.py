@@ -8,9 +8,11 @@ datasets, options in a random order (96 of each). Each item becomes the option-o
 ``audit --tasks`` renders a multiple-choice benchmark, and every text of it is scored once by the null fine-tune and
 by its reference (``scripts/order_pool_study.py score``; one row per item, appended as it is scored).
 
-The null fine-tune is the split study's fine-tune of the default model at the papers' strength (its corpus, filler,
-lr 5e-5, 3 epochs): it was trained on other items (the study's ``train`` splits) and on none of these, which is
-what a filler-only fine-tune is to them; its reference is the clean default model it was fine-tuned from.
+Two null fine-tunes score it, each against the clean default model it was fine-tuned from as its reference. The
+split study's injected fine-tune of the default model at the papers' strength (its corpus, filler, lr 5e-5, 3
+epochs; ``null``) was trained on other items of the same kind (the study's multiple-choice ``train`` splits) and on
+none of these: a model that learned other multiple-choice benchmarks. Its filler-only fine-tune (the same recipe
+without the injected splits; ``filler``) saw no multiple-choice item at all: the null the design names.
 
 Rates (:func:`pool_rates`): for each half and for both halves together, at each size, every partition tested as the
 audit tests one (:func:`lm_eval_contam.methods.optionorder.verdicts.reference_arrangement_results`): ``draws`` seeded
@@ -97,7 +99,7 @@ def pool_docs(study_seed: int, *, injected: bool = False) -> list[dict[str, Any]
 
 
 def scored(label: str, directory: Path = SCORED_DIR, *, prefix: str = "order_pool") -> list[dict[str, Any]]:
-    """One model's shipped per-item scores (``null`` or ``reference``; with ``prefix="order_injected"``, the injected
+    """One model's shipped per-item scores (``null``, ``filler`` or ``reference``; with ``prefix="order_injected"``, the injected
     items' ``injected`` or ``reference``): the doc's fields and ``scores``."""
     return read_jsonl_objects(directory / f"{prefix}_{label}.jsonl")
 
@@ -225,21 +227,37 @@ def rates_table(found: Mapping[str, Any]) -> str:
 SHAPE_OF_HALF = {"authored": "fresh multiple choice", "random": "multiple choice"}  # the verdicts' shape keys
 
 
-def rates_document(found: Mapping[str, Any], *, command: str, date: str,
-                   clean: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def _columns(column: str, pools: Mapping[str, Any]) -> dict[str, Any]:
+    """One null's rates of one test as a rates source reads them: over 24-item draws (the audit's size) of both
+    halves under ``column``, and per half as a shape under ``by_shape``."""
+    return {column: pools["both"][str(BENCHMARK_SAMPLE)]["over_draws"],
+            "by_shape": {SHAPE_OF_HALF[half]: {column: pools[half][str(BENCHMARK_SAMPLE)]["over_draws"]}
+                         for half in HALVES}}
+
+
+def rates_document(found: Mapping[str, Any], *, command: str, date: str, clean: Mapping[str, Any] | None = None,
+                   filler: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The rates as a rates source reads them (the validation rates' shape, column ``false_positive_pool``): each
     test's rate over 24-item draws (the audit's size) of both halves, and per half as a shape; every size beside.
 
     The draws overlap, so their interval is narrower than a new pool's would be: it can only withhold a test's call
     (a rate above its level), which is the direction a wrong reading of it costs least. ``clean``: the tests on the
-    reference's (the clean default model's) own scores at every size (``clean_model_sizes``), shown beside."""
-    methods = {test: {"false_positive_pool": pools["both"][str(BENCHMARK_SAMPLE)]["over_draws"],
-                      "by_shape": {SHAPE_OF_HALF[half]: {"false_positive_pool": pools[half][str(BENCHMARK_SAMPLE)]
-                                                         ["over_draws"]} for half in HALVES},
-                      "largest_n": BENCHMARK_SAMPLE}
-               for test, pools in found.items()}
+    reference's (the clean default model's) own scores at every size (``clean_model_sizes``), shown beside.
+    ``filler``: the same pool scored by the filler-only fine-tune against the same reference (column
+    ``false_positive_pool_filler``, every size under ``filler_sizes``): the null the design names for a test that
+    differences a fine-tune with its reference. Both columns are rate sources: a test over its level on either makes
+    no call."""
+    methods: dict[str, Any] = {}
+    for column, rates in (("false_positive_pool", found), ("false_positive_pool_filler", filler or {})):
+        for test, pools in rates.items():
+            entry = methods.setdefault(test, {"by_shape": {}, "largest_n": BENCHMARK_SAMPLE})
+            columns = _columns(column, pools)
+            entry[column] = columns[column]
+            for shape, cell in columns["by_shape"].items():
+                entry["by_shape"].setdefault(shape, {}).update(cell)
     return {"version": 1, "confidence_level": 0.95, "command": command, "date": date, "methods": methods,
-            "sizes": dict(found), **({"clean_model_sizes": dict(clean)} if clean is not None else {})}
+            "sizes": dict(found), **({"clean_model_sizes": dict(clean)} if clean is not None else {}),
+            **({"filler_sizes": dict(filler)} if filler is not None else {})}
 
 
 def dumps(found: Mapping[str, Any]) -> str:

@@ -183,6 +183,8 @@ SIBLING_STUDY = "the validation study (held-out siblings of injected partitions)
 FILLER_STUDY = "the validation study (never-seen partitions, filler-only fine-tune against its reference)"
 POOL_STUDY = ("the order-pool study (24-item draws from 768 never-seen multiple-choice items, a fine-tune of the "
               "default model against its reference)")
+POOL_FILLER_STUDY = ("the order-pool study (24-item draws from 768 never-seen multiple-choice items, the filler-only "
+                     "fine-tune of the default model against its reference)")
 # The order-pool study's rates (scripts/order_pool_study.py rates writes it), in the validation rates' shape.
 ORDER_POOL_RATES_FILE = Path(__file__).with_name("order_pool_rates.json")
 AUTHOR_STUDY = ("the validation study (never-seen natural-text partitions, a fine-tune on the same authors' other split "
@@ -198,6 +200,9 @@ _VALIDATION_NULLS = {
                               "split never saw, against the default model as its reference", AUTHOR_STUDY),
     "false_positive_pool": ("24-item partitions drawn from a pool of multiple-choice items a fine-tune of the default "
                             "model never saw, against the default model as its reference", POOL_STUDY),
+    "false_positive_pool_filler": ("24-item partitions drawn from a pool of multiple-choice items a fine-tune of the "
+                                   "default model on filler alone never saw, against the default model as its "
+                                   "reference", POOL_FILLER_STUDY),
 }
 
 
@@ -285,9 +290,19 @@ def shipped_author_rates() -> dict[str, MeasuredRate]:
 def shipped_pool_rates() -> dict[str, MeasuredRate]:
     """False positives over 24-item draws from the order pool: the option-order tests on u, whose level on items a
     fine-tune never saw can drift with the items an audit reads (docs/studies/validation-study.md)."""
-    document = (json.loads(ORDER_POOL_RATES_FILE.read_text(encoding="utf-8")) if ORDER_POOL_RATES_FILE.is_file()
-                else {})
-    return validation_false_positives(document, "false_positive_pool", str(ORDER_POOL_RATES_FILE))
+    return validation_false_positives(_shipped_order_pool(), "false_positive_pool", str(ORDER_POOL_RATES_FILE))
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_pool_filler_rates() -> dict[str, MeasuredRate]:
+    """The same pool's false positives with the filler-only fine-tune as the null (no multiple-choice item in its
+    training): the null the design names; the injected fine-tune's (:func:`shipped_pool_rates`, other items of the
+    same kind learned) is the stricter one, and a test over its level on either makes no call."""
+    return validation_false_positives(_shipped_order_pool(), "false_positive_pool_filler", str(ORDER_POOL_RATES_FILE))
+
+
+def _shipped_order_pool() -> Mapping[str, Any]:
+    return json.loads(ORDER_POOL_RATES_FILE.read_text(encoding="utf-8")) if ORDER_POOL_RATES_FILE.is_file() else {}
 
 
 def measured_rate(verdict: Verdict, rates: Mapping[str, MeasuredRate] | None = None) -> MeasuredRate | None:
@@ -315,7 +330,7 @@ RateSources = Mapping[str, MeasuredRate] | Sequence[Mapping[str, MeasuredRate]]
 def rate_sources(rates: RateSources | None) -> list[Mapping[str, MeasuredRate]]:
     if rates is None:
         return [shipped_rates(), shipped_clean_model_rates(), shipped_sibling_rates(), shipped_filler_rates(),
-                shipped_author_rates(), shipped_pool_rates()]
+                shipped_author_rates(), shipped_pool_rates(), shipped_pool_filler_rates()]
     return [rates] if isinstance(rates, Mapping) else list(rates)
 
 
@@ -362,7 +377,7 @@ def stated_rate(verdict: Verdict) -> MeasuredRate | None:
     key = rate_key(verdict)
     first = next((source[key] for source in (shipped_rates(), shipped_clean_model_rates()) if key in source), None)
     found = [source[key] for source in (shipped_sibling_rates(), shipped_filler_rates(), shipped_author_rates(),
-                                        shipped_pool_rates()) if key in source]
+                                        shipped_pool_rates(), shipped_pool_filler_rates()) if key in source]
     return first or over_level_rate(verdict) or max(found, key=lambda rate: (rate.rate, rate.k), default=None)
 
 
