@@ -50,7 +50,8 @@ def test_the_shipped_letter_rates_at_96_are_those_of_the_shipped_scores_and_belo
     from lm_eval_contam.verdicts.detection_rates import SPLIT_CONTROL_RATES_FILE
 
     shipped = json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8"))
-    found = letter_rates(scored_letters("clean"), scored_letters("injected"), sizes=(96,))
+    found = letter_rates(scored_letters("clean"), scored_letters("injected"), sizes=(96,),
+                         filler=scored_letters("filler"))
     assert {score: found[score]["96"] for score in LETTER_SCORES} == {
         score: shipped["benchmark_scores"][score]["96"] for score in LETTER_SCORES}
     per_byte = shipped["tests"]["likelihood_control"]["multiple choice"]["96"]
@@ -58,3 +59,4 @@ def test_the_shipped_letter_rates_at_96_are_those_of_the_shipped_scores_and_belo
     for score in LETTER_SCORES:
         assert found[score]["96"]["detection"]["seeded"]["flagged"] < 4
         assert found[score]["96"]["false_positive_clean"]["seeded"]["flagged"] == 0
+        assert found[score]["96"]["false_positive_filler"]["seeded"]["flagged"] == 0

@@ -229,6 +229,10 @@ def split_control_detection(test: str, shape: str, items_per_side: int) -> str |
         return None
     entry = _split_control_rates()[test][shape][str(nearest)]
     found, false = entry["detection"]["seeded"], entry["false_positive_held_out"]["seeded"]
+    # the filler-only fine-tune (where shipped): the same recipe without the injection, both pairs of each dataset
+    filler = (entry.get("false_positive_filler") or {}).get("seeded")
+    also = (f" and {filler['flagged']:g} of {filler['k']} pairs on a filler-only fine-tune of the same recipe"
+            if filler else "")
     return (f"at {nearest} items a side (the measured size nearest {items_per_side}) the split-control study found "
             f"{found['flagged']:g} of {found['k']} {shape} partitions injected at the papers' strength, and flagged "
-            f"{false['flagged']:g} of {false['k']} never-injected siblings")
+            f"{false['flagged']:g} of {false['k']} never-injected siblings{also}")
