@@ -3,7 +3,7 @@
     python scripts/split_control_study.py train [--model injected|filler]   # the fine-tune (resumes)
     python scripts/split_control_study.py score [--model filler]            # per-item scores, clean + injected
     python scripts/split_control_study.py letters [--model filler]          # the answer letters' scores
-    python scripts/split_control_study.py audit [--model injected|filler|clean] [--reference]  # the default audit
+    python scripts/split_control_study.py audit [--model injected|filler|clean] [--reference] [--free-text]  # the audit
     python scripts/split_control_study.py rates                              # rates from the shipped scores
 
 One fine-tune of the default model at the papers' strength (lr 5e-5, 3 epochs, 15 % share; the validation study's
@@ -155,36 +155,52 @@ AUDIT_METHODS = "likelihood,incontext,optionorder,dcq,reordered"
 REFERENCE_AUDIT_METHODS = "likelihood,incontext,optionorder,dcq"
 
 
-def audit(out: Path, model_label: str, *, batch_size: int, reference: bool, methods: str | None = None) -> None:
-    """``audit --tasks`` of the study's 8 multiple-choice tasks on one model, with no flag but ``--methods`` (the
-    audit resumes from lm-eval's cache): as a user audits a 96-item benchmark with a 96-item second split, the split
-    control on every item and the other tests on their default sample; then every verdict's row into
-    ``scored/split_audit_<label>.jsonl``. ``reference``: with the checkpoint it was fine-tuned from (the clean default
-    model) as ``--reference-model`` too, labelled ``<model>_with_reference``: the reference-differenced tests beside
-    the split control, as a user with the base model audits. ``methods``: the audit's ``--methods`` (default
-    :data:`AUDIT_METHODS`, :data:`REFERENCE_AUDIT_METHODS` with the reference)."""
+# Free text: every default method that applies but Time Travel and DCR (as above); the reference adds its tests on u.
+FREE_TEXT_AUDIT_METHODS = "likelihood,incontext,dcq"
+
+
+def audit(out: Path, model_label: str, *, batch_size: int, reference: bool, methods: str | None = None,
+          free_text: bool = False) -> None:
+    """``audit --tasks`` of the study's 8 multiple-choice tasks (``free_text``: its 8 free-text tasks) on one model,
+    with no flag but ``--methods`` (the audit resumes from lm-eval's cache): as a user audits a 96-item benchmark with
+    a 96-item second split, the split control on every item and the other tests on their default sample; then every
+    verdict's row into ``scored/split_audit_<label>.jsonl`` (free text ``split_audit_free_text_<label>.jsonl``).
+    ``reference``: with the checkpoint it was fine-tuned from (the clean default model) as ``--reference-model``
+    too, labelled ``<model>_with_reference``: the reference-differenced tests beside the split control, as a user
+    with the base model audits. ``methods``: the audit's ``--methods`` (default :data:`AUDIT_METHODS`,
+    :data:`REFERENCE_AUDIT_METHODS` with the reference, :data:`FREE_TEXT_AUDIT_METHODS` for free text)."""
     from lm_eval_contam.cli import main as cli_main
     from lm_eval_contam.core.jsonl import write_jsonl
     from lm_eval_contam.core.rundir import load_run
     from lm_eval_contam.models.default_model import default_model_path
-    from lm_eval_contam.nullstudy.split_audit import rates_table, verdict_rows, write_tasks
+    from lm_eval_contam.nullstudy.split_audit import (
+        FREE_TEXT,
+        MULTIPLE_CHOICE,
+        rates_table,
+        shipped_name,
+        verdict_rows,
+        write_tasks,
+    )
     from lm_eval_contam.nullstudy.validation import MODEL_DIRS
 
-    roles = write_tasks(out / "audit_tasks", settings().seed, datasets=STUDY_PARTITIONS, rows=STUDY_ROWS)
+    shape = FREE_TEXT if free_text else MULTIPLE_CHOICE
+    tasks_dir = out / ("audit_tasks_free_text" if free_text else "audit_tasks")
+    roles = write_tasks(tasks_dir, settings().seed, datasets=STUDY_PARTITIONS, rows=STUDY_ROWS, shape=shape)
     model = default_model_path() if model_label == "clean" else out / MODEL_DIRS[model_label]
     label = audit_label(model_label, reference=reference)
-    target = out / f"audit_{label}"
+    target = out / (f"audit_free_text_{label}" if free_text else f"audit_{label}")
     started = time.perf_counter()
     with_reference = ["--reference-model", str(default_model_path())] if reference else []
-    methods = methods or (REFERENCE_AUDIT_METHODS if reference else AUDIT_METHODS)
+    methods = methods or (FREE_TEXT_AUDIT_METHODS if free_text else REFERENCE_AUDIT_METHODS if reference
+                          else AUDIT_METHODS)
     code = cli_main(["audit", "--model", str(model), *with_reference, "--label", model_label, "--include_path",
-                     str(out / "audit_tasks"), "--tasks", ",".join(roles), "--methods", methods,
+                     str(tasks_dir), "--tasks", ",".join(roles), "--methods", methods,
                      "--no-chat-template", "--batch_size", str(batch_size), "--no-report", "--output_path",
                      str(target)])
     if code:
         raise SystemExit(code)
     rows = verdict_rows(load_run(target), roles, label)
-    shipped = write_jsonl(SCORED_DIR / f"split_audit_{label}.jsonl", rows)  # from the audit's own directory
+    shipped = write_jsonl(SCORED_DIR / shipped_name(label, shape), rows)  # from the audit's own directory
     print(f"{label}: {len(roles)} tasks audited in {time.perf_counter() - started:.0f} s -> {shipped}")
     print(rates_table(rows))
 
@@ -203,8 +219,8 @@ RATES_FILE = SCORED_DIR.parents[1] / "verdicts" / "split_control_rates.json"
 def rates() -> None:
     """The rates recomputed from the shipped scores, into the shipped rates file's ``tests`` (per byte, zlib and on
     u), ``benchmark_scores`` (the answer letters' statistics, multiple choice) and ``audit_96`` (the whole audit's
-    verdicts at 96, from the shipped rows of each model audited); the rest kept."""
-    from lm_eval_contam.nullstudy.split_audit import audit_rates, scored_rows
+    verdicts at 96, from the shipped rows of each model audited; free text ``audit_96_free_text``); the rest kept."""
+    from lm_eval_contam.nullstudy.split_audit import FREE_TEXT, MULTIPLE_CHOICE, audit_rates, scored_rows, shipped_name
     from lm_eval_contam.nullstudy.split_control import letter_rates, scored, scored_letters, study_rates
 
     document = json.loads(RATES_FILE.read_text(encoding="utf-8"))
@@ -214,11 +230,13 @@ def rates() -> None:
     filler_letters = (SCORED_DIR / "split_control_letters_filler.jsonl").is_file()
     document["benchmark_scores"] = letter_rates(scored_letters("clean"), scored_letters("injected"),
                                                 filler=scored_letters("filler") if filler_letters else None)
-    audited = [model for model in AUDITED if (SCORED_DIR / f"split_audit_{model}.jsonl").is_file()]
-    if audited:
-        document["audit_96"] = {model: audit_rates(scored_rows(model)) for model in audited}
+    for key, shape in (("audit_96", MULTIPLE_CHOICE), ("audit_96_free_text", FREE_TEXT)):
+        audited = [model for model in AUDITED if (SCORED_DIR / shipped_name(model, shape)).is_file()]
+        if audited:
+            document[key] = {model: audit_rates(scored_rows(model, shape=shape)) for model in audited}
     RATES_FILE.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps({key: document[key] for key in ("tests", "benchmark_scores", "audit_96") if key in document},
+    print(json.dumps({key: document[key] for key in ("tests", "benchmark_scores", "audit_96", "audit_96_free_text")
+                      if key in document},
                      indent=1))
 
 
@@ -233,6 +251,9 @@ def main() -> None:
                         help="audit: with the clean default model as --reference-model too")
     parser.add_argument("--methods", help=f"audit: its --methods (default {AUDIT_METHODS}; with --reference "
                                            f"{REFERENCE_AUDIT_METHODS})")
+    parser.add_argument("--free-text", action="store_true",
+                        help=f"audit: the 8 free-text tasks (methods {FREE_TEXT_AUDIT_METHODS}) instead of the "
+                             "multiple-choice ones")
     parser.add_argument("--batch_size", type=int, default=8)
     args = parser.parse_args()
     if args.step == "train":
@@ -241,7 +262,7 @@ def main() -> None:
         train(args.out.resolve(), args.model)
     elif args.step == "audit":
         audit(args.out.resolve(), args.model, batch_size=args.batch_size, reference=args.reference,
-              methods=args.methods)
+              methods=args.methods, free_text=args.free_text)
     elif args.step in ("score", "letters"):
         if args.model == "clean":
             parser.error(f"{args.step}: --model injected (the clean and the injected model) or filler")

@@ -17,13 +17,38 @@ def test_the_shipped_zlib_rates_at_96_are_those_of_the_shipped_scores() -> None:
     from lm_eval_contam.nullstudy.split_control import by_split, scored, size_rates
 
     shipped = json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8"))["tests"]["likelihood_control_zlib"]
-    clean, injected = scored("clean"), scored("injected")
+    clean, injected, filler = scored("clean"), scored("injected"), scored("filler")
     for shape, detected, siblings in (("multiple choice", 3, 2), ("free text", 1, 0)):
         datasets = sorted({str(row["dataset"]) for row in injected if row["shape"] == shape})
-        found = size_rates(by_split(injected), by_split(clean), datasets, "zlib", 96)
+        found = size_rates(by_split(injected), by_split(clean), datasets, "zlib", 96, filler=by_split(filler))
         assert found == shipped[shape]["96"]
         assert (found["detection"]["seeded"]["flagged"], found["false_positive_held_out"]["seeded"]["flagged"],
-                found["false_positive_clean"]["seeded"]["flagged"]) == (detected, siblings, 0)
+                found["false_positive_clean"]["seeded"]["flagged"],
+                found["false_positive_filler"]["seeded"]["flagged"]) == (detected, siblings, 0, 0)
+
+
+def test_the_filler_only_fine_tune_is_flagged_at_96_once_in_24_pairs_by_the_split_control_tests() -> None:
+    """The filler-only fine-tune (the injected recipe without the injection: it saw neither split of any dataset),
+    both pairs of each dataset at 96, recomputed from its shipped scores: per byte and per zlib byte 0 of 8 per shape;
+    on u (the clean model its reference, the test's only model null) 1 of 8 multiple-choice pairs, 0 of 8 free text."""
+    from lm_eval_contam.nullstudy.split_control import by_split, scored, size_rates, with_u
+
+    shipped = json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8"))["tests"]
+    clean, injected, filler = scored("clean"), scored("injected"), scored("filler")
+    assert len(filler) == len(injected) == 2304
+    flagged = {}
+    for test, score in (("likelihood_control", "per_byte"), ("likelihood_control_zlib", "zlib"),
+                        ("likelihood_control_reference", "u")):
+        for shape in ("multiple choice", "free text"):
+            datasets = sorted({str(row["dataset"]) for row in injected if row["shape"] == shape})
+            found = size_rates(by_split(with_u(injected, clean)), None, datasets, score, 96,
+                               filler=by_split(with_u(filler, clean)))
+            assert found["false_positive_filler"] == shipped[test][shape]["96"]["false_positive_filler"]
+            flagged[test, shape] = found["false_positive_filler"]["seeded"]["flagged"]
+    assert flagged == {("likelihood_control", "multiple choice"): 0, ("likelihood_control", "free text"): 0,
+                       ("likelihood_control_zlib", "multiple choice"): 0, ("likelihood_control_zlib", "free text"): 0,
+                       ("likelihood_control_reference", "multiple choice"): 1,
+                       ("likelihood_control_reference", "free text"): 0}
 
 
 def test_the_study_tasks_are_the_fine_tunes_items_with_their_second_split(tmp_path: Path) -> None:
@@ -51,6 +76,35 @@ def test_the_study_tasks_are_the_fine_tunes_items_with_their_second_split(tmp_pa
         assert task.doc_to_choice(task.dataset["test"][0]) == ["A", "B", "C", "D"]
 
 
+def test_the_free_text_study_tasks_are_the_fine_tunes_texts_answering_their_label(tmp_path: Path) -> None:
+    """Free text: each dataset's two ``generate_until`` tasks render each row's text exactly as the split study scored
+    it (what the fine-tune saw), with its label's name as the target and the same second splits."""
+    from lm_eval.tasks import TaskManager
+
+    from lm_eval_contam.lmeval.benchmark_docs import benchmark_docs
+    from lm_eval_contam.nullstudy.corpus import make_dataset
+    from lm_eval_contam.nullstudy.split_audit import FREE_TEXT
+    from lm_eval_contam.nullstudy.study import _vocabulary
+
+    roles = write_tasks(tmp_path, 0, datasets=1, rows=6, shape=FREE_TEXT)
+    names = [task_name(0, "detection", FREE_TEXT), task_name(0, "sibling", FREE_TEXT)]
+    assert sorted(roles) == sorted(names) and names[0] == "split_study_free_0_detection"
+    nouns, adjectives = _vocabulary()
+    made = {split: make_dataset(0, 0, nouns, adjectives, rows_per_split=6, splits=(split,))
+            for split in ("train", "test", "extra")}
+    tasks = TaskManager(include_path=str(tmp_path), include_defaults=False).load_task_or_group(names)
+    for name, (evaluated, control) in zip(names, (("train", "test"), ("test", "extra"))):
+        task = tasks[name]
+        assert task.OUTPUT_TYPE == "generate_until"
+        docs = benchmark_docs(name, task)
+        dataset = made[evaluated]
+        assert [doc.text for doc in docs] == [row["text"] for row in dataset.splits[evaluated]]
+        assert [doc.target for doc in docs] == [dataset.label_names[row["label"]]
+                                                for row in dataset.splits[evaluated]]
+        assert [task.doc_to_text(doc) for doc in task.dataset["validation"]] == [
+            row["text"] for row in made[control].splits[control]]
+
+
 def test_the_audit_rates_count_each_tests_p_and_its_calls_per_role() -> None:
     """A p <= 0.05 is counted in ``p``; in ``called`` only where the report makes it a call (no reason against it);
     a test not run on a partition (p None) counts in neither."""
@@ -74,16 +128,19 @@ def test_the_audit_rates_count_each_tests_p_and_its_calls_per_role() -> None:
 def test_the_shipped_audit_rates_at_96_are_those_of_the_shipped_verdict_rows() -> None:
     """``audit_96`` recomputed from the shipped per-verdict rows of the default audit of the 8 study tasks: on the
     injected fine-tune the per-partition verdict flags the 4 injected partitions and none of the 4 siblings, the split
-    control alone the same; on the clean model nothing of the 8."""
+    control alone the same; on the clean model and on the filler-only fine-tune nothing of the 8."""
     from lm_eval_contam.nullstudy.split_audit import scored_rows
 
     shipped = json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8"))["audit_96"]
-    found = {model: audit_rates(scored_rows(model)) for model in ("injected", "clean", "injected_with_reference")}
+    found = {model: audit_rates(scored_rows(model)) for model in ("injected", "clean", "injected_with_reference",
+                                                                   "filler", "filler_with_reference")}
     assert found == shipped
-    # with the base as the reference too: the verdict with a control and a reference flags the same 4 and no sibling
-    assert {role: counts["called"]["flagged"] for role, counts in
-            found.pop("injected_with_reference")["partition_combined_with_control_and_reference"].items()} == {
-        "detection": 4, "sibling": 0}
+    # with the base as the reference too: the verdict with a control and a reference flags the same 4 and no sibling;
+    # on the filler-only fine-tune (the same training without the injection) none of the 8, with or without it
+    combined = "partition_combined_with_control_and_reference"
+    assert {model: {role: counts["called"]["flagged"] for role, counts in found.pop(model)[combined].items()}
+            for model in ("injected_with_reference", "filler_with_reference")} == {
+        "injected_with_reference": {"detection": 4, "sibling": 0}, "filler_with_reference": {"detection": 0, "sibling": 0}}
     called = {model: {test: {role: counts["called"]["flagged"] for role, counts in roles.items()}
                       for test, roles in found[model].items() if test in ("partition_combined",
                                                                           "likelihood_control:control")}
@@ -91,7 +148,9 @@ def test_the_shipped_audit_rates_at_96_are_those_of_the_shipped_verdict_rows() -
     assert called == {"injected": {"partition_combined": {"detection": 4, "sibling": 0},
                                    "likelihood_control:control": {"detection": 4, "sibling": 0}},
                       "clean": {"partition_combined": {"detection": 0, "sibling": 0},
-                                "likelihood_control:control": {"detection": 0, "sibling": 0}}}
+                                "likelihood_control:control": {"detection": 0, "sibling": 0}},
+                      "filler": {"partition_combined": {"detection": 0, "sibling": 0},
+                                 "likelihood_control:control": {"detection": 0, "sibling": 0}}}
     # the combined verdict's Holm set: every calibrated test that was tested, each row's Holm p beside its own
     rows = [row for row in scored_rows("injected") if row["task"] == task_name(2, "detection")]
     combined = next(row for row in rows if row["test"] == "partition_combined")

@@ -179,6 +179,19 @@ def mc_prompt_task_yaml(name: str, data_files: dict[str, str]) -> str:
             "    higher_is_better: true\nmetadata:\n  version: 1.0\n")
 
 
+def free_text_task_yaml(name: str, data_files: dict[str, str]) -> str:
+    """A local free-text lm-eval task (``generate_until``) over rows ``{"text", "label"}``: the row's text as its
+    text, its label's name as the target (a short greedy answer, exact match ignoring case and spaces); ``data_files`` split -> JSONL path,
+    ``test`` evaluated and ``validation`` (if given) its second split."""
+    files = "".join(f"\n    {split}: {path}" for split, path in data_files.items())
+    second = "\nvalidation_split: validation" if "validation" in data_files else ""
+    return (f"task: {name}\ndataset_path: json\ndataset_kwargs:\n  data_files:{files}\ntest_split: test{second}\n"
+            "output_type: generate_until\ndoc_to_text: \"{{text}}\"\ndoc_to_target: \"{{label}}\"\n"
+            "generation_kwargs:\n  until: [\"\\n\"]\n  max_gen_toks: 8\n  do_sample: false\n"
+            "metric_list:\n  - metric: exact_match\n    aggregation: mean\n    higher_is_better: true\n"
+            "    ignore_case: true\n    regexes_to_ignore: [\" \"]\nmetadata:\n  version: 1.0\n")
+
+
 def make_mc_dataset(seed: int, index: int, nouns: Sequence[str], adjectives: Sequence[str], *,
                     rows_per_split: int, splits: Sequence[str] = ("train", "test")) -> SyntheticDataset:
     """Multiple-choice dataset ``index`` under ``seed`` (its own style and name, as :func:`make_dataset`)."""

@@ -1,16 +1,17 @@
-"""The whole audit at 96 items on the split study's multiple-choice datasets (issue 49 item 3), and its rates.
+"""The whole audit at 96 items on the split study's datasets (issue 49 item 3), and its rates.
 
 The split study (:mod:`~lm_eval_contam.nullstudy.split_control`) scored every item with two models; here the audit
 itself runs, as a user runs it: each of the study's 4 multiple-choice datasets becomes two local MMLU-style lm-eval
-tasks (the item rendered as the fine-tune saw it, the answer letters as choices) with a ``validation`` split, and
-``audit --tasks <the 8 tasks>`` with no control flag computes every verdict (the split control on every item, the
-other tests on their default sample) and the per-partition verdict:
+tasks (the item rendered as the fine-tune saw it, the answer letters as choices), and each of its 4 free-text datasets
+two ``generate_until`` tasks (the row's text, its label's name as the answer), each with a ``validation`` split, and
+``audit --tasks <the 8 tasks of a shape>`` with no control flag computes every verdict (the split control on every
+item, the other tests on their default sample) and the per-partition verdict:
 
 * ``detection``: the injected ``train`` split evaluated, its never-injected sibling ``test`` as the control;
 * ``sibling``: the never-injected ``test`` split evaluated, ``extra`` (96 more, never injected) as the control.
 
 Every verdict's p-value, decision and Holm-adjusted p are kept per partition in a small data file
-(``scored/split_audit_<model>.jsonl``), so the rates (:func:`audit_rates`) and any other rule for combining the
+(``scored/split_audit_<model>.jsonl``; free text ``split_audit_free_text_<model>.jsonl``), so the rates (:func:`audit_rates`) and any other rule for combining the
 tests can be recomputed without the models.
 """
 
@@ -23,45 +24,66 @@ from typing import Any
 from lm_eval_contam.core.jsonl import read_jsonl_objects, write_jsonl
 from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.methods.catalogue import load_methods
-from lm_eval_contam.nullstudy.corpus import make_mc_dataset, mc_prompt_task_yaml, render_mc
+from lm_eval_contam.nullstudy.corpus import (
+    free_text_task_yaml,
+    make_dataset,
+    make_mc_dataset,
+    mc_prompt_task_yaml,
+    render_mc,
+)
 from lm_eval_contam.nullstudy.order_pool import flag_count
 from lm_eval_contam.verdicts.verdict import collect, no_call_reason, partition_verdicts
 
 SCORED_DIR = Path(__file__).with_name("scored")
 # (role, evaluated split, control split) of each dataset's two tasks
 PAIRS = (("detection", "train", "test"), ("sibling", "test", "extra"))
-TASK_PREFIX = "split_study_mc"
+MULTIPLE_CHOICE, FREE_TEXT = "multiple choice", "free text"
+TASK_PREFIXES = {MULTIPLE_CHOICE: "split_study_mc", FREE_TEXT: "split_study_free"}
 
 
-def task_name(index: int, role: str) -> str:
-    return f"{TASK_PREFIX}_{index}_{role}"
+def task_name(index: int, role: str, shape: str = MULTIPLE_CHOICE) -> str:
+    return f"{TASK_PREFIXES[shape]}_{index}_{role}"
 
 
-def study_tasks(study_seed: int, datasets: int, rows: int) -> Iterator[tuple[str, str, str, list[dict], list[dict]]]:
-    """(task, role, dataset, evaluated rows, control rows) of each task: the rows as ``{"prompt", "answer"}``, the
-    prompt rendered as the study's fine-tune saw the item (:func:`render_mc`)."""
+def _rows(study_seed: int, index: int, split: str, rows: int, shape: str) -> tuple[str, list[dict]]:
+    """(the dataset's name, one split's rows as its task's docs): a multiple-choice item as ``{"prompt", "answer"}``
+    (the prompt rendered as the fine-tune saw it, :func:`render_mc`); a free-text row as ``{"text", "label"}`` (the
+    text the fine-tune saw, the label's name)."""
     from lm_eval_contam.nullstudy.study import _vocabulary
 
     nouns, adjectives = _vocabulary()
+    if shape == MULTIPLE_CHOICE:
+        dataset = make_mc_dataset(study_seed, index, nouns, adjectives, rows_per_split=rows, splits=(split,))
+        return dataset.display_name, [{"prompt": render_mc(row), "answer": int(row["answer"])}
+                                      for row in dataset.splits[split]]
+    dataset = make_dataset(study_seed, index, nouns, adjectives, rows_per_split=rows, splits=(split,))
+    return dataset.display_name, [{"text": str(row["text"]), "label": dataset.label_names[int(row["label"])]}
+                                  for row in dataset.splits[split]]
+
+
+def study_tasks(study_seed: int, datasets: int, rows: int, shape: str = MULTIPLE_CHOICE
+                ) -> Iterator[tuple[str, str, str, list[dict], list[dict]]]:
+    """(task, role, dataset, evaluated rows, control rows) of each task of one shape (:func:`_rows`)."""
     for index in range(datasets):
         splits = {}
         for split in {split for _, *pair in PAIRS for split in pair}:
-            dataset = make_mc_dataset(study_seed, index, nouns, adjectives, rows_per_split=rows, splits=(split,))
-            splits[split] = [{"prompt": render_mc(row), "answer": int(row["answer"])}
-                             for row in dataset.splits[split]]
+            name, splits[split] = _rows(study_seed, index, split, rows, shape)
         for role, evaluated, control in PAIRS:
-            yield task_name(index, role), role, dataset.display_name, splits[evaluated], splits[control]
+            yield task_name(index, role, shape), role, name, splits[evaluated], splits[control]
 
 
-def write_tasks(folder: Path, study_seed: int, *, datasets: int, rows: int) -> dict[str, tuple[str, str]]:
-    """Every task's data and YAML under ``folder``; task -> (role, dataset)."""
+def write_tasks(folder: Path, study_seed: int, *, datasets: int, rows: int,
+                shape: str = MULTIPLE_CHOICE) -> dict[str, tuple[str, str]]:
+    """Every task's data and YAML under ``folder`` (multiple choice: MMLU-style tasks, the letters as choices; free
+    text: ``generate_until`` tasks answering the label); task -> (role, dataset)."""
     folder.mkdir(parents=True, exist_ok=True)
+    task_yaml = mc_prompt_task_yaml if shape == MULTIPLE_CHOICE else free_text_task_yaml
     found = {}
-    for name, role, dataset, evaluated, control in study_tasks(study_seed, datasets, rows):
+    for name, role, dataset, evaluated, control in study_tasks(study_seed, datasets, rows, shape):
         paths = {split: write_jsonl(folder / f"{name}_{split}.jsonl", docs)
                  for split, docs in (("test", evaluated), ("validation", control))}
-        (folder / f"{name}.yaml").write_text(mc_prompt_task_yaml(name, {split: str(path) for split, path
-                                                                        in paths.items()}), encoding="utf-8")
+        (folder / f"{name}.yaml").write_text(task_yaml(name, {split: str(path) for split, path in paths.items()}),
+                                             encoding="utf-8")
         found[name] = (role, dataset)
     return found
 
@@ -87,8 +109,14 @@ def verdict_rows(run: Any, roles: Mapping[str, tuple[str, str]], model: str) -> 
     return rows
 
 
-def scored_rows(model: str, directory: Path = SCORED_DIR) -> list[dict[str, Any]]:
-    return read_jsonl_objects(directory / f"split_audit_{model}.jsonl")
+def shipped_name(label: str, shape: str = MULTIPLE_CHOICE) -> str:
+    """The shipped verdict rows' file of one audit: ``split_audit_<label>.jsonl`` (multiple choice, as first
+    shipped), ``split_audit_free_text_<label>.jsonl``."""
+    return f"split_audit_{label}.jsonl" if shape == MULTIPLE_CHOICE else f"split_audit_free_text_{label}.jsonl"
+
+
+def scored_rows(model: str, directory: Path = SCORED_DIR, shape: str = MULTIPLE_CHOICE) -> list[dict[str, Any]]:
+    return read_jsonl_objects(directory / shipped_name(model, shape))
 
 
 def rate_key(row: Mapping[str, Any]) -> str:
@@ -121,7 +149,7 @@ def rates_table(rows: Sequence[Mapping[str, Any]]) -> str:
     for row in rows:
         key = rate_key(row)
         by_key.setdefault(key, {}).setdefault(str(row["role"]), {})[str(row["dataset"])] = row["pvalue"]
-    lines = ["| test | detection: p ≤ 0.05 (called) | p, injected (Quiz 0–3) | siblings: p ≤ 0.05 (called) | "
+    lines = ["| test | detection: p ≤ 0.05 (called) | p, injected (datasets 0–3) | siblings: p ≤ 0.05 (called) | "
              "p, siblings |", "|---|---|---|---|---|"]
     for key, roles in by_key.items():
         cells = []

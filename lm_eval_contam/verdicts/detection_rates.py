@@ -131,7 +131,7 @@ def clean_bill(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None 
         if short:
             return f"finds {whole.flagged}/{whole.k} at papers' strength, {WHOLE_AUDIT_ITEMS} a side ({kind})"
         return (f"at the papers' injection strength this verdict ({kind}) finds {whole.flagged} of {whole.k} injected "
-                f"{WHOLE_AUDIT_SHAPE} partitions audited whole at {WHOLE_AUDIT_ITEMS} items a side (the split study)")
+                f"{partition_shape(row)} partitions audited whole at {WHOLE_AUDIT_ITEMS} items a side (the split study)")
     found = measured_detection(row.as_verdict(), rates)
     if found is None or found.detection is None:
         return (f"detection ({kind}): not measured" if short else
@@ -150,9 +150,10 @@ def clean_bill(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None 
             f"injected{where}{measured}")
 
 
-# The split study's whole audit (nullstudy/split_audit): its 4 multiple-choice datasets audited at 96 items a side, the
-# partition verdict of each setting it ran under its audit's label in the shipped rates (``audit_96``).
-WHOLE_AUDIT_ITEMS, WHOLE_AUDIT_SHAPE, WHOLE_AUDIT_KEY = 96, "multiple choice", "audit_96"
+# The split study's whole audit (nullstudy/split_audit): its 4 datasets of each shape audited at 96 items a side, the
+# partition verdict of each setting it ran under its audit's label in the shipped rates (per shape, its key).
+WHOLE_AUDIT_ITEMS = 96
+WHOLE_AUDIT_KEYS = {"multiple choice": "audit_96", "free text": "audit_96_free_text"}
 WHOLE_AUDITS = {COMBINED_TEST: "injected", COMBINED_WITH_CONTROL_AND_REFERENCE: "injected_with_reference"}
 
 
@@ -163,12 +164,13 @@ def whole_audit_detection(row: PartitionVerdict,
     than the validation study's partitions (or the validation study did not measure it); None otherwise."""
     label, items = WHOLE_AUDITS.get(row.test), compared_items(row)
     validation = measured_detection(row.as_verdict(), rates)
-    if label is None or items is None or partition_shape(row) != WHOLE_AUDIT_SHAPE:
+    key = WHOLE_AUDIT_KEYS.get(partition_shape(row))
+    if label is None or items is None or key is None:
         return None
     if validation is not None and validation.items and nearest_size((validation.items, WHOLE_AUDIT_ITEMS),
                                                                     items) != WHOLE_AUDIT_ITEMS:
         return None
-    audits = _split_control_document().get(WHOLE_AUDIT_KEY) or {}
+    audits = _split_control_document().get(key) or {}
     entry = ((audits.get(label) or {}).get(row.test) or {}).get("detection")
     return _counted(entry["called"], 0.95) if entry else None
 
