@@ -17,8 +17,9 @@ the likelihood control mode scores (:func:`lm_eval_contam.kit.instances.instance
 ``lm_eval_contam/nullstudy/scored/split_control_<model>.jsonl`` as they come (one file per model, one row per item):
 the rates are recomputed from those files without the models (``rates``).
 
-``audit`` runs ``audit --tasks`` itself on the 4 multiple-choice datasets of 96 items (the split control on every
-item, the other tests on their default sample), each as two local tasks (:mod:`lm_eval_contam.nullstudy.split_audit`: injected vs sibling, sibling vs extra), and keeps every
+``audit`` runs ``audit --tasks`` itself on the 4 multiple-choice datasets of 96 items (``--free-text``: the 4
+free-text ones, as ``generate_until`` tasks answering the row's label) (the split control on every item, the other
+tests on their default sample), each as two local tasks (:mod:`lm_eval_contam.nullstudy.split_audit`: injected vs sibling, sibling vs extra), and keeps every
 verdict's p-value and decision in ``scored/split_audit_<model>.jsonl``.
 
 ``letters`` scores what a multiple-choice benchmark's own requests compute, for every multiple-choice item: the

@@ -151,6 +151,18 @@ def test_the_shipped_audit_rates_at_96_are_those_of_the_shipped_verdict_rows() -
                                 "likelihood_control:control": {"detection": 0, "sibling": 0}},
                       "filler": {"partition_combined": {"detection": 0, "sibling": 0},
                                  "likelihood_control:control": {"detection": 0, "sibling": 0}}}
+    # free text, the same audit of its 4 datasets (generate_until tasks): the split control finds 3 of 4, the
+    # verdict over its 4-test Holm set 1 of 4; nothing on the siblings or the clean model
+    from lm_eval_contam.nullstudy.split_audit import FREE_TEXT
+
+    free = {model: audit_rates(scored_rows(model, shape=FREE_TEXT)) for model in ("injected", "clean")}
+    assert free == json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8"))["audit_96_free_text"]
+    assert {model: {test: {role: counts["called"]["flagged"] for role, counts in free[model][test].items()}
+                    for test in ("partition_combined", "likelihood_control:control")} for model in free} == {
+        "injected": {"partition_combined": {"detection": 1, "sibling": 0},
+                     "likelihood_control:control": {"detection": 3, "sibling": 0}},
+        "clean": {"partition_combined": {"detection": 0, "sibling": 0},
+                  "likelihood_control:control": {"detection": 0, "sibling": 0}}}
     # the combined verdict's Holm set: every calibrated test that was tested, each row's Holm p beside its own
     rows = [row for row in scored_rows("injected") if row["task"] == task_name(2, "detection")]
     combined = next(row for row in rows if row["test"] == "partition_combined")
@@ -162,7 +174,7 @@ def test_the_shipped_audit_rates_at_96_are_those_of_the_shipped_verdict_rows() -
 def test_a_not_flagged_quotes_the_detection_measured_nearest_the_items_it_compared() -> None:
     """A multiple-choice partition verdict with a control that compared 96 items a side quotes the whole audit at 96
     (4 of 4); one that compared 24 quotes the validation study's 24-item partitions (3 of 8); a free-text one at 96
-    the validation study's free-text number (the whole audit ran on multiple choice only)."""
+    the whole free-text audit's (1 of 4), at 24 the validation study's."""
     from lm_eval_contam.core.method_verdict import Verdict
     from lm_eval_contam.verdicts.detection_rates import clean_bill
     from lm_eval_contam.verdicts.verdict import partition_verdicts
@@ -191,5 +203,8 @@ def test_a_not_flagged_quotes_the_detection_measured_nearest_the_items_it_compar
         "at the papers' injection strength this verdict (with a control and a reference model) finds 4 of 4 injected "
         "multiple choice partitions audited whole at 96 items a side (the split study)")
     assert clean_bill(row(96, "free text")) == (
+        "at the papers' injection strength this verdict (with a control) finds 1 of 4 injected free text "
+        "partitions audited whole at 96 items a side (the split study)")
+    assert clean_bill(row(24, "free text")) == (
         "at the papers' injection strength this verdict (with a control) finds 2 of 8 injected free text partitions "
         "of 24 items")
