@@ -167,13 +167,18 @@ def render_mc(row: dict) -> str:
     return f"Which word fills the blank? {row['question']}{options}\nAnswer:"
 
 
-def mc_prompt_task_yaml(name: str, data_files: dict[str, str]) -> str:
-    """A local MMLU-style lm-eval task over rows ``{"prompt": render_mc(...), "answer"}``: the prompt as its text, the
-    answer letters as its choices; ``data_files`` split -> JSONL path, ``test`` evaluated and ``validation`` (if
-    given) its second split."""
+def _local_task_head(name: str, data_files: dict[str, str]) -> str:
+    """A local JSON lm-eval task's name and splits: ``data_files`` split -> JSONL path, ``test`` evaluated and
+    ``validation`` (if given) its second split."""
     files = "".join(f"\n    {split}: {path}" for split, path in data_files.items())
     second = "\nvalidation_split: validation" if "validation" in data_files else ""
-    return (f"task: {name}\ndataset_path: json\ndataset_kwargs:\n  data_files:{files}\ntest_split: test{second}\n"
+    return f"task: {name}\ndataset_path: json\ndataset_kwargs:\n  data_files:{files}\ntest_split: test{second}\n"
+
+
+def mc_prompt_task_yaml(name: str, data_files: dict[str, str]) -> str:
+    """A local MMLU-style lm-eval task over rows ``{"prompt": render_mc(...), "answer"}``: the prompt as its text, the
+    answer letters as its choices (splits as :func:`_local_task_head`)."""
+    return (_local_task_head(name, data_files) +
             "output_type: multiple_choice\ndoc_to_text: \"{{prompt}}\"\ndoc_to_target: answer\n"
             f"doc_to_choice: {json.dumps(list(MC_LETTERS))}\nmetric_list:\n  - metric: acc\n    aggregation: mean\n"
             "    higher_is_better: true\nmetadata:\n  version: 1.0\n")
@@ -181,11 +186,9 @@ def mc_prompt_task_yaml(name: str, data_files: dict[str, str]) -> str:
 
 def free_text_task_yaml(name: str, data_files: dict[str, str]) -> str:
     """A local free-text lm-eval task (``generate_until``) over rows ``{"text", "label"}``: the row's text as its
-    text, its label's name as the target (a short greedy answer, exact match ignoring case and spaces); ``data_files`` split -> JSONL path,
-    ``test`` evaluated and ``validation`` (if given) its second split."""
-    files = "".join(f"\n    {split}: {path}" for split, path in data_files.items())
-    second = "\nvalidation_split: validation" if "validation" in data_files else ""
-    return (f"task: {name}\ndataset_path: json\ndataset_kwargs:\n  data_files:{files}\ntest_split: test{second}\n"
+    text, its label's name as the target (a short greedy answer, exact match ignoring case and spaces; splits as
+    :func:`_local_task_head`)."""
+    return (_local_task_head(name, data_files) +
             "output_type: generate_until\ndoc_to_text: \"{{text}}\"\ndoc_to_target: \"{{label}}\"\n"
             "generation_kwargs:\n  until: [\"\\n\"]\n  max_gen_toks: 8\n  do_sample: false\n"
             "metric_list:\n  - metric: exact_match\n    aggregation: mean\n    higher_is_better: true\n"

@@ -339,7 +339,8 @@ def over_level_rate(verdict: Verdict, rates: RateSources | None = None) -> Measu
     Clopper-Pearson interval lies above ALPHA), if any: its p-value holds only under its own null, which real models
     break (e.g. Time Travel's guided prompt alone eliciting closer text; a dataset's learned name and style lifting
     its unseen split). ``rates`` None: the null study's rates and the validation study's on the clean model and on
-    held-out siblings of injected partitions, on the filler-only fine-tune and on the author fine-tune. Each pooled,
+    held-out siblings of injected partitions, on the filler-only fine-tune and on the author fine-tune, and the order
+    pool's with either null fine-tune. Each pooled,
     and on the verdict's shape of items where known (:func:`shape_keys`)."""
     return next(filter(None, (key_over_level(key, rates) for key in shape_keys(verdict))), None)
 
