@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,20 @@ def _save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     partial.replace(path)  # a run killed mid-save keeps the previous epoch's checkpoint
 
 
+def native_bf16() -> bool:
+    """Whether bf16 matmuls run natively here: on a CUDA device, or on a CPU oneDNN runs bf16 on (AVX512-BF16, AMX).
+    Elsewhere they are emulated: on this project's AVX2 EPYC (2026-12-03) a 1,024² bf16 matmul took 2.34 s against
+    0.025 s in fp32, and a training step of the default model 248 s against the few seconds it takes in fp32."""
+    import torch
+
+    return torch.cuda.is_available() or bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def default_mixed_precision() -> str:
+    """``"bf16"`` where it runs natively (about 2x faster than fp32 on a CPU with AVX512-BF16), else ``"no"``."""
+    return "bf16" if native_bf16() else "no"
+
+
 def train_on_texts(
     model_dir: str | Path,
     texts: Sequence[str],
@@ -107,6 +122,9 @@ def train_on_texts(
     if not texts:
         raise ContamError("no training texts given", field="texts")
     accelerator = Accelerator(mixed_precision=mixed_precision)
+    if mixed_precision == "bf16" and accelerator.device.type == "cpu" and not native_bf16():
+        print("lm-eval-contam: warning: bf16 is emulated on this CPU (no AVX512-BF16 or AMX), about 100x slower than "
+              "fp32: --mixed-precision no trains in fp32", file=sys.stderr)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     torch.manual_seed(seed)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ from lm_eval_contam.core.rundir import ModelResults, load_model_dir
 from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.core.wordnet import glosses, wordnet_dir
 from lm_eval_contam.kit.instances import DEFAULT_NUM_INSTANCES
+from lm_eval_contam.models.training import default_mixed_precision
 from lm_eval_contam.nullstudy import configs
 from lm_eval_contam.nullstudy.corpus import MC_LETTERS, SyntheticDataset, make_mc_dataset, render_mc
 from lm_eval_contam.nullstudy.design import PartitionRole, Role, StudyPartition, StudySettings
@@ -112,7 +113,8 @@ class ValidationSettings:
     max_gen_toks: int = 32  # Time Travel completions (the instances are three short sentences)
     batch_size: int = 8  # lm-eval's
     seed: int = 0
-    mixed_precision: str = "bf16"  # training under bf16 autocast (fp32 weights): ~2x faster on this CPU
+    # bf16 autocast (fp32 weights) where it is native, ~2x faster than fp32; fp32 where bf16 is emulated (~100x slower)
+    mixed_precision: str = field(default_factory=default_mixed_precision)
     fresh_per_shape: int = 8  # shipped natural-text datasets per shape audited on the clean model (two splits each)
 
     def world(self) -> StudySettings:
