@@ -24,12 +24,14 @@ from lm_eval_contam.audit.benchmark_partitions import (
     group_partition,
     requested_control,
     split_lengths_test,
+    write_partition,
 )
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.overlap import control_overlap
-from lm_eval_contam.core.partitions import Control
+from lm_eval_contam.core.partitions import Control, Partition
 from lm_eval_contam.core.rundir import load_run
 from lm_eval_contam.core.seeding import proportional_shares
+from lm_eval_contam.kit.instances import sample_indices
 from lm_eval_contam.lmeval.benchmark_docs import load_tasks
 from lm_eval_contam.methods.reordered.benchmark_tasks import adjustment_tasks
 from lm_eval_contam.verdicts.verdict import collect, partition_verdicts
@@ -101,28 +103,50 @@ def test_shares_follow_the_sizes_and_equal_remainders_go_in_the_given_order() ->
     assert proportional_shares({"a": 5, "b": 0}, 5, ["b", "a"]) == {"a": 5, "b": 0}
 
 
-def test_a_group_is_one_partition_drawn_across_its_subtasks_in_proportion(loaded: dict) -> None:
+def test_a_group_is_one_partition_drawn_across_its_subtasks_in_proportion(loaded: dict, tmp_path: Path) -> None:
     (partition,) = derive_partitions(loaded)
     assert (partition.group, partition.task, partition.split, partition.subtasks, partition.label) == (
         "bench_group", "bench_group", "test", ("bench_a", "bench_b"), "bench_group test")
+    # Every row the split control can compare (both validation splits are as large as their test splits), the
+    # methods' sample of 24 drawn from them in the subtasks' proportions.
     assert partition.key == "task_bench_group" and partition.sample == 24
-    assert Counter(row["subtask"] for row in partition.rows) == {"bench_a": 18, "bench_b": 6}
+    assert Counter(row["subtask"] for row in partition.rows) == SIZES
     rendered = {name: [doc_row(doc) for doc in loaded["bench_group"].docs[name]] for name in SIZES}
     for row in partition.rows:  # each drawn row is its subtask's rendered doc, as a task's own partition holds it
         assert {key: value for key, value in row.items() if key != "subtask"} in rendered[row["subtask"]]
-    assert len({row["text"] for row in partition.rows}) == 24
+    assert len({row["text"] for row in partition.rows}) == 40
+    card = Partition.from_card(write_partition(partition, tmp_path))
+    for seed in range(3):
+        sample = sample_indices(card, partition.rows, 100, seed)
+        assert Counter(partition.rows[index]["subtask"] for index in sample) == {"bench_a": 18, "bench_b": 6}
     # The control: the subtasks' own validation splits, as many rows of each as the audited side holds.
     assert (partition.control.kind, partition.control.split, partition.control.assumed) == ("split", "validation", True)
-    assert Counter(row["subtask"] for row in partition.control_rows) == {"bench_a": 18, "bench_b": 6}
+    assert Counter(row["subtask"] for row in partition.control_rows) == SIZES
     assert all(int(row["text"].split(" ledger entry ")[1].split(",")[0]) % 2 for row in partition.control_rows)
     # Its lengths' test reads the two drawn sides (what the control tests compare), not the whole splits.
     drawn_sides = split_lengths_test([row["text"] for row in partition.rows],
                                      [row["text"] for row in partition.control_rows])
     assert partition.control.lengths_pvalue == drawn_sides.pvalue
     assert partition.statement().startswith("bench_group test: control: the subtasks' validation split")
-    # Seeded: the same draw again; another seed another draw.
-    assert derive_partitions(loaded) == [partition]
-    assert derive_partitions(loaded, seed=1)[0].rows != partition.rows
+    # Seeded: the same draw again (every row here: another seed draws them too; a capped draw differs by seed below).
+    assert derive_partitions(loaded) == [partition] == derive_partitions(loaded, seed=1)
+
+
+def test_a_group_draws_as_many_rows_as_its_controls_and_the_cap_allow(loaded: dict) -> None:
+    parts = derive_partitions(loaded, per_subtask=True)
+    short = [replace(part, control_rows=part.control_rows[:4]) if part.task == "bench_b" else part for part in parts]
+    # bench_b's 4 control rows hold its share of 16 rows (12 + 4), not of the 24 of the sample: no control at 24 ...
+    assert group_partition("bench_group", short, 24).no_control.startswith(
+        "subtask bench_b's validation split has 4 row(s), fewer than its share of the group's sample (6)")
+    # ... and above a sample of 8 the group draws the 16 its controls allow, both sides in the same proportions.
+    sixteen = group_partition("bench_group", short, 8)
+    assert Counter(row["subtask"] for row in sixteen.rows) == {"bench_a": 12, "bench_b": 4} == Counter(
+        row["subtask"] for row in sixteen.control_rows)
+    capped = group_partition("bench_group", [replace(part, control_items=20) for part in parts], 8)
+    assert Counter(row["subtask"] for row in capped.rows) == {"bench_a": 15, "bench_b": 5}
+    reseeded = group_partition("bench_group", [replace(part, control_items=20) for part in parts], 8, seed=1)
+    assert reseeded.rows != capped.rows and group_partition(
+        "bench_group", [replace(part, control_items=20) for part in parts], 8) == capped
 
 
 def test_per_subtask_and_no_cap_keep_what_they_say(loaded: dict) -> None:
@@ -180,12 +204,13 @@ def test_audit_of_a_group_runs_its_tests_once_on_the_groups_partition(task_dir: 
     assert audit["partitions"] == ["partitions/task_bench_group_test.yaml"]
     assert audit["settings"]["task_groups"] == [["bench_group", "bench_group test"]]
     card = (out / "partitions" / "task_bench_group_test.yaml").read_text()
-    assert card.startswith("# Written by `lm-eval-contam audit --tasks`: 24 rendered evaluation docs drawn across the "
+    assert card.startswith("# Written by `lm-eval-contam audit --tasks`: 40 rendered evaluation docs drawn across the "
                            "2 subtasks of lm-eval group 'bench_group'.\n")
     verdicts = collect(load_run(out))
     assert {v.partition for v in verdicts} == {"bench_group test"}
     control = next(v for v in verdicts if v.test == "likelihood_control")
     assert control.pvalue is not None and 0.0 < control.pvalue <= 1.0, control.evidence.summary()  # the check passed
+    assert control.n == 80  # every item of both sides (40 + 40), not the 24 of the group's sample
     assert [v.partition for v in partition_verdicts(verdicts)] == ["bench_group test"]
     results = json.loads(sorted((out / "runs" / "tiny").rglob("results_*.json"))[-1].read_text())["results"]
     for subtask in SIZES:  # the score adjustments stay per subtask, beside each subtask's own score

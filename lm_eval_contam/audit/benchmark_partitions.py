@@ -34,7 +34,7 @@ from lm_eval_contam.core.formatting import p_equals
 from lm_eval_contam.core.input_checks import check_control_overlap, too_few_rows
 from lm_eval_contam.core.jsonl import jsonl_text, read_jsonl_objects
 from lm_eval_contam.core.overlap import CONTROL_OVERLAP_LIMIT, control_overlap
-from lm_eval_contam.core.partitions import Control, Partition, slug
+from lm_eval_contam.core.partitions import SUBTASK_FIELD, Control, Partition, slug
 from lm_eval_contam.core.seeding import proportional_shares, seeded_order, stable_hash
 from lm_eval_contam.core.stats import SPLIT_CHECK_ALPHA, splits_differ, splits_differ_test
 from lm_eval_contam.lmeval.benchmark_docs import (
@@ -57,8 +57,8 @@ BENCHMARK_SAMPLE = 24
 # Items per side the split-control tests compare (the likelihood control mode, and on u with a reference): every item
 # of both splits up to this cap (a seeded sample of it from a larger split), not the methods' sample. Their level is
 # exact whenever the two splits are exchangeable, at any size; the suite shows it at 24, 96, 384 and 2,000 per side
-# (tests/test_split_label_level.py). One rolling pass per item per side: at most one benchmark's worth of passes.
-# ``audit --control-items N`` changes it.
+# (tests/test_split_label_level.py). One rolling pass per item per side: on a 1,000-item benchmark with a 1,000-item
+# second split, 2.16 benchmarks' worth of tokens (docs/guide/cost.md). ``audit --control-items N`` changes it.
 CONTROL_ITEMS = 2000
 
 
@@ -239,9 +239,33 @@ def task_split_control(partition: PartitionCardDraft, task: Any) -> PartitionCar
     return replace(partition, control_rows=control_rows, control=control)
 
 
+def group_rows(parts: Sequence[PartitionCardDraft], sample: int | None, ties: Sequence[str]) -> int:
+    """How many rows a group's partition draws across its subtasks: its ``sample`` (None: every row); where every
+    subtask has a control, as many more as its split-control tests compare (up to ``control_items`` a side) while
+    each subtask's share still fits its control split, so that both sides hold the subtasks in the same proportions
+    (MMLU: at most its validation split's 1,531 rows a side, where the sample alone compared 24)."""
+    sizes = {part.task: len(part.rows) for part in parts}
+    total = sum(sizes.values())
+    wanted = total if sample is None else min(sample, total)
+    if not all(part.control.split is not None for part in parts) or not total:
+        return wanted
+
+    def fits(rows: int) -> bool:
+        shares = proportional_shares(sizes, rows, ties)
+        return all(shares[part.task] <= len(part.control_rows) for part in parts)
+
+    # the largest size whose shares fit (largest remainder can move a share down as the size grows: step down)
+    bound = min([parts[0].control_items, total] + [len(part.control_rows) * total // sizes[part.task]
+                                                     for part in parts if sizes[part.task]])
+    candidate = max(bound, wanted)
+    while candidate > wanted and not fits(candidate):
+        candidate -= 1
+    return candidate
+
+
 def group_partition(group: str, parts: Sequence[PartitionCardDraft], sample: int | None, *,
                     seed: int = 0) -> PartitionCardDraft:
-    """One partition for a group's subtasks (``parts``, each derived with its control): ``sample`` rows (None: all)
+    """One partition for a group's subtasks (``parts``, each derived with its control): :func:`group_rows` rows
     drawn across the subtasks in proportion to their sizes (largest remainder, equal remainders in a seeded order),
     each subtask's rows in an order seeded by ``seed`` and the row's identity (group, subtask, position); its control
     the same number of rows from each subtask's control, so both sides hold the subtasks in the same proportions.
@@ -252,13 +276,12 @@ def group_partition(group: str, parts: Sequence[PartitionCardDraft], sample: int
     carries their lengths' test too."""
     first = parts[0]
     sizes = {part.task: len(part.rows) for part in parts}
-    wanted = sum(sizes.values()) if sample is None else min(sample, sum(sizes.values()))
     ties = sorted(sizes, key=lambda name: stable_hash(seed, "benchmark-group", group, name))
-    shares = proportional_shares(sizes, wanted, ties)
+    shares = proportional_shares(sizes, group_rows(parts, sample, ties), ties)
 
     def drawn(part: PartitionCardDraft, rows: Sequence[dict[str, Any]], side: str) -> list[dict[str, Any]]:
         order = seeded_order(len(rows), seed, "benchmark-group", group, side, part.task)
-        return [{**rows[position], "subtask": part.task} for position in sorted(order[: shares[part.task]])]
+        return [{**rows[position], SUBTASK_FIELD: part.task} for position in sorted(order[: shares[part.task]])]
 
     rows = tuple(row for part in parts for row in drawn(part, part.rows, first.split))
     partition = PartitionCardDraft(first.group, group, first.split, rows, sample=sample, output_type=first.output_type,

@@ -45,6 +45,7 @@ CARD_SUFFIXES = (".yaml", ".yml")
 ControlKind = Literal["split", "file", "none"]
 CONTROL_KEYS = ("kind", "source", "split", "assumed", "lengths_pvalue", "overlap")
 OVERLAP_KEYS = ("shared", "near", "rows")
+SUBTASK_FIELD = "subtask"  # a group's partition row: the subtask it was drawn from
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,14 @@ by newlines; a label column is written as the papers write labels,
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.partitions import Partition, metadata_number
-from lm_eval_contam.core.seeding import rng_for, stable_hash
+from lm_eval_contam.core.partitions import SUBTASK_FIELD, Partition, metadata_number
+from lm_eval_contam.core.seeding import proportional_shares, rng_for, stable_hash
 
 DEFAULT_NUM_INSTANCES = 100
 
@@ -101,13 +102,37 @@ def sample_indices(partition: Partition, rows: Sequence[Mapping[str, object]], n
         raise ContamError(f"num_instances must be positive, got {num_instances}", field="num_instances")
     if capped:  # the split-control test is not held to the shared sample (its level holds at any size)
         num_instances = min(num_instances, partition.dataset.sample or num_instances)
-    order = rng_for(seed, "dcq", partition.dataset.display_name, partition.split).permutation(len(rows))
+    order = [int(index) for index in
+             rng_for(seed, "dcq", partition.dataset.display_name, partition.split).permutation(len(rows))]
+    quotas = subtask_quotas(rows, num_instances, seed)
     kept: dict[str, int] = {}
-    for index in order:
-        if len(kept) == num_instances:
+    for within_quotas in (True, False):  # the quotas first; a subtask short of distinct texts leaves the rest to fill
+        for index in order:
+            if len(kept) == num_instances:
+                break
+            subtask = rows[index].get(SUBTASK_FIELD)
+            if within_quotas and quotas is not None and quotas[str(subtask)] == 0:
+                continue
+            text = quiz_instance(partition, rows[index]).text
+            if text not in kept:
+                kept[text] = index
+                if quotas is not None and within_quotas:
+                    quotas[str(subtask)] -= 1
+        if quotas is None:
             break
-        kept.setdefault(quiz_instance(partition, rows[int(index)]).text, int(index))
     return sorted(kept.values())
+
+
+
+def subtask_quotas(rows: Sequence[Mapping[str, object]], num_instances: int, seed: int) -> dict[str, int] | None:
+    """A group's partition (rows that name their ``subtask``): how many of the sample each subtask gets, in proportion
+    to its rows (largest remainder, equal remainders in a seeded order), so that a sample of the group, and of its
+    control drawn in the same proportions, holds the subtasks as the group does. None for a task's own rows."""
+    if not rows or any(SUBTASK_FIELD not in row for row in rows):
+        return None
+    sizes = Counter(str(row[SUBTASK_FIELD]) for row in rows)
+    ties = sorted(sizes, key=lambda name: stable_hash(seed, "sample-subtask", name))
+    return proportional_shares(sizes, min(num_instances, len(rows)), ties)
 
 
 def sample_instances(partition: Partition, rows: Sequence[Mapping[str, object]], num_instances: int,
