@@ -106,22 +106,20 @@ def sample_indices(partition: Partition, rows: Sequence[Mapping[str, object]], n
              rng_for(seed, "dcq", partition.dataset.display_name, partition.split).permutation(len(rows))]
     quotas = subtask_quotas(rows, num_instances, seed)
     kept: dict[str, int] = {}
-    for within_quotas in (True, False):  # the quotas first; a subtask short of distinct texts leaves the rest to fill
+    # A group's rows: its subtasks' quotas first, then (a subtask short of distinct texts) the rest fill the sample.
+    for within_quotas in ((True, False) if quotas is not None else (False,)):
         for index in order:
             if len(kept) == num_instances:
                 break
-            subtask = rows[index].get(SUBTASK_FIELD)
-            if within_quotas and quotas is not None and quotas[str(subtask)] == 0:
+            subtask = str(rows[index].get(SUBTASK_FIELD))
+            if within_quotas and quotas[subtask] == 0:
                 continue
             text = quiz_instance(partition, rows[index]).text
             if text not in kept:
                 kept[text] = index
-                if quotas is not None and within_quotas:
-                    quotas[str(subtask)] -= 1
-        if quotas is None:
-            break
+                if within_quotas:
+                    quotas[subtask] -= 1
     return sorted(kept.values())
-
 
 
 def subtask_quotas(rows: Sequence[Mapping[str, object]], num_instances: int, seed: int) -> dict[str, int] | None:
