@@ -28,6 +28,7 @@ from lm_eval_contam.audit.benchmark_partitions import (
 )
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.overlap import control_overlap
+from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.partitions import Control, Partition
 from lm_eval_contam.core.rundir import load_run
 from lm_eval_contam.core.seeding import proportional_shares
@@ -147,6 +148,28 @@ def test_a_group_draws_as_many_rows_as_its_controls_and_the_cap_allow(loaded: di
     reseeded = group_partition("bench_group", [replace(part, control_items=20) for part in parts], 8, seed=1)
     assert reseeded.rows != capped.rows and group_partition(
         "bench_group", [replace(part, control_items=20) for part in parts], 8) == capped
+
+
+def test_only_a_card_naming_the_subtask_column_samples_in_its_proportions(loaded: dict, tmp_path: Path) -> None:
+    """One's own data may have a column called ``subtask``: without the card's ``subtask_field`` (which only
+    ``audit --tasks`` on a group writes) it is one pool, sampled as if the column were not there."""
+    (partition,) = derive_partitions(loaded)
+    path = write_partition(partition, tmp_path)
+    fields = yaml.safe_load(path.read_text())
+    assert fields["subtask_field"] == "subtask"
+    own = path.with_name("own_data_test.yaml")
+    own.write_text(yaml.safe_dump({key: value for key, value in fields.items() if key != "subtask_field"}))
+    group_card, own_card = Partition.from_card(path), Partition.from_card(own)
+    unmarked = [{key: value for key, value in row.items() if key != "subtask"} for row in partition.rows]
+    stratified = [sample_indices(group_card, partition.rows, 24, seed) for seed in range(6)]
+    pooled = [sample_indices(own_card, partition.rows, 24, seed) for seed in range(6)]
+    assert pooled == [sample_indices(own_card, unmarked, 24, seed) for seed in range(6)]
+    assert pooled != stratified  # the pool's draws do not all hold the 18 + 6 the group's do
+    assert {tuple(Counter(partition.rows[i]["subtask"] for i in draw).values()) for draw in stratified} == {(18, 6)}
+    with pytest.raises(ContamError) as refused:
+        sample_indices(group_card, unmarked, 24, 0)
+    assert (refused.value.field, str(refused.value).split(": ")[-1]) == (
+        "subtask_field", "row 0 has no 'subtask', the column the card names as its rows' subtask")
 
 
 def test_per_subtask_and_no_cap_keep_what_they_say(loaded: dict) -> None:

@@ -140,6 +140,7 @@ class PartitionCardDraft:
                 **({"sample": self.sample} if self.sample is not None else {}),
                 **({"control_items": self.control_items} if self.control.split is not None else {}),
                 **({"benchmark_output_type": self.output_type} if self.output_type is not None else {}),
+                **({"subtask_field": SUBTASK_FIELD} if self.subtasks else {}),
                 **({"control": self.control.card_fields()} if self.control.split is not None else {})}
 
 

@@ -40,12 +40,12 @@ OUTPUT_TYPES = ("multiple_choice", "generate_until", "loglikelihood", "loglikeli
 # The metadata keys that describe one's own data (beside `dataset` for a registered one).
 USER_DATA_KEYS = ("dataset_name", "key", "data_files", "hf_path", "hf_name", "task_type", "text_field", "second_field",
                   "label_field", "label_names", "columns", "companion_field", "sample", "control_items",
-                  "benchmark_output_type")
+                  "benchmark_output_type", "subtask_field")
 CARD_SUFFIXES = (".yaml", ".yml")
 ControlKind = Literal["split", "file", "none"]
 CONTROL_KEYS = ("kind", "source", "split", "assumed", "lengths_pvalue", "overlap")
 OVERLAP_KEYS = ("shared", "near", "rows")
-SUBTASK_FIELD = "subtask"  # a group's partition row: the subtask it was drawn from
+SUBTASK_FIELD = "subtask"  # the column of a group's partition row naming the subtask it was drawn from
 
 
 @dataclass(frozen=True)
@@ -129,6 +129,9 @@ class DatasetSpec:
     # A benchmark audited with --tasks: its task's lm-eval output_type. Its items' shape (multiple choice or free text)
     # whichever tests an audit runs on them, so each test's false-positive rate is read for that shape.
     benchmark_output_type: str | None = None
+    # A group audited with --tasks: the column naming each row's subtask, whose proportions every sample keeps.
+    # A card field, not a column name the samplers look for: one's own data may have a column called "subtask".
+    subtask_field: str | None = None
 
     @property
     def labelled(self) -> bool:
@@ -176,7 +179,8 @@ class DatasetSpec:
                   "task_type": self.task_type, "text_field": self.text_field, "second_field": self.second_field,
                   "label_field": self.label_field, "label_names": list(self.label_names),
                   "columns": list(self.dcq_columns), "companion_field": self.companion_field, "sample": self.sample,
-                  "control_items": self.control_items, "benchmark_output_type": self.benchmark_output_type}
+                  "control_items": self.control_items, "benchmark_output_type": self.benchmark_output_type,
+                  "subtask_field": self.subtask_field}
         return {key: value for key, value in fields.items() if value not in (None, [])}
 
     def partition(self, split: str) -> Partition:
@@ -415,6 +419,9 @@ def dataset_from_task_metadata(metadata: Mapping[str, Any]) -> DatasetSpec:
     if output_type is not None and output_type not in OUTPUT_TYPES:
         raise ContamError(f"{output_type!r} is not one of {', '.join(OUTPUT_TYPES)}", source=source,
                           field="benchmark_output_type")
+    subtask_field = metadata.get("subtask_field")
+    if subtask_field is not None and (not isinstance(subtask_field, str) or not subtask_field):
+        raise ContamError(f"expected a column name, got {subtask_field!r}", source=source, field="subtask_field")
     files = {} if hub else metadata["data_files"]
     if not hub and (not isinstance(files, Mapping) or not files):
         raise ContamError("expected a mapping split -> JSONL path", source=source, field="data_files")
@@ -440,7 +447,7 @@ def dataset_from_task_metadata(metadata: Mapping[str, Any]) -> DatasetSpec:
         sample=None if metadata.get("sample") is None else metadata_number(metadata, "sample", 0, minimum=1),
         control_items=(None if metadata.get("control_items") is None else
                        metadata_number(metadata, "control_items", 0, minimum=2)),
-        benchmark_output_type=output_type,
+        benchmark_output_type=output_type, subtask_field=subtask_field,
     )
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from lm_eval_contam.core.errors import ContamError
-from lm_eval_contam.core.partitions import SUBTASK_FIELD, Partition, metadata_number
+from lm_eval_contam.core.partitions import Partition, metadata_number
 from lm_eval_contam.core.seeding import proportional_shares, rng_for, stable_hash
 
 DEFAULT_NUM_INSTANCES = 100
@@ -104,14 +104,15 @@ def sample_indices(partition: Partition, rows: Sequence[Mapping[str, object]], n
         num_instances = min(num_instances, partition.dataset.sample or num_instances)
     order = [int(index) for index in
              rng_for(seed, "dcq", partition.dataset.display_name, partition.split).permutation(len(rows))]
-    quotas = subtask_quotas(rows, num_instances, seed)
+    field = partition.dataset.subtask_field
+    quotas = subtask_quotas(rows, num_instances, seed, field) if field is not None else None
     kept: dict[str, int] = {}
     # A group's rows: its subtasks' quotas first, then (a subtask short of distinct texts) the rest fill the sample.
     for within_quotas in ((True, False) if quotas is not None else (False,)):
         for index in order:
             if len(kept) == num_instances:
                 break
-            subtask = str(rows[index].get(SUBTASK_FIELD))
+            subtask = str(rows[index].get(field))
             if within_quotas and quotas[subtask] == 0:
                 continue
             text = quiz_instance(partition, rows[index]).text
@@ -122,13 +123,17 @@ def sample_indices(partition: Partition, rows: Sequence[Mapping[str, object]], n
     return sorted(kept.values())
 
 
-def subtask_quotas(rows: Sequence[Mapping[str, object]], num_instances: int, seed: int) -> dict[str, int] | None:
-    """A group's partition (rows that name their ``subtask``): how many of the sample each subtask gets, in proportion
-    to its rows (largest remainder, equal remainders in a seeded order), so that a sample of the group, and of its
-    control drawn in the same proportions, holds the subtasks as the group does. None for a task's own rows."""
-    if not rows or any(SUBTASK_FIELD not in row for row in rows):
-        return None
-    sizes = Counter(str(row[SUBTASK_FIELD]) for row in rows)
+def subtask_quotas(rows: Sequence[Mapping[str, object]], num_instances: int, seed: int,
+                   field: str) -> dict[str, int]:
+    """A group's partition (each row names its subtask in ``field``, the card's ``subtask_field``): how many of the
+    sample each subtask gets, in proportion to its rows (largest remainder, equal remainders in a seeded order), so
+    that a sample of the group, and of its control drawn in the same proportions, holds the subtasks as the group
+    does."""
+    missing = next((index for index, row in enumerate(rows) if field not in row), None)
+    if missing is not None:
+        raise ContamError(f"row {missing} has no {field!r}, the column the card names as its rows' subtask",
+                          field="subtask_field")
+    sizes = Counter(str(row[field]) for row in rows)
     ties = sorted(sizes, key=lambda name: stable_hash(seed, "sample-subtask", name))
     return proportional_shares(sizes, min(num_instances, len(rows)), ties)
 
