@@ -167,5 +167,7 @@ def test_inject_trains_and_writes_manifest(tiny_model_dir, tmp_path) -> None:
     assert len(written["loss"]["eval_loss"]) == 3  # before training and after each epoch
     assert written["settings"]["learning_rate"] == 1e-3
     assert trained_with(out, settings, sources)  # a rerun reuses the model ...
+    assert written["settings"]["mixed_precision"] == "no"  # ... trained in fp32, where bf16 is native too
+    assert trained_with(out, InjectionSettings(epochs=2, learning_rate=1e-3, share=0.5, mixed_precision="bf16"), sources)
     assert not trained_with(out, InjectionSettings(epochs=3, learning_rate=1e-3, share=0.5), sources)
     assert not trained_with(out, settings, [{**sources[0], "rows": [0]}])  # ... only for the same injection

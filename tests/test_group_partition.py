@@ -26,6 +26,7 @@ from lm_eval_contam.audit.benchmark_partitions import (
     split_lengths_test,
     write_partition,
 )
+from lm_eval_contam.audit.own_data import check_partition_rows
 from lm_eval_contam.cli import main as cli_main
 from lm_eval_contam.core.overlap import control_overlap
 from lm_eval_contam.core.errors import ContamError
@@ -148,6 +149,13 @@ def test_a_group_draws_as_many_rows_as_its_controls_and_the_cap_allow(loaded: di
     reseeded = group_partition("bench_group", [replace(part, control_items=20) for part in parts], 8, seed=1)
     assert reseeded.rows != capped.rows and group_partition(
         "bench_group", [replace(part, control_items=20) for part in parts], 8) == capped
+    # Controls of two split names make no control for the group: it keeps its sample, no rows drawn for a test it
+    # will not run.
+    mixed = [replace(part, control=replace(part.control, split="dev")) if part.task == "bench_b" else part
+             for part in parts]
+    unpaired = group_partition("bench_group", mixed, 8)
+    assert (Counter(row["subtask"] for row in unpaired.rows), unpaired.control_rows) == ({"bench_a": 6, "bench_b": 2}, ())
+    assert unpaired.no_control.startswith("the subtasks' controls are different splits (dev, validation)")
 
 
 def test_only_a_card_naming_the_subtask_column_samples_in_its_proportions(loaded: dict, tmp_path: Path) -> None:
@@ -170,6 +178,11 @@ def test_only_a_card_naming_the_subtask_column_samples_in_its_proportions(loaded
         sample_indices(group_card, unmarked, 24, 0)
     assert (refused.value.field, str(refused.value).split(": ")[-1]) == (
         "subtask_field", "row 0 has no 'subtask', the column the card names as its rows' subtask")
+    # The audit checks the rows before it writes anything: a row without the column is refused by file and line.
+    check_partition_rows(own_card, unmarked, "mine.jsonl")  # no subtask_field: no such column needed
+    with pytest.raises(ContamError) as before_writing:
+        check_partition_rows(group_card, [*partition.rows[:3], *unmarked[3:]], "mine.jsonl")
+    assert (before_writing.value.source, before_writing.value.field) == ("mine.jsonl:4", "subtask_field")
 
 
 def test_per_subtask_and_no_cap_keep_what_they_say(loaded: dict) -> None:

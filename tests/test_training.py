@@ -65,13 +65,35 @@ def test_bf16_where_it_is_emulated_trains_and_says_so(tiny_model_dir: Path, tmp_
     settings = dict(epochs=1, learning_rate=1e-3, batch_size=4, max_length=32, seed=3)
     # accelerate keeps one precision per process: the other tests' fp32 state is reset before and after
     AcceleratorState._reset_state(reset_partial_state=True)
-    monkeypatch.setattr(training, "native_bf16", lambda: False)
+    monkeypatch.setattr(training, "native_bf16", lambda device=None: False)
     training.train_on_texts(tiny_model_dir, TEXTS[:8], out_dir=tmp_path / "emulated", mixed_precision="bf16",
                             **settings)
     assert "bf16 is emulated on this CPU" in capsys.readouterr().err
     assert training.default_mixed_precision() == "no"
-    monkeypatch.setattr(training, "native_bf16", lambda: True)
+    monkeypatch.setattr(training, "native_bf16", lambda device=None: True)
     training.train_on_texts(tiny_model_dir, TEXTS[:8], out_dir=tmp_path / "native", mixed_precision="bf16", **settings)
     AcceleratorState._reset_state(reset_partial_state=True)
     assert "emulated" not in capsys.readouterr().err
     assert training.default_mixed_precision() == "bf16"
+
+
+@pytest.mark.parametrize(("avx512_bf16", "amx", "native"), [(False, False, False), (True, False, True),
+                                                             (False, True, True)])
+def test_native_bf16_reads_the_cpus_bf16_flags_not_avx512(monkeypatch: pytest.MonkeyPatch, avx512_bf16: bool,
+                                                           amx: bool, native: bool) -> None:
+    # oneDNN's check says yes on any AVX512 CPU (Skylake, Ice Lake), where bf16 is emulated: only these two flags count
+    import torch
+
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)
+    assert training.native_bf16("cpu") is native
+
+
+@pytest.mark.parametrize("capable", [False, True])
+def test_native_bf16_on_cuda_asks_for_bf16_without_emulation(monkeypatch: pytest.MonkeyPatch, capable: bool) -> None:
+    import torch
+
+    asked = []
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported",
+                        lambda including_emulation=True: asked.append(including_emulation) or capable)
+    assert training.native_bf16("cuda") is capable and asked == [False]  # a pre-Ampere GPU emulates bf16

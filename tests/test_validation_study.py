@@ -203,6 +203,9 @@ def test_a_study_folder_refuses_other_settings(tmp_path: Path) -> None:
 
     check_same_study(ValidationSettings(), tmp_path)
     check_same_study(ValidationSettings(batch_size=2), tmp_path)  # the batch size changes no number
+    # the precision follows the machine (bf16 where it is native): a study begun on one goes on on another
+    check_same_study(ValidationSettings(mixed_precision="bf16"), tmp_path)
+    check_same_study(ValidationSettings(mixed_precision="no"), tmp_path)
     with pytest.raises(ContamError) as refused:
         check_same_study(ValidationSettings(partitions=4, rows_per_partition=40), tmp_path)
     assert str(refused.value) == (f"{tmp_path}: field '--out': holds a study of other settings (partitions 8 -> 4; "

@@ -242,14 +242,14 @@ def task_split_control(partition: PartitionCardDraft, task: Any) -> PartitionCar
 
 def group_rows(parts: Sequence[PartitionCardDraft], sample: int | None, ties: Sequence[str]) -> int:
     """How many rows a group's partition draws across its subtasks: its ``sample`` (None: every row); where every
-    subtask has a control, as many more as its split-control tests compare (up to ``control_items`` a side) while
+    subtask has a control of one split name (the group's control), as many more as its split-control tests compare (up to ``control_items`` a side) while
     each subtask's share still fits its control split, so that both sides hold the subtasks in the same proportions
     (MMLU: at most its validation split's 1,531 rows a side, where the sample alone compared 24)."""
     sizes = {part.task: len(part.rows) for part in parts}
     total = sum(sizes.values())
     wanted = total if sample is None else min(sample, total)
-    if not all(part.control.split is not None for part in parts) or not total:
-        return wanted
+    if len({part.control.split for part in parts}) != 1 or parts[0].control.split is None or not total:
+        return wanted  # no control for the group (group_partition: one split name for every subtask): no extra rows
 
     def fits(rows: int) -> bool:
         shares = proportional_shares(sizes, rows, ties)

@@ -192,6 +192,9 @@ def check_partition_rows(partition: Partition, rows: Sequence[Mapping[str, Any]]
     text_fields = [field for field in (spec.text_field, spec.second_field) if field]
     for number, row in enumerate(rows, start=first_line):
         where = f"{source}:{number}"
+        if spec.subtask_field and spec.subtask_field not in row:  # the samples' strata (the card's subtask_field)
+            raise ContamError(f"no {spec.subtask_field!r}, the column the card names as its rows' subtask; columns: "
+                              f"{', '.join(row)}", source=where, field="subtask_field")
         for field in text_fields:
             value = row.get(field)
             if not isinstance(value, str) or not value.strip():

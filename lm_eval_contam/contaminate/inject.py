@@ -33,13 +33,21 @@ class InjectionSettings:
     mixed_precision: str = "no"  # accelerate's: "bf16" trains under bf16 autocast (fp32 weights and optimizer)
 
 
+def recipe(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A fine-tune's settings less how they were computed: its precision follows the machine (bf16 where native),
+    so a model trained in bf16 on one machine is the same recipe as one in fp32 on another (its manifest says which)."""
+    return {key: value for key, value in settings.items() if key != "mixed_precision"}
+
+
 def trained_with(out_dir: str | Path, settings: InjectionSettings, sources: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether ``out_dir`` already holds a model injected from ``sources`` with ``settings`` (reruns reuse it)."""
+    """Whether ``out_dir`` already holds a model injected from ``sources`` with ``settings``' recipe (reruns reuse it,
+    whatever precision it was trained in)."""
     path = Path(out_dir, MANIFEST_FILE)
     if not path.is_file():
         return False
     manifest = json.loads(path.read_text())
-    return manifest.get("settings") == asdict(settings) and manifest.get("injected", {}).get("sources") == list(sources)
+    return (recipe(manifest.get("settings") or {}) == recipe(asdict(settings))
+            and manifest.get("injected", {}).get("sources") == list(sources))
 
 
 def _git_revision() -> str | None:

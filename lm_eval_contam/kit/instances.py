@@ -96,7 +96,9 @@ def sample_indices(partition: Partition, rows: Sequence[Mapping[str, object]], n
 
     The shuffle walks the rows in a seeded order and keeps each instance text's first row: identical rows are one
     instance, never quizzed (or scored) as several. Without duplicates this is the first ``num_instances`` of the
-    order, as it always was, so earlier samples and their numbers are unchanged.
+    order, as it always was, so earlier samples and their numbers are unchanged. A card naming its rows' subtask
+    (``subtask_field``: a group's) walks the order twice: first each subtask up to its quota
+    (:func:`subtask_quotas`), then any row, where a subtask is short of distinct texts.
     """
     if num_instances < 1:
         raise ContamError(f"num_instances must be positive, got {num_instances}", field="num_instances")

@@ -70,17 +70,19 @@ def _save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     partial.replace(path)  # a run killed mid-save keeps the previous epoch's checkpoint
 
 
-def native_bf16() -> bool:
-    """Whether bf16 matmuls run natively here: on a CUDA device, or on a CPU oneDNN runs bf16 on (AVX512-BF16, AMX).
-    Elsewhere they are emulated: on this project's AVX2 EPYC (2026-12-03) a 1,024² bf16 matmul took 2.34 s against
-    0.025 s in fp32, and a training step of the default model 248 s against the few seconds it takes in fp32."""
+def native_bf16(device: str | None = None) -> bool:
+    """Whether bf16 matmuls run natively on ``device`` (``"cuda"`` or ``"cpu"``; default the one training picks):
+    a CUDA GPU of compute capability 8 or more, a CPU with AVX512-BF16 or AMX. Elsewhere they are emulated: on this
+    project's AVX2 EPYC (2026-12-03) a 1,024² bf16 matmul took 2.34 s against 0.025 s in fp32, and a training step of
+    the default model 248 s against the few seconds it takes in fp32. (oneDNN's own bf16 check reads any AVX512 CPU
+    as bf16-capable, Skylake and Ice Lake included, where bf16 is emulated: so the CPU's flags are read here.)"""
     import torch
 
-    if torch.cuda.is_available():
-        return True
-    try:  # oneDNN's own check; a torch build without it is read as emulated (fp32 is then only slower, never wrong)
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except (AttributeError, RuntimeError):
+    if (device or ("cuda" if torch.cuda.is_available() else "cpu")) == "cuda":
+        return bool(torch.cuda.is_bf16_supported(including_emulation=False))
+    try:  # a torch build without these checks is read as emulated (fp32 is then only slower, never wrong)
+        return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+    except AttributeError:
         return False
 
 
@@ -127,7 +129,7 @@ def train_on_texts(
     if not texts:
         raise ContamError("no training texts given", field="texts")
     accelerator = Accelerator(mixed_precision=mixed_precision)
-    if mixed_precision == "bf16" and accelerator.device.type == "cpu" and not native_bf16():
+    if mixed_precision == "bf16" and accelerator.device.type == "cpu" and not native_bf16("cpu"):
         print("lm-eval-contam: warning: bf16 is emulated on this CPU (no AVX512-BF16 or AMX), about 100x slower than "
               "fp32: --mixed-precision no trains in fp32", file=sys.stderr)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)

@@ -577,13 +577,16 @@ SETTINGS_FILE = "settings.json"
 def check_same_study(settings: ValidationSettings, study_dir: Path) -> None:
     """A study folder holds one design: its runs are named by position, so another design would reuse them for other
     partitions (or other rows) without a word. Recorded on the first call, refused on a later one that differs."""
-    wanted = {key: value for key, value in asdict(settings).items() if key != "batch_size"}  # changes no number
+    # How the runs are computed, not which: batch_size changes no number; mixed_precision follows the machine
+    # (models.training.default_mixed_precision), so a study begun where bf16 is native goes on where it is not.
+    how = ("batch_size", "mixed_precision")
+    wanted = {key: value for key, value in asdict(settings).items() if key not in how}
     path = study_dir / SETTINGS_FILE
     if not path.is_file():
         study_dir.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(wanted, indent=2) + "\n", encoding="utf-8")
         return
-    recorded = json.loads(path.read_text(encoding="utf-8"))
+    recorded = {key: value for key, value in json.loads(path.read_text(encoding="utf-8")).items() if key not in how}
     changed = [f"{key} {recorded.get(key)!r} -> {wanted.get(key)!r}" for key in sorted({*recorded, *wanted})
                if recorded.get(key) != wanted.get(key)]
     if changed:
