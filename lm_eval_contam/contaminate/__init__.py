@@ -8,7 +8,7 @@ pre-training and the manifest).
 
 from lm_eval_contam.contaminate.corpus import read_paragraphs
 from lm_eval_contam.contaminate.formats import INJECTION_FORMATS, contaminant_texts
-from lm_eval_contam.contaminate.inject import MANIFEST_FILE, InjectionSettings, inject, trained_with
+from lm_eval_contam.contaminate.inject import MANIFEST_FILE, InjectionSettings, inject, recipe, trained_with
 from lm_eval_contam.contaminate.rows import audited_rows, partition_contaminant
 
 __all__ = [
@@ -20,5 +20,6 @@ __all__ = [
     "inject",
     "partition_contaminant",
     "read_paragraphs",
+    "recipe",
     "trained_with",
 ]

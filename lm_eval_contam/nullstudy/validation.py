@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from lm_eval_contam.contaminate import MANIFEST_FILE, InjectionSettings, inject, trained_with
+from lm_eval_contam.contaminate import MANIFEST_FILE, InjectionSettings, inject, recipe, trained_with
 from lm_eval_contam.contaminate.corpus import default_filler
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.install import task_dir as templates_dir
@@ -577,16 +577,18 @@ SETTINGS_FILE = "settings.json"
 def check_same_study(settings: ValidationSettings, study_dir: Path) -> None:
     """A study folder holds one design: its runs are named by position, so another design would reuse them for other
     partitions (or other rows) without a word. Recorded on the first call, refused on a later one that differs."""
-    # How the runs are computed, not which: batch_size changes no number; mixed_precision follows the machine
-    # (models.training.default_mixed_precision), so a study begun where bf16 is native goes on where it is not.
-    how = ("batch_size", "mixed_precision")
-    wanted = {key: value for key, value in asdict(settings).items() if key not in how}
+    # The fine-tunes' recipe (contaminate.recipe: not their precision, which follows the machine); batch_size
+    # changes no number.
+    def design(fields: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in recipe(fields).items() if key != "batch_size"}
+
+    wanted = design(asdict(settings))
     path = study_dir / SETTINGS_FILE
     if not path.is_file():
         study_dir.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(wanted, indent=2) + "\n", encoding="utf-8")
         return
-    recorded = {key: value for key, value in json.loads(path.read_text(encoding="utf-8")).items() if key not in how}
+    recorded = design(json.loads(path.read_text(encoding="utf-8")))
     changed = [f"{key} {recorded.get(key)!r} -> {wanted.get(key)!r}" for key in sorted({*recorded, *wanted})
                if recorded.get(key) != wanted.get(key)]
     if changed:
