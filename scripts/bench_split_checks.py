@@ -2,7 +2,7 @@
 
     python scripts/bench_split_checks.py [--sizes 24,96,384,1531,2000] [--passes 96] [--no-model]
 
-For each size (items a side; 1,531 is MMLU's validation split, 2,000 the default ``--control-items``), on rendered
+For each size (items a side; 1,531 is all of MMLU's validation split, 2,000 the default ``--control-items``), on rendered
 multiple-choice items built from the shipped fresh items (lm_eval_contam/nullstudy/fresh/mc_*.jsonl, each numbered
 so that every text is distinct; the statistics' cost depends on the items' count and lengths, not their words):
 1. ``shared_context_clusters``: the units the tests relabel (passage lines and option sets shared between items);

@@ -103,6 +103,9 @@ def test_shares_follow_the_sizes_and_equal_remainders_go_in_the_given_order() ->
     assert proportional_shares({"a": 10, "b": 10, "c": 10}, 4, ["c", "a", "b"]) == {"a": 1, "b": 1, "c": 2}
     assert proportional_shares({"a": 10, "b": 10, "c": 10}, 4, ["b", "c", "a"]) == {"a": 1, "b": 2, "c": 1}
     assert proportional_shares({"a": 5, "b": 0}, 5, ["b", "a"]) == {"a": 5, "b": 0}
+    # remainders equal as fractions (1/3 each) are ties, whatever floats make of them: the order of ``ties`` decides
+    assert proportional_shares({"a": 1, "b": 7, "c": 1}, 3, ["a", "c", "b"]) == {"a": 1, "b": 2, "c": 0}
+    assert proportional_shares({"a": 1, "b": 7, "c": 1}, 3, ["c", "a", "b"]) == {"a": 0, "b": 2, "c": 1}
 
 
 def test_a_group_is_one_partition_drawn_across_its_subtasks_in_proportion(loaded: dict, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ tasks and rates, recomputed from the shipped per-item scores and per-verdict row
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from lm_eval_contam.nullstudy.corpus import make_mc_dataset, render_mc
@@ -195,6 +196,9 @@ def test_a_not_flagged_quotes_the_detection_measured_nearest_the_items_it_compar
         "at the papers' injection strength this verdict (with a control) finds 3 of 8 injected multiple choice "
         "partitions of 24 items")
     assert clean_bill(row(60, "multiple choice")).endswith("at 96 items a side (the split study)")  # a tie: the larger
+    # 300 audited items against a control of 30: its power is that of 30 a side, so the 24-item rates, not the 96's
+    (small_control,) = partition_verdicts([replace(row(165, "multiple choice").evidence[0][0], sides=(300, 30))])
+    assert clean_bill(small_control) == clean_bill(row(24, "multiple choice"))
     with_reference = Verdict(model="m", partition="p", family="likelihood", test="likelihood_control_reference",
                              title="t", task="t", flagged=False, statistic=None, pvalue=0.3, confidence_interval=None,
                              n=192, null="", rule="", evidence=None, variant="control", shape="multiple choice")

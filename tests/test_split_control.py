@@ -84,7 +84,8 @@ def write_task(tasks: Path, name: str, splits: dict[str, list[str]], named: dict
 def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``notes_two``: test + validation of one style and length (labnotes a/b, lengths p = 0.52); ``notes_one``: test
     only; ``notes_long``: its validation docs are two notes each (the splits differ in length); ``notes_shouting``:
-    its validation docs are the other notes upper-cased (same lengths, a style the reference tells apart)."""
+    its validation docs are the other notes upper-cased (same lengths, a style the reference tells apart);
+    ``notes_shared``: each validation doc asks another question of a test doc's note (every passage in both splits)."""
     tasks = tmp_path_factory.mktemp("split_control") / "tasks"
     tasks.mkdir()
     test, other = texts("labnotes_a"), texts("labnotes_b")
@@ -94,6 +95,8 @@ def task_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_task(tasks, "notes_long", {"test": test, "validation": [f"{a} {b}" for a, b in zip(other, other[1:])]},
                both)
     write_task(tasks, "notes_shouting", {"test": test, "validation": [text.upper() for text in other]}, both)
+    write_task(tasks, "notes_shared", {"test": [f"{note}\nWhat does the note record?" for note in test],
+                                       "validation": [f"{note}\nWho wrote the note?" for note in test]}, both)
     return tasks
 
 
@@ -367,3 +370,26 @@ def test_a_second_split_of_another_kind_is_never_tested_with_or_without_a_refere
     assert 0.0 <= likelihood[("notes_shouting test", "likelihood_lift")].pvalue <= 1.0
     assert combined["notes_shouting test"].test == "partition_combined_without_control"
     assert combined["notes_shouting test"].flagged is not True
+
+
+def test_splits_sharing_every_passage_are_not_tested_and_the_audit_ends(
+        tiny_model_dir: Path, task_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A passage benchmark split by question, not by passage: each unit the split-label tests relabel (the items
+    sharing a passage) holds items of both splits, so none can be relabelled whole. The audit used to end in a
+    traceback inside lm-eval's aggregation, after writing its tasks; now the control tests read "not tested", with
+    the units counted, and the other verdicts stand."""
+    monkeypatch.setenv("LM_EVAL_CONTAM_HOME", str(tmp_path / "home"))
+    out = tmp_path / "audit"
+    assert _audit(out, tiny_model_dir, task_dir, "--tasks", "notes_shared") == 0
+    likelihood, combined = _likelihood(out)
+    why = ("every item shares a passage or option texts with an item of the other split (48 items), leaving 0 "
+           "audited and 0 control unit(s) to relabel")
+    for test in ("likelihood_control", "likelihood_control_zlib", "likelihood_options"):
+        untested = likelihood[("notes_shared test", test)]
+        assert (untested.flagged, untested.pvalue) == (None, None)
+        assert untested.evidence.summary() == f"not tested: no unit lies in one split alone ({why})"
+    assert 0.0 <= likelihood[("notes_shared test", "likelihood_lift")].pvalue <= 1.0
+    assert combined["notes_shared test"].test == "partition_combined_without_control"
+    # the report renders it (its NaN p-values read as "not measured")
+    assert cli_main(["report", str(out), "--out", str(tmp_path / "report")]) == 0
+    assert "not tested: no unit lies in one split alone" in (tmp_path / "report" / "report.md").read_text()

@@ -89,11 +89,10 @@ def test_native_bf16_reads_the_cpus_bf16_flags_not_avx512(monkeypatch: pytest.Mo
     assert training.native_bf16("cpu") is native
 
 
-@pytest.mark.parametrize("capable", [False, True])
-def test_native_bf16_on_cuda_asks_for_bf16_without_emulation(monkeypatch: pytest.MonkeyPatch, capable: bool) -> None:
+@pytest.mark.parametrize(("capability", "capable"), [((7, 5), False), ((8, 0), True), ((9, 0), True)])
+def test_native_bf16_on_cuda_is_ampere_or_later(monkeypatch: pytest.MonkeyPatch, capability: tuple[int, int],
+                                                capable: bool) -> None:
     import torch
 
-    asked = []
-    monkeypatch.setattr(torch.cuda, "is_bf16_supported",
-                        lambda including_emulation=True: asked.append(including_emulation) or capable)
-    assert training.native_bf16("cuda") is capable and asked == [False]  # a pre-Ampere GPU emulates bf16
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    assert training.native_bf16("cuda") is capable  # a pre-Ampere GPU (a T4's 7.5) emulates bf16

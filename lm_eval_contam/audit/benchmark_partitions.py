@@ -244,7 +244,8 @@ def group_rows(parts: Sequence[PartitionCardDraft], sample: int | None, ties: Se
     """How many rows a group's partition draws across its subtasks: its ``sample`` (None: every row); where every
     subtask has a control of one split name (the group's control), as many more as its split-control tests compare (up to ``control_items`` a side) while
     each subtask's share still fits its control split, so that both sides hold the subtasks in the same proportions
-    (MMLU: at most its validation split's 1,531 rows a side, where the sample alone compared 24)."""
+    (MMLU: about 1,120 rows a side, bound by college_chemistry's 8 validation rows beside its 100 test rows, where the
+    sample alone compared 24)."""
     sizes = {part.task: len(part.rows) for part in parts}
     total = sum(sizes.values())
     wanted = total if sample is None else min(sample, total)

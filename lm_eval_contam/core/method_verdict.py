@@ -51,6 +51,8 @@ class Verdict:
     # The shape of its partition's items as the studies file rates ("multiple choice" or "free text"; None: not
     # known), so a test measured over its level on one shape drives no verdict on that shape.
     shape: str | None = None
+    # A test against a control: the items it compared (audited, control); None: not such a test, or not counted.
+    sides: tuple[int, int] | None = None
 
     @property
     def decision(self) -> str:
@@ -146,7 +148,8 @@ class Test:
 
     def verdict(self, *, model: str, partition: str, task: str, flagged: bool | None, statistic: float | None,
                 pvalue: float | None, n: int | None, evidence: Any, confidence_interval: ConfidenceInterval | None = None,
-                variant: str | None = None, caveats: tuple[str, ...] = (), **named: str) -> Verdict:
+                variant: str | None = None, caveats: tuple[str, ...] = (), sides: tuple[int, int] | None = None,
+                **named: str) -> Verdict:
         """Its verdict on one partition, with the caveats its design gives at ``n`` (one instance; a sign-flip test
         that cannot reach ALPHA). ``named``: what else its null and rule name, as this run has it (``{control}``,
         DCR's ``{check_mode}``)."""
@@ -155,7 +158,7 @@ class Test:
                        task=task, flagged=flagged, statistic=statistic, pvalue=pvalue,
                        confidence_interval=confidence_interval, n=n, null=self.null.format(partition=partition, **named),
                        rule=self.rule.format(partition=partition, **named), evidence=evidence, variant=variant,
-                       caveats=caveats + designed)
+                       caveats=caveats + designed, sides=sides)
 
     def untested(self, *, model: str, partition: str, task: str, null: str, rule: str, evidence: Any,
                  variant: str | None = None) -> Verdict:

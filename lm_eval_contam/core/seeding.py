@@ -37,10 +37,12 @@ def seeded_order(count: int, seed: int, *identity: object) -> list[int]:
 def proportional_shares(sizes: Mapping[str, int], wanted: int, ties: Sequence[str]) -> dict[str, int]:
     """``wanted`` (at most the sizes' sum) shared out in proportion to ``sizes`` by largest remainder; equal remainders
     go in the order of ``ties`` (every key of ``sizes``)."""
-    total = sum(sizes.values())
-    quotas = {name: wanted * size / total if total else 0.0 for name, size in sizes.items()}
-    shares = {name: int(quota) for name, quota in quotas.items()}
-    by_remainder = sorted(ties, key=lambda name: -(quotas[name] - shares[name]))  # sorted() is stable: ties in order
+    total = sum(sizes.values()) or 1
+    # Whole numbers: the remainders of equal fractions (3 x 1/3) compare equal, so ties go in the seeded order of
+    # ``ties``, where floats would differ in the last bit and favour a larger subtask.
+    shares = {name: wanted * size // total for name, size in sizes.items()}
+    remainders = {name: wanted * size % total for name, size in sizes.items()}
+    by_remainder = sorted(ties, key=lambda name: -remainders[name])  # sorted() is stable: ties in order
     for name in by_remainder[: wanted - sum(shares.values())]:
         shares[name] += 1
     return shares

@@ -100,6 +100,43 @@ def _units(is_partition: np.ndarray, clusters: Sequence[int] | None) -> tuple[np
     return kept, unit_of_kept, labels
 
 
+@dataclass(frozen=True)
+class SplitUnits:
+    """The units a split-label test relabels: each side's (``partition``, ``control``) and the items they hold
+    (``items``); ``mixed_items``: items left out because their cluster holds items of both splits."""
+
+    partition: int
+    control: int
+    items: int
+    mixed_items: int
+
+    @property
+    def testable(self) -> bool:
+        """Units on both sides and 3 items: less leaves no relabelling to compare with."""
+        return self.partition >= 1 and self.control >= 1 and self.items >= 3
+
+
+@dataclass(frozen=True)
+class NoUnitsResult(TestResult):
+    """What a split-label test or check gives where :class:`SplitUnits` leave nothing to relabel (every cluster holds
+    items of both splits: a passage benchmark split by question, not by passage): no statistic, no p (NaN, read
+    as "not measured"), and the units it found."""
+
+    units: SplitUnits
+    partition_mean: float = math.nan
+    control_mean: float = math.nan
+
+    @classmethod
+    def of(cls, units: SplitUnits) -> NoUnitsResult:
+        return cls(statistic=math.nan, confidence_interval=None, pvalue=math.nan, units=units)
+
+
+def split_units(is_partition: Sequence[bool], clusters: Sequence[int] | None) -> SplitUnits:
+    """:class:`SplitUnits` of items labelled ``is_partition``, grouped by ``clusters`` (None: every item its own)."""
+    kept, _, labels = _units(np.asarray(is_partition, dtype=bool), clusters)
+    return SplitUnits(int(labels.sum()), int((~labels).sum()), int(kept.sum()), int((~kept).sum()))
+
+
 def _relabellings(labels: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
     """``count`` relabellings of the units (boolean, count x units), each keeping the number of partition units."""
     return rng.permuted(np.tile(labels, (count, 1)), axis=1)
@@ -123,12 +160,13 @@ def cluster_label_test(scores: Sequence[float], is_partition: Sequence[bool], cl
     labels_of_items = np.asarray(is_partition, dtype=bool)
     if labels_of_items.size != values.size:
         raise ContamError(f"{labels_of_items.size} labels for {values.size} scores", field="is_partition")
+    units = split_units(labels_of_items, clusters)
+    if not units.testable:
+        raise ContamError(f"the split-label test needs units on both sides and 3 items; got {units.partition} "
+                          f"partition and {units.control} control unit(s) of {units.items} item(s)",
+                          field="is_partition")
     kept, unit_of, labels = _units(labels_of_items, clusters)
     values = values[kept]
-    if labels.sum() < 1 or (~labels).sum() < 1 or values.size < 3:
-        raise ContamError(f"the split-label test needs units on both sides and 3 items; got {int(labels.sum())} "
-                          f"partition and {int((~labels).sum())} control unit(s) of {values.size} item(s)",
-                          field="is_partition")
     if n_resamples < 1:
         raise ContamError(f"n_resamples must be >= 1, got {n_resamples!r}", field="n_resamples")
 
@@ -183,9 +221,9 @@ def texts_differ_test(texts: Sequence[str], control_texts: Sequence[str], cluste
     Exact at any size under H0; a split of other case, words, template or lengths moves it."""
     every = [*texts, *control_texts]
     mine = np.array([True] * len(texts) + [False] * len(control_texts))
+    if not split_units(mine, clusters).testable:
+        raise ContamError("the comparability check needs units on both sides and 3 items", field="texts")
     kept, unit_of, labels = _units(mine, clusters)
-    if labels.sum() < 1 or (~labels).sum() < 1:
-        raise ContamError("the comparability check needs items on both sides", field="texts")
     kept_texts = [text for text, keep in zip(every, kept) if keep]
     profile = text_features(kept_texts)
     lengths = np.log1p(np.array([len(text) for text in kept_texts], dtype=float))

@@ -79,7 +79,9 @@ def native_bf16(device: str | None = None) -> bool:
     import torch
 
     if (device or ("cuda" if torch.cuda.is_available() else "cpu")) == "cuda":
-        return bool(torch.cuda.is_bf16_supported(including_emulation=False))
+        # the capability, not is_bf16_supported(including_emulation=False): that argument is newer than torch 2.1,
+        # which pyproject admits
+        return torch.cuda.get_device_capability()[0] >= 8
     try:  # a torch build without these checks is read as emulated (fp32 is then only slower, never wrong)
         return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
     except AttributeError:
@@ -164,6 +166,8 @@ def train_on_texts(
         scheduler.load_state_dict(state["scheduler"])
         shuffling.set_state(state["shuffling"])
         torch.set_rng_state(state["dropout"])
+        if state.get("dropout_cuda") is not None:  # on a GPU dropout draws from CUDA's generators
+            torch.cuda.set_rng_state_all(state["dropout_cuda"])
         history = state["history"]
     elif eval_loader is not None:
         history["eval_loss"].append(_mean_loss(model, eval_loader, accelerator))
@@ -189,6 +193,7 @@ def train_on_texts(
             _save_checkpoint(checkpoint, {
                 "model": accelerator.unwrap_model(model).state_dict(), "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict(), "shuffling": shuffling.get_state(), "dropout": torch.get_rng_state(),
+                "dropout_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
                 "history": history,
                 "run_id": run_id})
     bar.close()

@@ -109,8 +109,10 @@ def partition_shape(row: PartitionVerdict) -> str:
 
 
 def compared_items(row: PartitionVerdict) -> int | None:
-    """The items a side its tests against a control compared (the largest such test's, half its n); None: none."""
-    sides = [verdict.n // 2 for verdict, _ in row.evidence if verdict.n and verdict.test in controlled_tests()]
+    """The items a side its tests against a control compared: the largest such test's smaller side (half its n where
+    its sides were not counted), as the rates a control verdict quotes are read at its smaller side; None: none."""
+    sides = [min(verdict.sides) if verdict.sides else verdict.n // 2 for verdict, _ in row.evidence
+             if verdict.n and verdict.test in controlled_tests()]
     return max(sides, default=None)
 
 

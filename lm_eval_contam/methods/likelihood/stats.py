@@ -26,7 +26,15 @@ from scipy import stats
 from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.relabelling import reference_record
 from lm_eval_contam.core.seeding import rng_for
-from lm_eval_contam.core.split_tests import SplitLabelResult, TextsDifferResult, cluster_label_test, texts_differ_test
+from lm_eval_contam.core.split_tests import (
+    NoUnitsResult,
+    SplitLabelResult,
+    SplitUnits,
+    TextsDifferResult,
+    cluster_label_test,
+    split_units,
+    texts_differ_test,
+)
 from lm_eval_contam.core.stats import PermutationResult, TestResult, finite_scores, permutation_test
 from lm_eval_contam.methods.likelihood.docs import CONTROL, PARTITION
 
@@ -118,8 +126,18 @@ def texts_check(records: Sequence[Mapping[str, Any]], seed: int) -> TextsDifferR
                              None if None in clusters else clusters, seed=seed)
 
 
+def control_units(records: Sequence[Mapping[str, Any]]) -> SplitUnits:
+    """The units the control mode's split-label tests relabel in its records (their ``cluster``, where logged)."""
+    clusters = [record.get("cluster") for record in records]
+    return split_units([record["group"] == PARTITION for record in records], None if None in clusters else clusters)
+
+
 def control_tests(records: Sequence[Mapping[str, Any]], seed: int) -> dict[str, Any]:
-    """Partition vs control on per-byte log-likelihood and on the zlib ratio, and the texts' comparability check."""
+    """Partition vs control on per-byte log-likelihood and on the zlib ratio, and the texts' comparability check;
+    where no unit lies in one split alone, :class:`NoUnitsResult` for each (NaN: the verdicts read it)."""
+    units = control_units(records)
+    if not units.testable:
+        return dict.fromkeys(("per_byte", "zlib", "texts"), NoUnitsResult.of(units))
     found: dict[str, Any] = {key: split_label_test(records, key, seed) for key in ("per_byte", "zlib")}
     if all("text" in record for record in records):
         found["texts"] = texts_check(records, seed)

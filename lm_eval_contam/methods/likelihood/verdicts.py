@@ -14,12 +14,13 @@ from lm_eval_contam.core.formatting import number, p_equals, pvalue
 from lm_eval_contam.core.method_verdict import DRIVES, Test, Verdict
 from lm_eval_contam.core.partitions import Control, Partition
 from lm_eval_contam.core.relabelling import records_by_identity
-from lm_eval_contam.core.rundir import FILTER, ModelResults
+from lm_eval_contam.core.rundir import FILTER, ModelResults, number_or_none
+from lm_eval_contam.core.split_tests import SplitUnits
 from lm_eval_contam.verdicts.detection_rates import split_control_detection, split_control_measured_size
 from lm_eval_contam.core.stats import ALPHA, splits_differ, splits_differ_test
 from lm_eval_contam.methods.likelihood.docs import CONTROL as CONTROL_GROUP  # the control side's docs (CONTROL: its Test)
 from lm_eval_contam.methods.likelihood.docs import PARTITION, control_partition
-from lm_eval_contam.methods.likelihood.stats import TwoSampleResult, reference_control_test
+from lm_eval_contam.methods.likelihood.stats import TwoSampleResult, control_units, reference_control_test
 from lm_eval_contam.methods.likelihood.task import RECORD_METRIC
 
 FAMILY = "likelihood"
@@ -135,20 +136,33 @@ def not_tested(common: dict, partition: Partition) -> list[Verdict]:
 SPLITS_DIFFER = "not tested: the splits differ"
 
 
+NO_UNITS = "not tested: no unit lies in one split alone"
+
+
 @dataclass(frozen=True)
 class SplitsDifferEvidence:
-    """Why a mode gave no verdict: its control, the task's own second split, differs from the audited split."""
+    """Why a mode gave no verdict: its control, the task's own second split, differs from the audited split (or, with
+    ``result`` :data:`NO_UNITS`, shares every passage with it)."""
 
     score: str  # what the mode would compare, in words
     control: str  # the control's kind and source (Control.describe)
     why: str  # which check found the difference, with its p
+    result: str = SPLITS_DIFFER
 
     def facts(self) -> list[tuple[str, str]]:
         return [("control (kind, source)", self.control), ("would compare", self.score),
-                ("splits compared", self.why), ("result", SPLITS_DIFFER)]
+                ("splits compared", self.why), ("result", self.result)]
 
     def summary(self) -> str:
-        return f"{SPLITS_DIFFER} ({self.why})"
+        return f"{self.result} ({self.why})"
+
+
+def _untested_controls(common: dict, named: Control, tests: Sequence[tuple[Test, str]], *, null: str, rule: str,
+                       why: str, result: str) -> list[Verdict]:
+    return [test.untested(model=common["model"], partition=common["partition"], task=common["task"], null=null,
+                          rule=rule, evidence=SplitsDifferEvidence(score, named.describe(), why, result),
+                          variant=common["variant"])
+            for test, score in tests]
 
 
 def splits_differ_verdicts(common: dict, partition: Partition, control: str, named: Control, why: str,
@@ -157,10 +171,21 @@ def splits_differ_verdicts(common: dict, partition: Partition, control: str, nam
     decision, saying which check found the difference. The other verdicts stand."""
     null = (f"none: {partition.label} and {control} differ ({why}), so the control, assumed exchangeable with the "
             "partition, is not, and the tests against it are not tested")
-    return [test.untested(model=common["model"], partition=common["partition"], task=common["task"], null=null,
-                          rule="never flags when the splits differ",
-                          evidence=SplitsDifferEvidence(score, named.describe(), why), variant=common["variant"])
-            for test, score in tests]
+    return _untested_controls(common, named, tests, null=null, rule="never flags when the splits differ", why=why,
+                              result=SPLITS_DIFFER)
+
+
+def no_units_verdicts(common: dict, partition: Partition, control: str, named: Control, units: SplitUnits,
+                      tests: Sequence[tuple[Test, str]]) -> list[Verdict]:
+    """The control tests of a partition none of whose items lies in a unit of one split alone (every passage or option
+    set shared with the control, :class:`~lm_eval_contam.core.split_tests.SplitUnits`): the unit randomised cannot be
+    relabelled, so no decision, saying so. The other verdicts stand."""
+    why = (f"every item shares a passage or option texts with an item of the other split ({units.mixed_items} items), "
+           f"leaving {units.partition} audited and {units.control} control unit(s) to relabel")
+    null = (f"none: {partition.label} and {control} share their passages ({why}); the split labels of shared units "
+            "cannot be relabelled whole, so the tests against the control are not tested")
+    return _untested_controls(common, named, tests, null=null, rule="never flags without units of one split alone",
+                              why=why, result=NO_UNITS)
 
 
 TEXTS_CHECK_METRIC = "texts_pvalue"  # the control mode's comparability check of the items it compares
@@ -174,6 +199,7 @@ class SplitChecks:
 
     texts_pvalue: float | None = None
     reference: Any | None = None
+    units: SplitUnits | None = None  # the units its split-label tests relabel (None: no records logged)
 
 
 def splits_difference(named: Control, checks: SplitChecks) -> str | None:
@@ -199,7 +225,10 @@ def splits_difference(named: Control, checks: SplitChecks) -> str | None:
 def split_checks(model: ModelResults, task: str) -> SplitChecks:
     """A control-mode task's :class:`SplitChecks`."""
     logged = f"{TEXTS_CHECK_METRIC},{FILTER}" in model.row(task)
-    return SplitChecks(model.number(task, TEXTS_CHECK_METRIC) if logged else None, reference_splits_test(model, task))
+    # NaN where the check had no units of one split alone to relabel (task_verdicts says so)
+    texts = number_or_none(model.row(task).get(f"{TEXTS_CHECK_METRIC},{FILTER}")) if logged else None
+    records = model.records(task, RECORD_METRIC)
+    return SplitChecks(texts, reference_splits_test(model, task), control_units(records) if records else None)
 
 
 def reference_splits_test(model: ModelResults, task: str) -> Any | None:
@@ -239,11 +268,15 @@ def task_verdicts(model: ModelResults, task: str, checks: SplitChecks = SplitChe
     overlap = named.overlap
     named_control = {"control": named.describe(),
                      "control_overlap": overlap.describe() if overlap is not None and overlap.shared else None}
+    against_control = [(CONTROL, PER_BYTE), (CONTROL_ZLIB, PER_ZLIB_BYTE),
+                     *([(ON_REFERENCE, REFERENCE_SCORE)] if checks.reference is not None else [])]
+    tests = [(OPTIONS, OPTIONS_GAP)] if mode == "options" else against_control
+    records = model.records(task, RECORD_METRIC) if mode == "control" else []
+    units = control_units(records) if records else checks.units
+    if units is not None and not units.testable:
+        return no_units_verdicts(common, partition, control, named, units, tests)
     differ = splits_difference(named, checks)
     if differ is not None:
-        tests = ([(OPTIONS, OPTIONS_GAP)] if mode == "options" else
-                 [(CONTROL, PER_BYTE), (CONTROL_ZLIB, PER_ZLIB_BYTE),
-                  *([(ON_REFERENCE, REFERENCE_SCORE)] if checks.reference is not None else [])])
         return splits_differ_verdicts(common, partition, control, named, differ, tests)
     shape = "multiple choice" if metadata.get("benchmark_output_type") == "multiple_choice" else "free text"
     sides = compared_sides(model, task, "gap_pvalue" if mode == "options" else RECORD_METRIC)
@@ -255,7 +288,7 @@ def task_verdicts(model: ModelResults, task: str, checks: SplitChecks = SplitChe
         rests on."""
         leveled = split_level_caveats(named, checks, shape, sides, test.name) if test is not OPTIONS else ()
         return {**common, "caveats": (*([near] if near else []), *control_size_caveats(sides, shape, test.name),
-                                      *leveled)}
+                                      *leveled), "sides": sides}
 
     if mode == "options":
         return [_comparison(model, task, noted(OPTIONS), test=OPTIONS, score=OPTIONS_GAP, prefix="gap",
@@ -314,9 +347,10 @@ REFERENCE_SCORE = "u = log p(model) - log p(reference) per byte"
 def reference_result(records: Sequence[Mapping[str, Any]], reference: Mapping[str, Mapping[str, Any]], *, seed: int,
                      source: str) -> TwoSampleResult | None:
     """The test on u of one control-mode task's logged records against the reference model's records of the same
-    texts (by ``identity``); None for records of the earlier task (no identity logged) or none at all. The audit's
+    texts (by ``identity``); None for records of the earlier task (no identity logged), none at all, or records with
+    no unit of one split alone to relabel (:func:`~lm_eval_contam.methods.likelihood.stats.control_units`). The audit's
     verdict and ``run --reference-model`` both read it."""
-    if not records or any("identity" not in record for record in records):
+    if not records or any("identity" not in record for record in records) or not control_units(records).testable:
         return None
     return reference_control_test(records, reference, seed=seed, source=source)
 
