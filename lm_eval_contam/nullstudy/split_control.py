@@ -6,8 +6,11 @@ more, never injected) with the clean default model and the injected fine-tune, a
 with the clean model. Here every verdict the audit computes with a split control is recomputed on them:
 
 * the split-label test alone (the likelihood control mode: log-likelihood per byte) and on u (with the clean model as
-  the reference: ``likelihood_control_reference``), each after the comparability check of the items compared, exactly
-  as the audit decides (:func:`split_verdict`);
+  the reference: ``likelihood_control_reference``), each after the comparability check of the items compared, with
+  the audit's rule (:func:`split_verdict`) but not all of its settings: fewer relabellings (999 for the test, 199 for
+  the check, against the audit's 10,000 and 999, so a p near 0.05 can fall either side), the study's own seeded
+  24-item draws, and no check on the reference's scores (on the shipped scores at 96 it would change no pair: its
+  one-sided p is 0.118 or more on each);
 * detection: the injected model, ``train`` vs ``test``; false positives: the injected model's sibling (``test`` vs
   ``extra``) and the clean model (``train`` vs ``test``, ``test`` vs ``extra``); at 96 items a side (every item) and at
   24 (the seeded sample the audit draws, and the mean over many 24-item draws of the same 96, overlapping);
