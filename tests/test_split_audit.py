@@ -127,9 +127,10 @@ def test_the_audit_rates_count_each_tests_p_and_its_calls_per_role() -> None:
 
 
 def test_the_shipped_audit_rates_at_96_are_those_of_the_shipped_verdict_rows() -> None:
-    """``audit_96`` recomputed from the shipped per-verdict rows of the default audit of the 8 study tasks: on the
-    injected fine-tune the per-partition verdict flags the 4 injected partitions and none of the 4 siblings, the split
-    control alone the same; on the clean model and on the filler-only fine-tune nothing of the 8."""
+    """``audit_96`` (and ``audit_96_free_text``) recomputed from the shipped per-verdict rows of the default audit of
+    the 8 study tasks: on the injected fine-tune the per-partition verdict flags the 4 injected partitions and none of
+    the 4 siblings, the split control alone the same; on the clean model and on the filler-only fine-tune nothing of
+    the 8 (free text: one of the filler-only fine-tune's 8)."""
     from lm_eval_contam.nullstudy.split_audit import scored_rows
 
     shipped = json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8"))["audit_96"]
@@ -153,17 +154,30 @@ def test_the_shipped_audit_rates_at_96_are_those_of_the_shipped_verdict_rows() -
                       "filler": {"partition_combined": {"detection": 0, "sibling": 0},
                                  "likelihood_control:control": {"detection": 0, "sibling": 0}}}
     # free text, the same audit of its 4 datasets (generate_until tasks): the split control finds 3 of 4, the
-    # verdict over its 4-test Holm set 1 of 4; nothing on the siblings or the clean model
+    # verdict over its 4-test Holm set 1 of 4; nothing on the siblings or the clean model; on the filler-only
+    # fine-tune one sibling pair (the options mode's p = 0.0116, Holm over four 0.0464), none with the reference
+    # (Holm over five: 0.058)
     from lm_eval_contam.nullstudy.split_audit import FREE_TEXT
 
-    free = {model: audit_rates(scored_rows(model, shape=FREE_TEXT)) for model in ("injected", "clean")}
+    free = {model: audit_rates(scored_rows(model, shape=FREE_TEXT))
+            for model in ("injected", "clean", "filler", "filler_with_reference")}
     assert free == json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8"))["audit_96_free_text"]
+    combined = {"filler_with_reference": "partition_combined_with_control_and_reference"}
     assert {model: {test: {role: counts["called"]["flagged"] for role, counts in free[model][test].items()}
-                    for test in ("partition_combined", "likelihood_control:control")} for model in free} == {
+                    for test in (combined.get(model, "partition_combined"), "likelihood_control:control",
+                                 "likelihood_options:options")} for model in free} == {
         "injected": {"partition_combined": {"detection": 1, "sibling": 0},
-                     "likelihood_control:control": {"detection": 3, "sibling": 0}},
+                     "likelihood_control:control": {"detection": 3, "sibling": 0},
+                     "likelihood_options:options": {"detection": 0, "sibling": 0}},
         "clean": {"partition_combined": {"detection": 0, "sibling": 0},
-                  "likelihood_control:control": {"detection": 0, "sibling": 0}}}
+                  "likelihood_control:control": {"detection": 0, "sibling": 0},
+                  "likelihood_options:options": {"detection": 1, "sibling": 0}},
+        "filler": {"partition_combined": {"detection": 0, "sibling": 1},
+                   "likelihood_control:control": {"detection": 0, "sibling": 0},
+                   "likelihood_options:options": {"detection": 0, "sibling": 1}},
+        "filler_with_reference": {"partition_combined_with_control_and_reference": {"detection": 0, "sibling": 0},
+                                  "likelihood_control:control": {"detection": 0, "sibling": 0},
+                                  "likelihood_options:options": {"detection": 0, "sibling": 1}}}
     # the combined verdict's Holm set: every calibrated test that was tested, each row's Holm p beside its own
     rows = [row for row in scored_rows("injected") if row["task"] == task_name(2, "detection")]
     combined = next(row for row in rows if row["test"] == "partition_combined")
@@ -212,3 +226,43 @@ def test_a_not_flagged_quotes_the_detection_measured_nearest_the_items_it_compar
     assert clean_bill(row(24, "free text")) == (
         "at the papers' injection strength this verdict (with a control) finds 2 of 8 injected free text partitions "
         "of 24 items")
+
+
+def test_a_verdict_at_96_states_the_null_pairs_its_setting_flagged_in_the_whole_audits() -> None:
+    """Beside the false-positive rate measured on 24-item partitions, a partition verdict that compared 96 items a side
+    states how often the same verdict flagged the whole audits' null pairs (the injected fine-tune's siblings, both
+    pairs of the clean model and of the filler-only fine-tune), counted here from the shipped rows."""
+    from lm_eval_contam.core.method_verdict import Verdict
+    from lm_eval_contam.nullstudy.split_audit import FREE_TEXT, MULTIPLE_CHOICE, scored_rows
+    from lm_eval_contam.report.layout import partition_line
+    from lm_eval_contam.verdicts.detection_rates import whole_audit_false_positives
+    from lm_eval_contam.verdicts.verdict import partition_verdicts
+
+    def row(items: int, shape: str, test: str = "likelihood_control"):
+        control = Verdict(model="m", partition="p", family="likelihood", test=test, title="t", task="t",
+                          flagged=False, statistic=None, pvalue=0.3, confidence_interval=None, n=2 * items, null="",
+                          rule="", evidence=None, variant="control", shape=shape)
+        (found,) = partition_verdicts([control])
+        return found
+
+    def flagged_null_pairs(shape: str, audits: dict) -> tuple[int, int]:
+        rows = [r for label, roles in audits.items() for r in scored_rows(label, shape=shape)
+                if r["test"].startswith("partition_combined") and r["role"] in roles]
+        return sum(bool(r["flagged"]) and not r["no_call"] for r in rows), len(rows)
+
+    nulls = {"injected": ("sibling",), "clean": ("detection", "sibling"), "filler": ("detection", "sibling")}
+    for shape, expected in ((MULTIPLE_CHOICE, (0, 20)), (FREE_TEXT, (1, 20))):
+        assert flagged_null_pairs(shape, nulls) == expected
+        found = whole_audit_false_positives(row(96, shape))
+        assert (found.flagged, found.k) == expected
+        assert whole_audit_false_positives(row(24, shape)) is None  # nearer the validation study's 24-item partitions
+    assert partition_line(row(96, FREE_TEXT)).startswith(
+        "Holm p = 0.3000; false-positive rate 0.0 % (0/56; 95 % CI 0.0–6.4 %); flagged 1/20 = 5 % (95 % CI 0–25 %) of "
+        "null pairs audited whole at 96 items a side (the split study); ")
+    # with a reference: the filler-only fine-tune's 8 pairs and the injected fine-tune's 4 siblings (multiple choice)
+    both = partition_verdicts([row(96, MULTIPLE_CHOICE).evidence[0][0],
+                               row(96, MULTIPLE_CHOICE, "likelihood_control_reference").evidence[0][0]])[0]
+    found = whole_audit_false_positives(both)
+    assert (found.flagged, found.k) == flagged_null_pairs(
+        MULTIPLE_CHOICE, {"injected_with_reference": ("sibling",), "filler_with_reference": ("detection", "sibling")})
+    assert (found.flagged, found.k) == (0, 12)

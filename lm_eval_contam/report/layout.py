@@ -17,7 +17,13 @@ from lm_eval_contam.core.rundir import ModelResults
 from lm_eval_contam.core.stats import ALPHA
 from lm_eval_contam.methods.dcr.configs import METHOD as DCR_METHOD
 from lm_eval_contam.reportkit.facts import test_anchor
-from lm_eval_contam.verdicts.detection_rates import clean_bill, measured_detection, reordered_gap_note
+from lm_eval_contam.verdicts.detection_rates import (
+    WHOLE_AUDIT_ITEMS,
+    clean_bill,
+    measured_detection,
+    reordered_gap_note,
+    whole_audit_false_positives,
+)
 from lm_eval_contam.verdicts.verdict import (
     PARTITION_NULL,
     PARTITION_RULE,
@@ -136,6 +142,9 @@ def partition_line(row: PartitionVerdict) -> str:
     if row.flagged is None:
         return "no calibrated test ran"
     line = f"Holm {p_equals(row.pvalue)}; false-positive rate {rate_text(row.as_verdict())}"
+    nulls = whole_audit_false_positives(row)
+    if nulls is not None:  # the size nearest the items it compared, where the split study audited it whole
+        line += f"; flagged {nulls.text()} of null pairs audited whole at {WHOLE_AUDIT_ITEMS} items a side (the split study)"
     return line if row.flagged else f"{line}; {clean_bill(row)}"
 
 

@@ -18,6 +18,7 @@ from lm_eval_contam.core.errors import ContamError
 from lm_eval_contam.core.method_verdict import Verdict
 from lm_eval_contam.core.stats import ConfidenceInterval
 from lm_eval_contam.core.registry import controlled_tests
+from lm_eval_contam.core.split_tests import binomial_interval
 from lm_eval_contam.verdicts.verdict import (COMBINED_TEST, COMBINED_WITH_CONTROL_AND_REFERENCE, VALIDATION_RATES_FILE,
                                              PartitionVerdict, items_shape, rate_key)
 
@@ -157,24 +158,51 @@ def clean_bill(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None 
 WHOLE_AUDIT_ITEMS = 96
 WHOLE_AUDIT_KEYS = {"multiple choice": "audit_96", "free text": "audit_96_free_text"}
 WHOLE_AUDITS = {COMBINED_TEST: "injected", COMBINED_WITH_CONTROL_AND_REFERENCE: "injected_with_reference"}
+# Each setting's audits of models that saw both splits of a pair alike, and those pairs' roles: the injected fine-tune's
+# siblings (``test`` vs ``extra``), and both pairs of the clean model and of the filler-only fine-tune.
+WHOLE_AUDIT_NULLS = {COMBINED_TEST: {"injected": ("sibling",), "clean": ("detection", "sibling"),
+                                     "filler": ("detection", "sibling")},
+                     COMBINED_WITH_CONTROL_AND_REFERENCE: {"injected_with_reference": ("sibling",),
+                                                           "filler_with_reference": ("detection", "sibling")}}
+
+
+def _whole_audits(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None) -> Mapping[str, Any] | None:
+    """The split study's whole audits of this verdict's shape, where their 96 items a side are nearer the items this
+    verdict compared than the validation study's partitions (or the validation study did not measure it); None
+    otherwise."""
+    items, key = compared_items(row), WHOLE_AUDIT_KEYS.get(partition_shape(row))
+    if items is None or key is None:
+        return None
+    validation = measured_detection(row.as_verdict(), rates)
+    if validation is not None and validation.items and nearest_size((validation.items, WHOLE_AUDIT_ITEMS),
+                                                                    items) != WHOLE_AUDIT_ITEMS:
+        return None
+    return _split_control_document().get(key) or {}
 
 
 def whole_audit_detection(row: PartitionVerdict,
                           rates: Mapping[str, DetectionRate] | None = None) -> CountedRate | None:
     """The split study's whole-audit detection of this partition verdict (its calls on the injected partitions), where
-    that audit measured this setting on this shape and its 96 items a side are nearer the items this verdict compared
-    than the validation study's partitions (or the validation study did not measure it); None otherwise."""
-    label, items = WHOLE_AUDITS.get(row.test), compared_items(row)
-    validation = measured_detection(row.as_verdict(), rates)
-    key = WHOLE_AUDIT_KEYS.get(partition_shape(row))
-    if label is None or items is None or key is None:
+    that audit measured this setting on this shape at the size it quotes (:func:`_whole_audits`); None otherwise."""
+    label, audits = WHOLE_AUDITS.get(row.test), _whole_audits(row, rates)
+    if label is None or audits is None:
         return None
-    if validation is not None and validation.items and nearest_size((validation.items, WHOLE_AUDIT_ITEMS),
-                                                                    items) != WHOLE_AUDIT_ITEMS:
-        return None
-    audits = _split_control_document().get(key) or {}
     entry = ((audits.get(label) or {}).get(row.test) or {}).get("detection")
     return _counted(entry["called"], 0.95) if entry else None
+
+
+def whole_audit_false_positives(row: PartitionVerdict,
+                                rates: Mapping[str, DetectionRate] | None = None) -> CountedRate | None:
+    """The split study's whole-audit false positives of this partition verdict: its calls on the null pairs of the
+    audits of its setting (:data:`WHOLE_AUDIT_NULLS`), pooled, at the size it quotes (:func:`_whole_audits`); None
+    where none was shipped."""
+    audits = _whole_audits(row, rates)
+    entries = [entry["called"] for label, roles in WHOLE_AUDIT_NULLS.get(row.test, {}).items() for role in roles
+               if audits and (entry := ((audits.get(label) or {}).get(row.test) or {}).get(role))]
+    if not entries:
+        return None
+    flagged, k = sum(int(entry["flagged"]) for entry in entries), sum(int(entry["k"]) for entry in entries)
+    return CountedRate(flagged, k, flagged / k, ConfidenceInterval(*binomial_interval(flagged, k), 0.95))
 
 
 ADJUSTMENTS_KEY = "benchmark_adjustments"  # lm_eval_contam.nullstudy.validation.RATES_KEY (the reordered pass's)
