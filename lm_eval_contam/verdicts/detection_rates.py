@@ -167,15 +167,18 @@ WHOLE_AUDIT_NULLS = {COMBINED_TEST: {"injected": ("sibling",), "clean": ("detect
 
 
 def _whole_audits(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None) -> Mapping[str, Any] | None:
-    """The split study's whole audits of this verdict's shape, where their 96 items a side are nearer the items this
-    verdict compared than the validation study's partitions (or the validation study did not measure it); None
-    otherwise."""
-    items, key = compared_items(row), WHOLE_AUDIT_KEYS.get(partition_shape(row))
+    """The split study's whole audits of this verdict's shape, where their 96 items a side are the measured size
+    nearest the items this verdict compared (among the validation study's partitions, where it measured this verdict,
+    and the split-control study's sizes of this shape); None otherwise."""
+    shape = partition_shape(row)
+    items, key = compared_items(row), WHOLE_AUDIT_KEYS.get(shape)
     if items is None or key is None:
         return None
     validation = measured_detection(row.as_verdict(), rates)
-    if validation is not None and validation.items and nearest_size((validation.items, WHOLE_AUDIT_ITEMS),
-                                                                    items) != WHOLE_AUDIT_ITEMS:
+    sizes = {WHOLE_AUDIT_ITEMS, *(int(size) for shapes in _split_control_rates().values()
+                                  for size in (shapes.get(shape) or {})),
+             *([validation.items] if validation is not None and validation.items else [])}
+    if nearest_size(sizes, items) != WHOLE_AUDIT_ITEMS:
         return None
     return _split_control_document().get(key) or {}
 

@@ -269,7 +269,7 @@ def task_verdicts(model: ModelResults, task: str, checks: SplitChecks = SplitChe
     named_control = {"control": named.describe(),
                      "control_overlap": overlap.describe() if overlap is not None and overlap.shared else None}
     against_control = [(CONTROL, PER_BYTE), (CONTROL_ZLIB, PER_ZLIB_BYTE),
-                     *([(ON_REFERENCE, REFERENCE_SCORE)] if checks.reference is not None else [])]
+                       *([(ON_REFERENCE, REFERENCE_SCORE)] if checks.reference is not None else [])]
     tests = [(OPTIONS, OPTIONS_GAP)] if mode == "options" else against_control
     records = model.records(task, RECORD_METRIC) if mode == "control" else []
     units = control_units(records) if records else checks.units
