@@ -271,8 +271,10 @@ def task_verdicts(model: ModelResults, task: str, checks: SplitChecks = SplitChe
     against_control = [(CONTROL, PER_BYTE), (CONTROL_ZLIB, PER_ZLIB_BYTE),
                        *([(ON_REFERENCE, REFERENCE_SCORE)] if checks.reference is not None else [])]
     tests = [(OPTIONS, OPTIONS_GAP)] if mode == "options" else against_control
-    records = model.records(task, RECORD_METRIC) if mode == "control" else []
-    units = control_units(records) if records else checks.units
+    units = checks.units  # read from the control-mode task's records where its checks were (no second read)
+    if units is None and mode == "control":
+        records = model.records(task, RECORD_METRIC)
+        units = control_units(records) if records else None
     if units is not None and not units.testable:
         return no_units_verdicts(common, partition, control, named, units, tests)
     differ = splits_difference(named, checks)
