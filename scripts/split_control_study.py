@@ -220,11 +220,15 @@ RATES_FILE = SCORED_DIR.parents[1] / "verdicts" / "split_control_rates.json"
 def rates() -> None:
     """The rates recomputed from the shipped scores, into the shipped rates file's ``tests`` (per byte, zlib and on
     u), ``benchmark_scores`` (the answer letters' statistics, multiple choice) and ``audit_96`` (the whole audit's
-    verdicts at 96, from the shipped rows of each model audited; free text ``audit_96_free_text``); the rest kept."""
-    from lm_eval_contam.nullstudy.split_audit import FREE_TEXT, MULTIPLE_CHOICE, audit_rates, scored_rows, shipped_name
+    verdicts at 96, from the shipped rows of each model audited; free text ``audit_96_free_text``; per shape, the
+    tests each combined verdict's Holm set held there: ``audit_96_holm_sets``); the rest kept."""
+    from lm_eval_contam.nullstudy.split_audit import (FREE_TEXT, MULTIPLE_CHOICE, audit_rates, holm_sets, scored_rows,
+                                                      shipped_name)
+    from lm_eval_contam.verdicts.detection_rates import WHOLE_AUDIT_HOLM_SETS_KEY as HOLM_SETS_KEY
     from lm_eval_contam.nullstudy.split_control import letter_rates, scored, scored_letters, study_rates
 
     document = json.loads(RATES_FILE.read_text(encoding="utf-8"))
+    document[HOLM_SETS_KEY] = {}
     filler_scored = (SCORED_DIR / "split_control_filler.jsonl").is_file()  # the filler-only fine-tune's, where shipped
     document["tests"] = study_rates(scored("clean"), scored("injected"),
                                     filler=scored("filler") if filler_scored else None)
@@ -235,8 +239,11 @@ def rates() -> None:
         audited = [model for model in AUDITED if (SCORED_DIR / shipped_name(model, shape)).is_file()]
         if audited:
             document[key] = {model: audit_rates(scored_rows(model, shape=shape)) for model in audited}
+            document[HOLM_SETS_KEY][shape] = holm_sets([row for model in audited
+                                                        for row in scored_rows(model, shape=shape)])
     RATES_FILE.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps({key: document[key] for key in ("tests", "benchmark_scores", "audit_96", "audit_96_free_text")
+    print(json.dumps({key: document[key] for key in ("tests", "benchmark_scores", "audit_96", "audit_96_free_text",
+                                                     HOLM_SETS_KEY)
                       if key in document},
                      indent=1))
 

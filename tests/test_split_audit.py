@@ -162,6 +162,16 @@ def test_the_shipped_audit_rates_at_96_are_those_of_the_shipped_verdict_rows() -
     free = {model: audit_rates(scored_rows(model, shape=FREE_TEXT))
             for model in ("injected", "clean", "filler", "filler_with_reference")}
     assert free == json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8"))["audit_96_free_text"]
+    # the Holm sets those rates were measured with, as shipped beside them
+    from lm_eval_contam.nullstudy.split_audit import MULTIPLE_CHOICE, holm_sets
+    from lm_eval_contam.verdicts.detection_rates import WHOLE_AUDIT_HOLM_SETS_KEY
+
+    assert json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8"))[WHOLE_AUDIT_HOLM_SETS_KEY] == {
+        shape: holm_sets([row for model in models for row in scored_rows(model, shape=shape)])
+        for shape, models in ((MULTIPLE_CHOICE, shipped), (FREE_TEXT, free))}
+    assert holm_sets(scored_rows("injected"))["partition_combined"] == [
+        "dcq_loglikelihood", "likelihood_control:control", "likelihood_control_zlib:control",
+        "likelihood_options:options"]
     combined = {"filler_with_reference": "partition_combined_with_control_and_reference"}
     assert {model: {test: {role: counts["called"]["flagged"] for role, counts in free[model][test].items()}
                     for test in (combined.get(model, "partition_combined"), "likelihood_control:control",
@@ -259,6 +269,17 @@ def test_a_verdict_at_96_states_the_null_pairs_its_setting_flagged_in_the_whole_
     assert partition_line(row(96, FREE_TEXT)).startswith(
         "Holm p = 0.3000; false-positive rate 0.0 % (0/56; 95 % CI 0.0–6.4 %); flagged 1/20 = 5 % (95 % CI 0–25 %) of "
         "null pairs audited whole at 96 items a side (the split study); ")
+    # the rates at 96 were measured over a Holm set of 4 tests: a verdict holding other tests says so, one holding
+    # the same 4 does not
+    assert partition_line(row(96, FREE_TEXT)).endswith(
+        "; the split study's verdict held 4 tests (dcq_loglikelihood, likelihood_control:control, "
+        "likelihood_control_zlib:control, likelihood_options:options), this one 1")
+    same = partition_verdicts([row(96, FREE_TEXT, test).evidence[0][0] for test in (
+        "likelihood_control", "likelihood_control_zlib")] + [
+        replace(row(96, FREE_TEXT).evidence[0][0], test="likelihood_options", variant="options"),
+        replace(row(96, FREE_TEXT).evidence[0][0], test="dcq_loglikelihood", variant=None, n=24)])[0]
+    assert len(same.evidence) == 4 and "the split study's verdict held" not in partition_line(same)
+    assert "the split study's verdict held" not in partition_line(row(24, FREE_TEXT))  # no 96 quoted
     # with a reference: the filler-only fine-tune's 8 pairs and the injected fine-tune's 4 siblings (multiple choice)
     both = partition_verdicts([row(96, MULTIPLE_CHOICE).evidence[0][0],
                                row(96, MULTIPLE_CHOICE, "likelihood_control_reference").evidence[0][0]])[0]

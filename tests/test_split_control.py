@@ -382,8 +382,8 @@ def test_splits_sharing_every_passage_are_not_tested_and_the_audit_ends(
     out = tmp_path / "audit"
     assert _audit(out, tiny_model_dir, task_dir, "--tasks", "notes_shared") == 0
     likelihood, combined = _likelihood(out)
-    why = ("every item shares a passage or option texts with an item of the other split (48 items), leaving 0 "
-           "audited and 0 control unit(s) to relabel")
+    why = ("48 items share a passage or option texts with an item of the other split, leaving 0 audited and 0 "
+           "control unit(s) to relabel")
     for test in ("likelihood_control", "likelihood_control_zlib", "likelihood_options"):
         untested = likelihood[("notes_shared test", test)]
         assert (untested.flagged, untested.pvalue) == (None, None)
@@ -393,3 +393,29 @@ def test_splits_sharing_every_passage_are_not_tested_and_the_audit_ends(
     # the report renders it (its NaN p-values read as "not measured")
     assert cli_main(["report", str(out), "--out", str(tmp_path / "report")]) == 0
     assert "not tested: no unit lies in one split alone" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_too_few_items_to_relabel_are_not_blamed_on_shared_passages() -> None:
+    """A run cut to 2 items (``--limit 2``) leaves one unit a side and no relabelling to compare with: its control
+    tests read "too few units", not that the splits share their passages (they share none)."""
+    from lm_eval_contam.core.split_tests import split_units
+    from lm_eval_contam.methods.likelihood.verdicts import (
+        CONTROL, NO_UNITS, PER_BYTE, TOO_FEW_UNITS, no_units_verdicts)
+
+    common = {"model": "m", "partition": "notes test", "task": "t", "variant": "control"}
+    partition = SimpleNamespace(label="notes test")
+    few = split_units([True, False], None)
+    assert (few.testable, few.shared_out, few.sides) == (False, False, (1, 1))
+    (verdict,) = no_units_verdicts(common, partition, "notes validation", Control.of_split("validation"), few,
+                                   [(CONTROL, PER_BYTE)])
+    assert verdict.evidence.summary() == (
+        f"{TOO_FEW_UNITS} (1 audited and 1 control unit(s) of 2 items; a relabelling needs a unit of each split and "
+        "3 items)")
+    # one audited item alone (--limit 1): no control item at all, still too few, not shared
+    assert no_units_verdicts(common, partition, "notes validation", Control.of_split("validation"),
+                             split_units([True], None), [(CONTROL, PER_BYTE)])[0].evidence.result == TOO_FEW_UNITS
+    # every audited item in a passage the control shares: the units are the reason
+    shared = split_units([True, True, False, False, False], [0, 0, 0, 1, 2])
+    assert (shared.shared_out, shared.sides) == (True, (0, 2))
+    assert no_units_verdicts(common, partition, "notes validation", Control.of_split("validation"), shared,
+                             [(CONTROL, PER_BYTE)])[0].evidence.result == NO_UNITS

@@ -21,6 +21,7 @@ from lm_eval_contam.core.split_tests import (
     binomial_interval,
     cluster_label_test,
     shared_context_clusters,
+    split_units,
     texts_differ_test,
     within_level,
 )
@@ -65,6 +66,15 @@ def test_clustered_items_hold_the_level_only_when_relabelled_as_clusters(pool: l
     assert within_level(as_clusters, RELABELLINGS)
     by_item = random_split_rejections(scores, 96, 400, seed=2, clusters=passages, by_item=True)
     assert by_item / 400 > 0.12  # 16 % here; at 5 % the chance of 48 or more of 400 is below 1e-7
+
+
+def test_the_items_compared_a_side_leave_out_units_holding_both_splits() -> None:
+    """A verdict's sides are the items its test relabels: a passage holding items of both splits is left out of both,
+    so 96 items a side with 70 of each in shared passages compare 26 a side (the size whose rates it quotes)."""
+    passages = [*range(70), *range(100, 126), *range(70), *range(200, 226)]  # 70 shared passages, 26 of each alone
+    units = split_units([True] * 96 + [False] * 96, passages)
+    assert (units.partition, units.control, units.items, units.mixed_items, units.sides) == (26, 26, 52, 140, (26, 26))
+    assert split_units([True] * 3 + [False] * 5, None).sides == (3, 5)
 
 
 def test_clusters_are_items_sharing_a_passage_or_options_not_the_template() -> None:

@@ -26,7 +26,7 @@ SOURCES = {
                                            "stated_decision", "run_caveats", "study_size_caveats"],
     "lm_eval_contam/verdicts/detection_rates.py": ["clean_bill", "split_control_detection"],
     "lm_eval_contam/lmeval/context_window.py": ["truncation_caveat"],
-    "lm_eval_contam/methods/likelihood/verdicts.py": ["SPLITS_DIFFER", "NO_UNITS", "NO_CONTROL", "split_level_caveats",
+    "lm_eval_contam/methods/likelihood/verdicts.py": ["SPLITS_DIFFER", "NO_UNITS", "TOO_FEW_UNITS", "NO_CONTROL", "split_level_caveats",
                                                       "control_size_caveats"],
     "lm_eval_contam/core/overlap.py": ["ControlOverlap.near_copies_note"],
     "lm_eval_contam/report/layout.py": ["NOT_MEASURED", "nothing_to_decide", "left_out_line", "aside_reason", "holm_text", "decision_text",

@@ -103,17 +103,29 @@ def _units(is_partition: np.ndarray, clusters: Sequence[int] | None) -> tuple[np
 @dataclass(frozen=True)
 class SplitUnits:
     """The units a split-label test relabels: each side's (``partition``, ``control``) and the items they hold
-    (``items``); ``mixed_items``: items left out because their cluster holds items of both splits."""
+    (``items``, of which ``partition_items`` on the audited side); ``mixed_items``: items left out because their
+    cluster holds items of both splits."""
 
     partition: int
     control: int
     items: int
     mixed_items: int
+    partition_items: int
 
     @property
     def testable(self) -> bool:
         """Units on both sides and 3 items: less leaves no relabelling to compare with."""
         return self.partition >= 1 and self.control >= 1 and self.items >= 3
+
+    @property
+    def sides(self) -> tuple[int, int]:
+        """The items the test compares on each side (audited, control): those of units of one split alone."""
+        return self.partition_items, self.items - self.partition_items
+
+    @property
+    def shared_out(self) -> bool:
+        """Untestable because items of both splits share units (a side left without one), not for want of items."""
+        return self.mixed_items > 0 and (self.partition == 0 or self.control == 0)
 
 
 @dataclass(frozen=True)
@@ -133,8 +145,10 @@ class NoUnitsResult(TestResult):
 
 def split_units(is_partition: Sequence[bool], clusters: Sequence[int] | None) -> SplitUnits:
     """:class:`SplitUnits` of items labelled ``is_partition``, grouped by ``clusters`` (None: every item its own)."""
-    kept, _, labels = _units(np.asarray(is_partition, dtype=bool), clusters)
-    return SplitUnits(int(labels.sum()), int((~labels).sum()), int(kept.sum()), int((~kept).sum()))
+    labelled = np.asarray(is_partition, dtype=bool)
+    kept, _, labels = _units(labelled, clusters)
+    return SplitUnits(int(labels.sum()), int((~labels).sum()), int(kept.sum()), int((~kept).sum()),
+                      int((labelled & kept).sum()))
 
 
 def _relabellings(labels: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:

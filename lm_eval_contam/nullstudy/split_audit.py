@@ -141,6 +141,18 @@ def audit_rates(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                   for role, columns in roles.items()} for key, roles in found.items()}
 
 
+def holm_sets(rows: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Each combined verdict's Holm set in these rows: the tests (``name:variant``) that held a Holm p beside it, over
+    every partition audited (what the whole audits' rates were measured with)."""
+    members: dict[str, set[str]] = {}
+    combined = {(row["model"], row["task"]): str(row["test"]) for row in rows
+                if str(row["test"]).startswith("partition_combined")}
+    for row in rows:
+        if row["holm"] is not None and (row["model"], row["task"]) in combined:
+            members.setdefault(combined[row["model"], row["task"]], set()).add(rate_key(row))
+    return {test: sorted(keys) for test, keys in sorted(members.items())}
+
+
 def rates_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """The rates as the docs print them (markdown): per test, the partitions flagged at ALPHA and called per role,
     and each partition's p (datasets in order; "—" where not tested)."""

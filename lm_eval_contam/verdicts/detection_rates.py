@@ -157,6 +157,7 @@ def clean_bill(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None 
 # partition verdict of each setting it ran under its audit's label in the shipped rates (per shape, its key).
 WHOLE_AUDIT_ITEMS = 96
 WHOLE_AUDIT_KEYS = {"multiple choice": "audit_96", "free text": "audit_96_free_text"}
+WHOLE_AUDIT_HOLM_SETS_KEY = "audit_96_holm_sets"  # shape -> combined verdict -> the tests its Holm set held there
 WHOLE_AUDITS = {COMBINED_TEST: "injected", COMBINED_WITH_CONTROL_AND_REFERENCE: "injected_with_reference"}
 # Each setting's audits of models that saw both splits of a pair alike, and those pairs' roles: the injected fine-tune's
 # siblings (``test`` vs ``extra``), and both pairs of the clean model and of the filler-only fine-tune.
@@ -206,6 +207,20 @@ def whole_audit_false_positives(row: PartitionVerdict,
         return None
     flagged, k = sum(int(entry["flagged"]) for entry in entries), sum(int(entry["k"]) for entry in entries)
     return CountedRate(flagged, k, flagged / k, ConfidenceInterval(*binomial_interval(flagged, k), 0.95))
+
+
+def whole_audit_other_tests(row: PartitionVerdict, rates: Mapping[str, DetectionRate] | None = None
+                            ) -> tuple[str, ...] | None:
+    """The tests the split study's whole audits held in this verdict's Holm set, where their rates are quoted for it
+    (:func:`_whole_audits`) and this verdict holds other tests (its own Holm set is then larger or smaller, and so is
+    what it finds); None where the sets agree or none is quoted."""
+    if _whole_audits(row, rates) is None:
+        return None
+    held = ((_split_control_document().get(WHOLE_AUDIT_HOLM_SETS_KEY) or {}).get(partition_shape(row)) or {}).get(
+        row.test)
+    if not held or sorted(rate_key(verdict) for verdict, _ in row.evidence) == sorted(held):
+        return None
+    return tuple(held)
 
 
 ADJUSTMENTS_KEY = "benchmark_adjustments"  # lm_eval_contam.nullstudy.validation.RATES_KEY (the reordered pass's)

@@ -139,10 +139,13 @@ SPLITS_DIFFER = "not tested: the splits differ"
 NO_UNITS = "not tested: no unit lies in one split alone"
 
 
+TOO_FEW_UNITS = "not tested: too few units to relabel"
+
+
 @dataclass(frozen=True)
 class SplitsDifferEvidence:
     """Why a mode gave no verdict: its control, the task's own second split, differs from the audited split (or, with
-    ``result`` :data:`NO_UNITS`, shares every passage with it)."""
+    ``result`` :data:`NO_UNITS`, shares every passage with it; :data:`TOO_FEW_UNITS`, leaves too few items)."""
 
     score: str  # what the mode would compare, in words
     control: str  # the control's kind and source (Control.describe)
@@ -177,15 +180,22 @@ def splits_differ_verdicts(common: dict, partition: Partition, control: str, nam
 
 def no_units_verdicts(common: dict, partition: Partition, control: str, named: Control, units: SplitUnits,
                       tests: Sequence[tuple[Test, str]]) -> list[Verdict]:
-    """The control tests of a partition none of whose items lies in a unit of one split alone (every passage or option
-    set shared with the control, :class:`~lm_eval_contam.core.split_tests.SplitUnits`): the unit randomised cannot be
-    relabelled, so no decision, saying so. The other verdicts stand."""
-    why = (f"every item shares a passage or option texts with an item of the other split ({units.mixed_items} items), "
-           f"leaving {units.partition} audited and {units.control} control unit(s) to relabel")
-    null = (f"none: {partition.label} and {control} share their passages ({why}); the split labels of shared units "
-            "cannot be relabelled whole, so the tests against the control are not tested")
-    return _untested_controls(common, named, tests, null=null, rule="never flags without units of one split alone",
-                              why=why, result=NO_UNITS)
+    """The control tests of a partition whose :class:`~lm_eval_contam.core.split_tests.SplitUnits` leave nothing to
+    relabel: a side whose every item shares a passage or option texts with the other split (the unit randomised
+    cannot be relabelled whole), or too few items (a run cut short by ``--limit``). No decision, saying which. The
+    other verdicts stand."""
+    if units.shared_out:
+        why = (f"{units.mixed_items} items share a passage or option texts with an item of the other split, leaving "
+               f"{units.partition} audited and {units.control} control unit(s) to relabel")
+        null = (f"none: {partition.label} and {control} share their passages ({why}); the split labels of shared units "
+                "cannot be relabelled whole, so the tests against the control are not tested")
+        return _untested_controls(common, named, tests, null=null,
+                                  rule="never flags without units of one split alone", why=why, result=NO_UNITS)
+    why = (f"{units.partition} audited and {units.control} control unit(s) of {units.items} items; a relabelling "
+           "needs a unit of each split and 3 items")
+    null = f"none: {partition.label} and {control} leave no relabelling to compare with ({why})"
+    return _untested_controls(common, named, tests, null=null, rule="never flags without units to relabel", why=why,
+                              result=TOO_FEW_UNITS)
 
 
 TEXTS_CHECK_METRIC = "texts_pvalue"  # the control mode's comparability check of the items it compares
@@ -281,7 +291,9 @@ def task_verdicts(model: ModelResults, task: str, checks: SplitChecks = SplitChe
     if differ is not None:
         return splits_differ_verdicts(common, partition, control, named, differ, tests)
     shape = "multiple choice" if metadata.get("benchmark_output_type") == "multiple_choice" else "free text"
-    sides = compared_sides(model, task, "gap_pvalue" if mode == "options" else RECORD_METRIC)
+    # the control mode compares the items of units of one split alone; the options mode every item
+    sides = units.sides if units is not None and mode == "control" else compared_sides(
+        model, task, "gap_pvalue" if mode == "options" else RECORD_METRIC)
     near = overlap.near_copies_note() if overlap is not None else None
 
     def noted(test: Test) -> dict:
