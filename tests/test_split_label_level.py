@@ -77,6 +77,29 @@ def test_the_items_compared_a_side_leave_out_units_holding_both_splits() -> None
     assert split_units([True] * 3 + [False] * 5, None).sides == (3, 5)
 
 
+def test_the_options_mode_relabels_items_sharing_a_passage_as_wholes() -> None:
+    """The options mode's gap, like the control mode's scores, is compared with items sharing a passage relabelled as
+    one unit: with 4 questions a passage its p is the cluster test's, not the item-by-item one's; every passage shared
+    by both splits leaves nothing to relabel (NaN, read "not tested"); singletons keep scipy's test as before."""
+    from lm_eval_contam.methods.likelihood.stats import option_test, two_sample_test
+
+    rng = np.random.default_rng(3)
+    passages = np.repeat(np.arange(60), 4)
+    gaps = rng.normal(size=60)[passages] + 0.3 * rng.normal(size=passages.size)
+    side = passages < 30
+    records = [{"group": "partition" if mine else "control", "cluster": int(cluster), "gap": float(gap)}
+               for mine, cluster, gap in zip(side, passages, gaps)]
+    found = option_test(records, seed=5)
+    expected = cluster_label_test(gaps, side, passages, seed=5)
+    assert (found.pvalue, found.clusters) == (expected.pvalue, (30, 30))
+    shared = [{**record, "group": "partition" if number % 2 else "control"} for number, record in enumerate(records)]
+    assert np.isnan(option_test(shared, seed=5).pvalue)
+    singletons = [{**record, "cluster": number} for number, record in enumerate(records[::6])]
+    assert option_test(singletons, seed=5).pvalue == two_sample_test(
+        [r["gap"] for r in singletons if r["group"] == "partition"],
+        [r["gap"] for r in singletons if r["group"] == "control"], seed=5).pvalue
+
+
 def test_clusters_are_items_sharing_a_passage_or_options_not_the_template() -> None:
     template = "Answer with the letter of the best option."
     texts = [f"Passage {i}: the river rose {i} metres overnight and the bridge closed.\nQuestion {j}?\n{template}"

@@ -66,16 +66,18 @@ def text_docs(partition: Partition, rows: Sequence[Mapping[str, Any]], group: st
             for index in sampled_rows(partition, rows, num_instances, seed, capped=capped)]
 
 
-def with_clusters(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_clusters(docs: Sequence[dict[str, Any]], text: str = "text") -> list[dict[str, Any]]:
     """The docs of both sides, each with ``cluster``: the unit the split-label test relabels (items sharing a passage
-    or option texts are one, :func:`~lm_eval_contam.core.split_tests.shared_context_clusters`)."""
-    clusters = shared_context_clusters([doc["text"] for doc in docs], [doc["choices"] for doc in docs])
+    or option texts are one, :func:`~lm_eval_contam.core.split_tests.shared_context_clusters`, read on their
+    ``text`` field)."""
+    clusters = shared_context_clusters([doc[text] for doc in docs], [doc["choices"] for doc in docs])
     return [{**doc, "cluster": cluster} for doc, cluster in zip(docs, clusters)]
 
 
 def option_docs(partition: Partition, rows: Sequence[Mapping[str, Any]], group: str,
                 options: Mapping[str, OptionsEntry], *, num_instances: int, seed: int) -> list[dict[str, Any]]:
-    """Option-likelihood docs: the original text and its four cached word-level perturbations.
+    """Option-likelihood docs: the original text and its four cached word-level perturbations, with the row's option
+    texts (``choices``, a benchmark's), which :func:`with_clusters` reads.
 
     Rows without cached options (DCQ's generator could not vary them) are left out;
     the caller names the command that makes the missing ones.
@@ -86,7 +88,8 @@ def option_docs(partition: Partition, rows: Sequence[Mapping[str, Any]], group: 
         if entry is None:
             continue
         docs.append({"group": group, "row_index": index, "original": option_text(entry.instance, partition),
-                     "perturbed": [option_text(option, partition) for option in entry.options]})
+                     "perturbed": [option_text(option, partition) for option in entry.options],
+                     "choices": [str(choice) for choice in rows[index].get("choices") or ()]})
     return docs
 
 

@@ -169,9 +169,11 @@ def reference_control_test(records: Sequence[Mapping[str, Any]], reference: Mapp
     return split_label_test(differenced_per_byte(records, reference, source=source), "u", seed)
 
 
-def option_test(records: Sequence[Mapping[str, object]], seed: int) -> TwoSampleResult:
-    """The original-over-perturbations gap of the partition vs of the control."""
-    return two_sample_test(*_groups(records, "gap"), seed=seed)
+def option_test(records: Sequence[Mapping[str, Any]], seed: int) -> TwoSampleResult | SplitLabelResult | NoUnitsResult:
+    """The original-over-perturbations gap of the partition vs of the control, items sharing a passage or option texts
+    relabelled as wholes (:func:`split_label_test`); :class:`NoUnitsResult` where no unit lies in one split alone."""
+    units = control_units(records)
+    return split_label_test(records, "gap", seed) if units.testable else NoUnitsResult.of(units)
 
 
 def lift_from_records(records: Sequence[Mapping[str, object]], seed: int) -> PermutationResult:

@@ -138,7 +138,7 @@ def doc_record(settings: LikelihoodSettings, doc: Mapping[str, Any], results: Se
     if mode == "options":
         texts = [doc["original"], *doc["perturbed"]]
         scores = [per_byte(rolling_loglikelihood(ll), text) for ll, text in zip(results, texts)]
-        return {"group": doc["group"], "original": scores[0], "perturbed": scores[1:],
+        return {"group": doc["group"], "cluster": doc["cluster"], "original": scores[0], "perturbed": scores[1:],
                 "gap": option_gap(scores[0], scores[1:])}
     own_guided, own_general, other_guided, other_general = (float(ll) for ll, _greedy in results)
     return {"own_lift": per_byte(own_guided - own_general, doc["reference"]),
@@ -176,7 +176,7 @@ class LikelihoodTask(PartitionTestTask):
                 raise ContamError(f"no DCQ options cached for {partition.label}; make them with "
                                   f"`{options_command(partition.task_name('dcq'))}`", source=str(settings.options_path))
             groups.append(found)
-        return interleave(groups)
+        return with_clusters(interleave(groups), text="original")
 
     def doc_to_text(self, doc: dict, doc_to_text: Any = None) -> str:
         return doc.get("guided_prompt") or doc.get("text") or doc["original"]

@@ -281,9 +281,10 @@ def task_verdicts(model: ModelResults, task: str, checks: SplitChecks = SplitChe
     against_control = [(CONTROL, PER_BYTE), (CONTROL_ZLIB, PER_ZLIB_BYTE),
                        *([(ON_REFERENCE, REFERENCE_SCORE)] if checks.reference is not None else [])]
     tests = [(OPTIONS, OPTIONS_GAP)] if mode == "options" else against_control
-    units = checks.units  # read from the control-mode task's records where its checks were (no second read)
-    if units is None and mode == "control":
-        records = model.records(task, RECORD_METRIC)
+    # the units each mode's test relabels, from its own records (the control mode's read once, where its checks were)
+    units = checks.units if mode == "control" else None
+    if units is None:
+        records = model.records(task, "gap_pvalue" if mode == "options" else RECORD_METRIC)
         units = control_units(records) if records else None
     if units is not None and not units.testable:
         return no_units_verdicts(common, partition, control, named, units, tests)
@@ -291,9 +292,7 @@ def task_verdicts(model: ModelResults, task: str, checks: SplitChecks = SplitChe
     if differ is not None:
         return splits_differ_verdicts(common, partition, control, named, differ, tests)
     shape = "multiple choice" if metadata.get("benchmark_output_type") == "multiple_choice" else "free text"
-    # the control mode compares the items of units of one split alone; the options mode every item
-    sides = units.sides if units is not None and mode == "control" else compared_sides(
-        model, task, "gap_pvalue" if mode == "options" else RECORD_METRIC)
+    sides = units.sides if units is not None else unlogged_sides(model, task)
     near = overlap.near_copies_note() if overlap is not None else None
 
     def noted(test: Test) -> dict:
@@ -317,14 +316,10 @@ def task_verdicts(model: ModelResults, task: str, checks: SplitChecks = SplitChe
     ]
 
 
-def compared_sides(model: ModelResults, task: str, metric: str) -> tuple[int, int]:
-    """The items a control-comparison task compared: (audited, control), counted from its records logged under
-    ``metric`` (half its instances each where none are logged)."""
-    groups = [record.get("group") for record in model.records(task, metric) if record.get("group") is not None]
-    if not groups:
-        half = max(1, (model.n_instances(task) or 0) // 2)
-        return half, half
-    return groups.count(PARTITION), groups.count(CONTROL_GROUP)
+def unlogged_sides(model: ModelResults, task: str) -> tuple[int, int]:
+    """The items a side of a control-comparison task that logged no records: half its instances each."""
+    half = max(1, (model.n_instances(task) or 0) // 2)
+    return half, half
 
 
 def control_size_caveats(sides: tuple[int, int], shape: str, test: str) -> tuple[str, ...]:
