@@ -154,13 +154,13 @@ def test_the_shipped_audit_rates_at_96_are_those_of_the_shipped_verdict_rows() -
                       "filler": {"partition_combined": {"detection": 0, "sibling": 0},
                                  "likelihood_control:control": {"detection": 0, "sibling": 0}}}
     # free text, the same audit of its 4 datasets (generate_until tasks): the split control finds 3 of 4, the
-    # verdict over its 4-test Holm set 1 of 4; nothing on the siblings or the clean model; on the filler-only
-    # fine-tune one sibling pair (the options mode's p = 0.0116, Holm over four 0.0464), none with the reference
-    # (Holm over five: 0.058)
+    # verdict over its 4-test Holm set 1 of 4, and with the base as reference (5 tests) the same 1 of 4; nothing on
+    # the siblings or the clean model; on the filler-only fine-tune one sibling pair (the options mode's p = 0.0116,
+    # Holm over four 0.0464), none with the reference (Holm over five: 0.058)
     from lm_eval_contam.nullstudy.split_audit import FREE_TEXT
 
     free = {model: audit_rates(scored_rows(model, shape=FREE_TEXT))
-            for model in ("injected", "clean", "filler", "filler_with_reference")}
+            for model in ("injected", "clean", "injected_with_reference", "filler", "filler_with_reference")}
     assert free == json.loads(SPLIT_CONTROL_RATES_FILE.read_text(encoding="utf-8"))["audit_96_free_text"]
     # the Holm sets those rates were measured with, as shipped beside them
     from lm_eval_contam.nullstudy.split_audit import MULTIPLE_CHOICE, holm_sets
@@ -172,7 +172,8 @@ def test_the_shipped_audit_rates_at_96_are_those_of_the_shipped_verdict_rows() -
     assert holm_sets(scored_rows("injected"))["partition_combined"] == [
         "dcq_loglikelihood", "likelihood_control:control", "likelihood_control_zlib:control",
         "likelihood_options:options"]
-    combined = {"filler_with_reference": "partition_combined_with_control_and_reference"}
+    combined = dict.fromkeys(("injected_with_reference", "filler_with_reference"),
+                             "partition_combined_with_control_and_reference")
     assert {model: {test: {role: counts["called"]["flagged"] for role, counts in free[model][test].items()}
                     for test in (combined.get(model, "partition_combined"), "likelihood_control:control",
                                  "likelihood_options:options")} for model in free} == {
@@ -185,6 +186,9 @@ def test_the_shipped_audit_rates_at_96_are_those_of_the_shipped_verdict_rows() -
         "filler": {"partition_combined": {"detection": 0, "sibling": 1},
                    "likelihood_control:control": {"detection": 0, "sibling": 0},
                    "likelihood_options:options": {"detection": 0, "sibling": 1}},
+        "injected_with_reference": {"partition_combined_with_control_and_reference": {"detection": 1, "sibling": 0},
+                                    "likelihood_control:control": {"detection": 3, "sibling": 0},
+                                    "likelihood_options:options": {"detection": 0, "sibling": 0}},
         "filler_with_reference": {"partition_combined_with_control_and_reference": {"detection": 0, "sibling": 0},
                                   "likelihood_control:control": {"detection": 0, "sibling": 0},
                                   "likelihood_options:options": {"detection": 0, "sibling": 1}}}
@@ -233,6 +237,11 @@ def test_a_not_flagged_quotes_the_detection_measured_nearest_the_items_it_compar
     assert clean_bill(row(96, "free text")) == (
         "at the papers' injection strength this verdict (with a control) finds 1 of 4 injected free text "
         "partitions audited whole at 96 items a side (the split study)")
+    free_reference = replace(with_reference, shape="free text")
+    (both_free,) = partition_verdicts([row(96, "free text").evidence[0][0], free_reference])
+    assert clean_bill(both_free) == (
+        "at the papers' injection strength this verdict (with a control and a reference model) finds 1 of 4 injected "
+        "free text partitions audited whole at 96 items a side (the split study)")
     assert clean_bill(row(24, "free text")) == (
         "at the papers' injection strength this verdict (with a control) finds 2 of 8 injected free text partitions "
         "of 24 items")
@@ -286,4 +295,11 @@ def test_a_verdict_at_96_states_the_null_pairs_its_setting_flagged_in_the_whole_
     found = whole_audit_false_positives(both)
     assert (found.flagged, found.k) == flagged_null_pairs(
         MULTIPLE_CHOICE, {"injected_with_reference": ("sibling",), "filler_with_reference": ("detection", "sibling")})
+    assert (found.flagged, found.k) == (0, 12)
+    # free text with a reference: the injected fine-tune's 4 siblings and the filler-only fine-tune's 8 pairs
+    both = partition_verdicts([row(96, FREE_TEXT).evidence[0][0],
+                               row(96, FREE_TEXT, "likelihood_control_reference").evidence[0][0]])[0]
+    found = whole_audit_false_positives(both)
+    assert (found.flagged, found.k) == flagged_null_pairs(
+        FREE_TEXT, {"injected_with_reference": ("sibling",), "filler_with_reference": ("detection", "sibling")})
     assert (found.flagged, found.k) == (0, 12)
