@@ -289,17 +289,11 @@ def test_a_verdict_at_96_states_the_null_pairs_its_setting_flagged_in_the_whole_
         replace(row(96, FREE_TEXT).evidence[0][0], test="dcq_loglikelihood", variant=None, n=24)])[0]
     assert len(same.evidence) == 4 and "the split study's verdict held" not in partition_line(same)
     assert "the split study's verdict held" not in partition_line(row(24, FREE_TEXT))  # no 96 quoted
-    # with a reference: the filler-only fine-tune's 8 pairs and the injected fine-tune's 4 siblings (multiple choice)
-    both = partition_verdicts([row(96, MULTIPLE_CHOICE).evidence[0][0],
-                               row(96, MULTIPLE_CHOICE, "likelihood_control_reference").evidence[0][0]])[0]
-    found = whole_audit_false_positives(both)
-    assert (found.flagged, found.k) == flagged_null_pairs(
-        MULTIPLE_CHOICE, {"injected_with_reference": ("sibling",), "filler_with_reference": ("detection", "sibling")})
-    assert (found.flagged, found.k) == (0, 12)
-    # free text with a reference: the injected fine-tune's 4 siblings and the filler-only fine-tune's 8 pairs
-    both = partition_verdicts([row(96, FREE_TEXT).evidence[0][0],
-                               row(96, FREE_TEXT, "likelihood_control_reference").evidence[0][0]])[0]
-    found = whole_audit_false_positives(both)
-    assert (found.flagged, found.k) == flagged_null_pairs(
-        FREE_TEXT, {"injected_with_reference": ("sibling",), "filler_with_reference": ("detection", "sibling")})
-    assert (found.flagged, found.k) == (0, 12)
+    # with a reference, either shape: the filler-only fine-tune's 8 pairs and the injected fine-tune's 4 siblings
+    for shape in (MULTIPLE_CHOICE, FREE_TEXT):
+        both = partition_verdicts([row(96, shape).evidence[0][0],
+                                   row(96, shape, "likelihood_control_reference").evidence[0][0]])[0]
+        found = whole_audit_false_positives(both)
+        assert (found.flagged, found.k) == flagged_null_pairs(
+            shape, {"injected_with_reference": ("sibling",), "filler_with_reference": ("detection", "sibling")})
+        assert (found.flagged, found.k) == (0, 12)
