@@ -174,21 +174,22 @@ def test_the_shipped_audit_rates_at_96_are_those_of_the_shipped_verdict_rows() -
         "likelihood_options:options"]
     combined = dict.fromkeys(("injected_with_reference", "filler_with_reference"),
                              "partition_combined_with_control_and_reference")
+    injected = {"partition_combined": {"detection": 1, "sibling": 0},
+                "likelihood_control:control": {"detection": 3, "sibling": 0},
+                "likelihood_options:options": {"detection": 0, "sibling": 0}}
     assert {model: {test: {role: counts["called"]["flagged"] for role, counts in free[model][test].items()}
                     for test in (combined.get(model, "partition_combined"), "likelihood_control:control",
                                  "likelihood_options:options")} for model in free} == {
-        "injected": {"partition_combined": {"detection": 1, "sibling": 0},
-                     "likelihood_control:control": {"detection": 3, "sibling": 0},
-                     "likelihood_options:options": {"detection": 0, "sibling": 0}},
+        "injected": injected,
+        # with the base as reference, the same calls (the verdict's fifth test, on u, finds none of the 4)
+        "injected_with_reference": {combined["injected_with_reference"] if test == "partition_combined" else test:
+                                    counts for test, counts in injected.items()},
         "clean": {"partition_combined": {"detection": 0, "sibling": 0},
                   "likelihood_control:control": {"detection": 0, "sibling": 0},
                   "likelihood_options:options": {"detection": 1, "sibling": 0}},
         "filler": {"partition_combined": {"detection": 0, "sibling": 1},
                    "likelihood_control:control": {"detection": 0, "sibling": 0},
                    "likelihood_options:options": {"detection": 0, "sibling": 1}},
-        "injected_with_reference": {"partition_combined_with_control_and_reference": {"detection": 1, "sibling": 0},
-                                    "likelihood_control:control": {"detection": 3, "sibling": 0},
-                                    "likelihood_options:options": {"detection": 0, "sibling": 0}},
         "filler_with_reference": {"partition_combined_with_control_and_reference": {"detection": 0, "sibling": 0},
                                   "likelihood_control:control": {"detection": 0, "sibling": 0},
                                   "likelihood_options:options": {"detection": 0, "sibling": 1}}}
